@@ -1,0 +1,116 @@
+/* hf_tagtok engine: the public C interface of ext/engine.
+ *
+ *   UTF-8 bytes --classify--> tag[] (+ char-start bitplane) --FSM--> spans --program--> pieces
+ *
+ * Everything here is engine-neutral: no tokenizer.json, no Python. Unicode facts come only from the
+ * generated tables (tables/tagtok_tables.h); this header only names the interfaces.
+ */
+#ifndef TAGTOK_H
+#define TAGTOK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- classify */
+
+/* Tag written at every UTF-8 continuation byte; transparent to every FSM. */
+#define TT_TAG_CONT 0xFFu
+
+typedef enum { TT_ALPHABET_ATOMS = 0, TT_ALPHABET_SCRIPTS = 1 } tt_alphabet;
+
+typedef enum {
+    TT_IMPL_AUTO = -1, /* best available on this CPU (default; HF_TAGTOK_IMPL env var overrides) */
+    TT_IMPL_SCALAR = 0,
+    TT_IMPL_SSE2 = 1,
+    TT_IMPL_AVX2 = 2,
+    TT_IMPL_NEON = 3,
+} tt_impl;
+
+/* Classify `n` bytes of valid UTF-8. tags[i] is the tag of the char starting at byte i, or
+ * TT_TAG_CONT for a continuation byte. If char_starts is non-NULL it receives ceil(n/64) words,
+ * bit (i%64) of word i/64 set iff byte i starts a char. Thread-safe; never reads past text[n-1]. */
+void tt_classify(tt_alphabet alphabet, const uint8_t *text, size_t n, uint8_t *tags,
+                 uint64_t *char_starts);
+
+/* Same, with an explicit implementation (for tests); returns 0 when `impl` is unavailable here. */
+int tt_classify_with(tt_impl impl, tt_alphabet alphabet, const uint8_t *text, size_t n,
+                     uint8_t *tags, uint64_t *char_starts);
+
+int tt_impl_available(tt_impl impl);
+tt_impl tt_impl_active(void);
+const char *tt_impl_name(tt_impl impl);
+
+/* ---------------------------------------------------------------- pre-tokenizer programs */
+
+typedef enum {
+    TT_BEHAVIOR_REMOVED = 0,
+    TT_BEHAVIOR_ISOLATED = 1,
+    TT_BEHAVIOR_MERGED_WITH_PREVIOUS = 2,
+    TT_BEHAVIOR_MERGED_WITH_NEXT = 3,
+    TT_BEHAVIOR_CONTIGUOUS = 4,
+} tt_behavior;
+
+typedef enum {
+    TT_STEP_SPLIT_CLASS,   /* a char matches iff tt_atom_props[atom] & prop_mask */
+    TT_STEP_SPLIT_CHAR,    /* a char matches iff it is code point `cp` */
+    TT_STEP_SPLIT_LITERAL, /* leftmost non-overlapping occurrences of literal (len 0: every char) */
+    TT_STEP_SPLIT_REGEX,   /* one of the recognised regex FSMs (tt_regex_kind) */
+    TT_STEP_WHITESPACE,    /* \w+|[^\w\s]+ kept, whitespace removed */
+    TT_STEP_BERT,          /* whitespace removed, punctuation isolated */
+    TT_STEP_METASPACE,     /* U+0020 -> replacement, prepend scheme, optional split */
+    TT_STEP_BYTELEVEL,     /* optional prefix space, optional GPT-2 regex split, byte rendering */
+    TT_STEP_SCRIPTS,       /* UnicodeScripts */
+    TT_STEP_FIXED_LENGTH,  /* chunks of `length` chars */
+} tt_step_kind;
+
+typedef enum { TT_REGEX_GPT2, TT_REGEX_CL100K, TT_REGEX_QWEN2, TT_REGEX_O200K } tt_regex_kind;
+typedef enum { TT_PREPEND_ALWAYS, TT_PREPEND_FIRST, TT_PREPEND_NEVER } tt_prepend_scheme;
+
+typedef struct {
+    tt_step_kind kind;
+    tt_behavior behavior; /* SPLIT_* */
+    int invert;           /* SPLIT_* */
+    uint32_t prop_mask;   /* SPLIT_CLASS */
+    uint32_t cp;          /* SPLIT_CHAR delimiter; METASPACE replacement */
+    const uint8_t *literal; size_t literal_len; /* SPLIT_LITERAL (copied by tt_program_new) */
+    tt_regex_kind regex;  /* SPLIT_REGEX */
+    tt_prepend_scheme prepend; int split; /* METASPACE */
+    int add_prefix_space; int use_regex;  /* BYTELEVEL */
+    uint32_t length;      /* FIXED_LENGTH */
+} tt_step;
+
+/* A piece of the pre-tokenized input. [start, end) is a byte range of the input text. A piece whose
+ * flags has TT_PIECE_PREFIX is preceded by the program's prefix char (Metaspace replacement, or the
+ * ByteLevel space); a prefix-only piece has start == end and aligns to the char at `start`.
+ * The piece's text is rendered by the program's final transform (none, Metaspace, ByteLevel). */
+#define TT_PIECE_PREFIX 1u
+typedef struct {
+    uint32_t start, end, flags;
+} tt_piece;
+
+typedef enum { TT_RENDER_NONE = 0, TT_RENDER_METASPACE = 1, TT_RENDER_BYTELEVEL = 2 } tt_render;
+
+typedef struct tt_program tt_program;  /* immutable once built; share freely across threads */
+typedef struct tt_scratch tt_scratch;  /* per-thread working memory */
+
+/* NULL on error, with a message in err. Fails (message says why) for shapes the native executor
+ * does not run; callers then fall back to composing steps themselves. */
+tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size_t err_len);
+void tt_program_free(tt_program *program);
+tt_render tt_program_render(const tt_program *program, uint32_t *render_cp);
+
+tt_scratch *tt_scratch_new(void);
+void tt_scratch_free(tt_scratch *scratch);
+
+/* Run on valid UTF-8. Pieces live in `scratch` until its next use. Returns 0, or -1 on OOM. */
+int tt_program_run(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
+                   const tt_piece **pieces, size_t *n_pieces);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,37 @@
+"""Build the C/Cython extensions with the system compiler.
+
+Each extension is one concern (engine, native pipeline, trainer) so a broken file in one never blocks
+building the others. HF_TAGTOK_BUILD_ONLY=_engine,_native restricts the build during development.
+"""
+import glob
+import os
+import platform
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+ENGINE_C = sorted(glob.glob("ext/engine/*.c"))
+EXTENSIONS = {
+    "_engine": ["ext/_engine.pyx", *ENGINE_C],
+    "_native": ["ext/_native.pyx", *ENGINE_C, *sorted(glob.glob("ext/pipeline/*.c"))],
+    "_train": ["ext/_train.pyx", *ENGINE_C, *sorted(glob.glob("ext/train/*.c"))],
+}
+
+only = {name for name in os.environ.get("HF_TAGTOK_BUILD_ONLY", "").split(",") if name}
+cflags = ["-O3", "-std=gnu11", "-fvisibility=hidden", "-pthread", "-Wall", "-Wno-unused-function"]
+if platform.machine().lower() in ("x86_64", "amd64"):
+    cflags.append("-msse2")
+
+extensions = [
+    Extension(
+        f"hf_tagtok.{name}",
+        sources,
+        include_dirs=["ext/include", "ext", "tables"],
+        extra_compile_args=cflags,
+        extra_link_args=["-pthread"],
+    )
+    for name, sources in EXTENSIONS.items()
+    if os.path.exists(sources[0]) and (not only or name in only)
+]
+
+setup(ext_modules=cythonize(extensions, language_level=3, compiler_directives={"boundscheck": False, "wraparound": False}))
