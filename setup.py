@@ -10,7 +10,7 @@ import platform
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-ENGINE_C = sorted(glob.glob("ext/engine/*.c"))
+ENGINE_C = sorted(glob.glob("tables/*.c") + glob.glob("ext/engine/*.c"))
 EXTENSIONS = {
     "_engine": ["ext/_engine.pyx", *ENGINE_C],
     "_native": ["ext/_native.pyx", *ENGINE_C, *sorted(glob.glob("ext/pipeline/*.c"))],
