@@ -1,0 +1,211 @@
+"""`hf_tagtok.Tokenizer`: the stock `tokenizers.Tokenizer` encode API, run natively where we can.
+
+Every tokenizer keeps the stock object it was built from. `hf_tagtok.models.plan` decides once, from
+the tokenizer's JSON, whether the whole pipeline has a native twin; when it does not (or a setting
+such as truncation leaves the covered ground), encoding runs on the stock object, so outputs are
+identical either way. `acceleration` reports per stage what runs natively and why not.
+"""
+import copy
+import json
+from typing import NamedTuple
+
+import numpy as np
+import tokenizers
+
+from hf_tagtok import models
+
+STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor", "truncation", "padding")
+
+
+class BatchArrays(NamedTuple):
+    """A batch as flat columns: token i of text t is at lengths[:t].sum() + i."""
+    ids: np.ndarray                  # uint32 (n_tokens,)
+    type_ids: np.ndarray             # uint32 (n_tokens,)
+    offsets: np.ndarray              # int64 (n_tokens, 2), char offsets into each text like stock
+    special_tokens_mask: np.ndarray  # uint8 (n_tokens,)
+    attention_mask: np.ndarray       # uint8 (n_tokens,)
+    lengths: np.ndarray              # int64 (n_texts,)
+
+
+class Tokenizer:
+    """Encode like `tokenizers.Tokenizer`; build with from_file / from_str / from_hf."""
+
+    def __init__(self, stock: tokenizers.Tokenizer):
+        if not isinstance(stock, tokenizers.Tokenizer):
+            raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
+        self._stock = stock
+        self._native = models.plan(stock)
+
+    @classmethod
+    def from_file(cls, path) -> "Tokenizer":
+        return cls(tokenizers.Tokenizer.from_file(str(path)))
+
+    @classmethod
+    def from_str(cls, text: str) -> "Tokenizer":
+        return cls(tokenizers.Tokenizer.from_str(text))
+
+    @classmethod
+    def from_hf(cls, stock: tokenizers.Tokenizer) -> "Tokenizer":
+        """A tokenizer equal to `stock` (settings included) that no longer shares state with it."""
+        if not isinstance(stock, tokenizers.Tokenizer):
+            raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
+        return cls(tokenizers.Tokenizer.from_str(stock.to_str()))
+
+    # ------------------------------------------------------------------ encoding
+
+    def encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
+        native = self._native_for(is_pretokenized)
+        if native is not None and pair is None and isinstance(sequence, str):
+            return native.encode_batch([sequence], add_special_tokens)[0]
+        return self._stock.encode(sequence, pair, is_pretokenized=is_pretokenized,
+                                  add_special_tokens=add_special_tokens)
+
+    def encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
+        native = self._native_for(is_pretokenized)
+        if native is not None and all(isinstance(item, str) for item in input):
+            return native.encode_batch(list(input), add_special_tokens)
+        return self._stock.encode_batch(input, is_pretokenized=is_pretokenized,
+                                        add_special_tokens=add_special_tokens)
+
+    def encode_batch_arrays(self, texts, add_special_tokens=True) -> BatchArrays:
+        """Encode raw strings into flat columns (no Python object per token); overflow is dropped."""
+        texts = list(texts)
+        if not all(isinstance(text, str) for text in texts):
+            raise TypeError("encode_batch_arrays takes a list of str")
+        native = self._native_for(False)
+        if native is not None:
+            return BatchArrays(*native.encode_batch_arrays(texts, add_special_tokens))
+        return _columns(self._stock.encode_batch(texts, add_special_tokens=add_special_tokens))
+
+    def _native_for(self, is_pretokenized):
+        if is_pretokenized or self._native is None:
+            return None
+        if self._stock.truncation is not None or self._stock.padding is not None:
+            return None
+        return self._native
+
+    # ------------------------------------------------------------------ settings
+
+    def enable_truncation(self, max_length, stride=0, strategy="longest_first", direction="right"):
+        self._stock.enable_truncation(max_length, stride=stride, strategy=strategy, direction=direction)
+
+    def no_truncation(self):
+        self._stock.no_truncation()
+
+    @property
+    def truncation(self):
+        return self._stock.truncation
+
+    def enable_padding(self, direction="right", pad_id=0, pad_type_id=0, pad_token="[PAD]",
+                       length=None, pad_to_multiple_of=None):
+        self._stock.enable_padding(direction=direction, pad_id=pad_id, pad_type_id=pad_type_id,
+                                   pad_token=pad_token, length=length, pad_to_multiple_of=pad_to_multiple_of)
+
+    def no_padding(self):
+        self._stock.no_padding()
+
+    @property
+    def padding(self):
+        return self._stock.padding
+
+    @property
+    def encode_special_tokens(self):
+        return self._stock.encode_special_tokens
+
+    @encode_special_tokens.setter
+    def encode_special_tokens(self, value):
+        self._stock.encode_special_tokens = value
+        self._native = models.plan(self._stock)
+
+    def add_tokens(self, tokens):
+        added = self._stock.add_tokens(tokens)
+        self._native = models.plan(self._stock)
+        return added
+
+    def add_special_tokens(self, tokens):
+        added = self._stock.add_special_tokens(tokens)
+        self._native = models.plan(self._stock)
+        return added
+
+    # ------------------------------------------------------------------ report
+
+    @property
+    def acceleration(self) -> dict:
+        """{stage: {"native": bool, "reason": str}} for the current settings."""
+        report = models.report(self._stock)
+        for stage, setting in (("truncation", self._stock.truncation), ("padding", self._stock.padding)):
+            if setting is None:
+                report[stage] = {"native": True, "reason": "disabled"}
+            else:
+                report[stage] = {"native": False, "reason": "enabled: the whole encode runs on stock tokenizers"}
+        if self._native is None or self._stock.truncation is not None or self._stock.padding is not None:
+            for stage in STAGES:
+                if report[stage]["native"] and report[stage]["reason"] != "disabled":
+                    report[stage] = {"native": False,
+                                     "reason": "native here, but another stage is not, so stock runs everything"}
+        return report
+
+    # ------------------------------------------------------------------ stock pass-throughs
+
+    @property
+    def stock(self) -> tokenizers.Tokenizer:
+        """The stock tokenizer inside (shares settings with this one)."""
+        return self._stock
+
+    def decode(self, ids, skip_special_tokens=True):
+        return self._stock.decode(ids, skip_special_tokens=skip_special_tokens)
+
+    def decode_batch(self, sequences, skip_special_tokens=True):
+        return self._stock.decode_batch(sequences, skip_special_tokens=skip_special_tokens)
+
+    def token_to_id(self, token):
+        return self._stock.token_to_id(token)
+
+    def id_to_token(self, id):
+        return self._stock.id_to_token(id)
+
+    def get_vocab(self, with_added_tokens=True):
+        return self._stock.get_vocab(with_added_tokens=with_added_tokens)
+
+    def get_vocab_size(self, with_added_tokens=True):
+        return self._stock.get_vocab_size(with_added_tokens=with_added_tokens)
+
+    def num_special_tokens_to_add(self, is_pair):
+        return self._stock.num_special_tokens_to_add(is_pair)
+
+    def to_str(self, pretty=False):
+        return self._stock.to_str(pretty)
+
+    def save(self, path, pretty=True):
+        self._stock.save(str(path), pretty)
+
+    # ------------------------------------------------------------------ copying
+
+    def __getstate__(self):
+        return {"json": self._stock.to_str(), "encode_special_tokens": self._stock.encode_special_tokens}
+
+    def __setstate__(self, state):
+        stock = tokenizers.Tokenizer.from_str(state["json"])
+        stock.encode_special_tokens = state["encode_special_tokens"]
+        self.__init__(stock)
+
+    def __deepcopy__(self, memo):
+        clone = copy.copy(self)
+        clone.__setstate__(self.__getstate__())
+        return clone
+
+    def __repr__(self):
+        native = [stage for stage, entry in self.acceleration.items() if entry["native"]]
+        model = json.loads(self._stock.to_str())["model"]["type"]
+        return f"hf_tagtok.Tokenizer({model}, native stages: {', '.join(native) or 'none'})"
+
+
+def _columns(encodings) -> BatchArrays:
+    lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+
+    def flat(field, dtype):
+        return np.fromiter((v for e in encodings for v in getattr(e, field)), dtype=dtype, count=int(lengths.sum()))
+
+    offsets = np.array([o for e in encodings for o in e.offsets], dtype=np.int64).reshape(-1, 2)
+    return BatchArrays(flat("ids", np.uint32), flat("type_ids", np.uint32), offsets,
+                       flat("special_tokens_mask", np.uint8), flat("attention_mask", np.uint8), lengths)
