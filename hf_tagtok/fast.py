@@ -1,0 +1,462 @@
+"""`TagTokenizerFast`: transformers' fast tokenizer, encoding through `hf_tagtok.Tokenizer`.
+
+The stock backend (`tokenizers.Tokenizer`) stays authoritative: it serializes, decodes, renders chat
+templates and encodes every call the native path does not cover. Only the common call (raw strings,
+no pair, no truncation) goes native, and its columns are written straight into the `BatchEncoding`.
+
+The native twin lives outside the instance `__dict__` (in `_TWINS`), so pickle, dill, deepcopy and
+`datasets` fingerprinting see exactly the stock state and a copy rebuilds its own twin on first use.
+
+transformers is imported only when a class here is first used: `import hf_tagtok` must stay cheap,
+yet `AutoTokenizer` must know our class, so registration hooks the import of transformers' auto module.
+"""
+import collections.abc
+import copy
+import functools
+import importlib.machinery
+import inspect
+import logging
+import sys
+import weakref
+
+logger = logging.getLogger("hf_tagtok")
+
+_AUTO_MODULE = "transformers.models.auto.tokenization_auto"
+# save_pretrained drops a trailing "Fast" from the class name, so both spellings must resolve.
+_SAVED_NAMES = ("TagTokenizerFast", "TagTokenizer")
+# Methods a subclass may not override if our encode path is to stand in for it.
+_ENCODE_PATH = ("__call__", "encode", "_encode_plus", "set_truncation_and_padding", "_convert_encoding")
+_TWIN_PREFIX = "_Accelerated_"
+
+# tokenizer instance -> (backend it was built from, hf_tagtok.Tokenizer twin, fully native?)
+_TWINS = weakref.WeakKeyDictionary()
+
+
+# ---------------------------------------------------------------------- registration
+
+def register_auto_classes():
+    """Make `AutoTokenizer` resolve directories saved by `TagTokenizerFast` (now or once imported)."""
+    if _AUTO_MODULE in sys.modules:
+        _register(sys.modules[_AUTO_MODULE])
+    elif not any(isinstance(finder, _RegisterOnImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _RegisterOnImport())
+
+
+def _register(auto_module):
+    cls = _tag_class()
+    for name in _SAVED_NAMES:
+        auto_module.REGISTERED_TOKENIZER_CLASSES[name] = cls
+
+
+class _RegisterOnImport:
+    """A meta-path finder that registers our class right after transformers' auto module executes."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != _AUTO_MODULE:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        execute = spec.loader.exec_module
+
+        def exec_module(module):
+            execute(module)
+            _register(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+def __getattr__(name):
+    # PEP 562: the classes are built (importing transformers) on first access, also by pickle.
+    if name == "TagTokenizerFast":
+        return _tag_class()
+    if name.startswith(_TWIN_PREFIX):
+        import transformers
+        return _twin_class(getattr(transformers, name[len(_TWIN_PREFIX):]))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ---------------------------------------------------------------------- public helpers
+
+def accelerate(tokenizer):
+    """The accelerated twin of a loaded fast tokenizer: same state, a copied backend, native encoding."""
+    cls = _accelerated_class(type(tokenizer))
+    twin = cls.__new__(cls)
+    state = {key: value for key, value in tokenizer.__dict__.items() if key != "_tokenizer"}
+    twin.__dict__.update(copy.deepcopy(state))
+    twin.__dict__["_tokenizer"] = _copy_backend(tokenizer._tokenizer)
+    twin._announce()
+    return twin
+
+
+def patch_transformers():
+    """Make `AutoTokenizer.from_pretrained` return the accelerated twin whenever it can run natively."""
+    from transformers import AutoTokenizer
+    original = AutoTokenizer.__dict__["from_pretrained"]
+    if hasattr(original, "_hf_tagtok_original"):
+        return
+
+    def from_pretrained(cls, *args, **kwargs):
+        tokenizer = original.__get__(None, cls)(*args, **kwargs)
+        return _accelerated_or_stock(tokenizer)
+
+    from_pretrained._hf_tagtok_original = original
+    from_pretrained.__doc__ = original.__func__.__doc__
+    AutoTokenizer.from_pretrained = classmethod(from_pretrained)
+
+
+def unpatch_transformers():
+    """Undo `patch_transformers` (a no-op when not patched)."""
+    from transformers import AutoTokenizer
+    patched = AutoTokenizer.__dict__["from_pretrained"]
+    original = getattr(patched.__func__, "_hf_tagtok_original", None)
+    if original is not None:
+        AutoTokenizer.from_pretrained = original
+
+
+def _accelerated_or_stock(tokenizer):
+    tag = _tag_class()
+    if isinstance(tokenizer, tag):
+        return tokenizer
+    try:
+        twin = accelerate(tokenizer)
+    except (TypeError, ValueError) as error:
+        logger.info("hf_tagtok: keeping stock %s: %s", type(tokenizer).__name__, error)
+        return tokenizer
+    if not twin._twin()[2]:
+        logger.info("hf_tagtok: keeping stock %s: not every stage runs natively", type(tokenizer).__name__)
+        return tokenizer
+    return twin
+
+
+def _accelerated_class(cls):
+    from transformers.tokenization_utils_tokenizers import TokenizersBackend
+    tag = _tag_class()
+    if issubclass(cls, tag):
+        return cls
+    if not issubclass(cls, TokenizersBackend):
+        raise TypeError(f"hf_tagtok accelerates transformers fast tokenizers, not {cls.__name__}")
+    if cls is TokenizersBackend:
+        return tag
+    return _twin_class(cls)
+
+
+@functools.lru_cache(maxsize=None)
+def _twin_class(base):
+    """`TagTokenizerFast` mixed into a model-specific transformers class, keeping its other methods."""
+    import transformers
+    from transformers.tokenization_utils_tokenizers import TokenizersBackend
+    if getattr(transformers, base.__name__, None) is not base:
+        raise TypeError(f"{base.__name__} is not a transformers class; subclass TagTokenizerFast instead")
+    for klass in base.__mro__[: base.__mro__.index(TokenizersBackend)]:
+        overridden = [name for name in _ENCODE_PATH if name in vars(klass)]
+        if overridden:
+            raise ValueError(f"{klass.__name__} overrides {', '.join(overridden)}: its encoding stays stock")
+    # __name__ stays the base's so save_pretrained writes a class plain transformers loads as stock.
+    return type(base.__name__, (_tag_class(), base),
+                {"__module__": __name__, "__qualname__": _TWIN_PREFIX + base.__name__})
+
+
+def _copy_backend(backend):
+    """An independent copy of a stock tokenizer; one holding Python components cannot be copied, so share it."""
+    import tokenizers
+    try:
+        clone = tokenizers.Tokenizer.from_str(backend.to_str())
+    except Exception:  # custom (Python) components refuse to serialize
+        return backend
+    clone.encode_special_tokens = backend.encode_special_tokens
+    return clone
+
+
+class _Shared:
+    """Hands the stock constructor our object where it would deep-copy (and fail on Python components)."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def __deepcopy__(self, memo):
+        return _copy_backend(self.backend)
+
+
+# ---------------------------------------------------------------------- the tokenizer class
+
+@functools.lru_cache(maxsize=None)
+def _tag_class():
+    import numpy as np
+    from transformers.tokenization_utils_base import BatchEncoding, TensorType, TruncationStrategy
+    from transformers.tokenization_utils_tokenizers import TokenizersBackend
+    from transformers.utils import PaddingStrategy
+
+    from hf_tagtok.tokenizer import Tokenizer
+
+    defaults = {name: parameter.default
+                for name, parameter in inspect.signature(TokenizersBackend._encode_plus).parameters.items()
+                if parameter.default is not inspect.Parameter.empty}
+
+    class TagTokenizerFast(TokenizersBackend):
+        """A `PreTrainedTokenizerFast` (transformers 5 `TokenizersBackend`) whose encoding runs natively.
+
+        Outputs are identical to the stock class loaded from the same files; `acceleration` reports
+        which stages run natively. Saved directories hold only stock files.
+        """
+
+        # Run the columnar path even when the twin falls back to stock internally (tests use this to
+        # check the BatchEncoding assembly on every tokenizer, not only on fully native ones).
+        _columns_without_native = False
+
+        def __init__(self, *args, **kwargs):
+            if kwargs.get("tokenizer_object") is not None:
+                kwargs["tokenizer_object"] = _Shared(kwargs["tokenizer_object"])
+            super().__init__(*args, **kwargs)
+
+        @classmethod
+        def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
+            path = str(pretrained_model_name_or_path)
+            if path.endswith(".json") and not kwargs:
+                tokenizer = cls(*args, tokenizer_file=path)
+            else:
+                tokenizer = super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
+            tokenizer._announce()
+            return tokenizer
+
+        @property
+        def acceleration(self):
+            """{stage: {"native": bool, "reason": str}} of the native twin, as `hf_tagtok.Tokenizer` reports it."""
+            return self._twin()[1].acceleration
+
+        def _announce(self):
+            report = self.acceleration
+            native = [stage for stage, entry in report.items() if entry["native"]]
+            logger.info("hf_tagtok: %s native stages %d/%d (%s)", type(self).__name__, len(native),
+                        len(report), ", ".join(native) or "none")
+
+        # -------------------------------------------------------------- keeping the twin in sync
+
+        def _twin(self):
+            entry = _TWINS.get(self)
+            if entry is None or entry[0] is not self._tokenizer:
+                twin = Tokenizer.from_hf(self._tokenizer)
+                twin.no_truncation()
+                twin.no_padding()
+                entry = (self._tokenizer, twin, _fully_native(twin))
+                _TWINS[self] = entry
+            return entry
+
+        def _forget_twin(self):
+            _TWINS.pop(self, None)
+
+        def _add_tokens(self, new_tokens, special_tokens=False):
+            self._forget_twin()
+            return super()._add_tokens(new_tokens, special_tokens=special_tokens)
+
+        def update_post_processor(self):
+            self._forget_twin()
+            return super().update_post_processor()
+
+        # -------------------------------------------------------------- encoding
+
+        def _encode_plus(self, text, text_pair=None, **options):
+            call = {**defaults, **options}
+            twin = self._columnar_twin(text, text_pair, call)
+            if twin is None:
+                return super()._encode_plus(text, text_pair, **options)
+            texts = [text] if isinstance(text, str) else list(text)
+            self.set_truncation_and_padding(
+                padding_strategy=call["padding_strategy"], truncation_strategy=call["truncation_strategy"],
+                max_length=call["max_length"], stride=call["stride"],
+                pad_to_multiple_of=call["pad_to_multiple_of"], padding_side=call["padding_side"])
+            columns = twin.encode_batch_arrays(texts, add_special_tokens=call["add_special_tokens"])
+            return self._batch_encoding(texts, columns, call, batched=not isinstance(text, str))
+
+        def _columnar_twin(self, text, text_pair, call):
+            """The twin to encode with, or None when this call belongs to the stock path."""
+            if text_pair is not None or call["is_split_into_words"] or call.get("sanitize_control_tokens"):
+                return None
+            if call["truncation_strategy"] != TruncationStrategy.DO_NOT_TRUNCATE:
+                return None
+            if not isinstance(text, str) and not (
+                    isinstance(text, (list, tuple)) and text and all(isinstance(t, str) for t in text)):
+                return None
+            split = self.split_special_tokens if call["split_special_tokens"] is None else call["split_special_tokens"]
+            if self._tokenizer.encode_special_tokens != split:
+                self._tokenizer.encode_special_tokens = split
+            backend, twin, native = self._twin()
+            if twin.encode_special_tokens != split:
+                twin.encode_special_tokens = split
+                native = _fully_native(twin)
+                _TWINS[self] = (backend, twin, native)
+            return twin if native or self._columns_without_native else None
+
+        def _batch_encoding(self, texts, columns, call, batched):
+            lengths = columns.lengths
+            padding = None
+            if call["padding_strategy"] != PaddingStrategy.DO_NOT_PAD:
+                padding = self._tokenizer.padding  # set_truncation_and_padding just wrote it, like stock
+            widths = _padded_lengths(lengths, padding)
+            left = padding is not None and padding["direction"] == "left"
+            rectangular = len(widths) > 0 and int(widths.min()) == int(widths.max()) > 0
+            as_numpy = rectangular and call["return_tensors"] in ("np", TensorType.NUMPY)
+            layout = _Layout(lengths, widths, left, rectangular)
+
+            fields = _requested_fields(self, call)
+            pad_values = {"input_ids": self.pad_token_id, "token_type_ids": self.pad_token_type_id,
+                          "attention_mask": 0, "special_tokens_mask": 1}
+            data = {}
+            for key, column in (("input_ids", columns.ids), ("token_type_ids", columns.type_ids),
+                                ("attention_mask", columns.attention_mask),
+                                ("special_tokens_mask", columns.special_tokens_mask)):
+                if key in fields:
+                    data[key] = layout.rows(column, pad_values.get(key), as_numpy)
+            if "offset_mapping" in fields:
+                data["offset_mapping"] = layout.offset_rows(columns.offsets, as_numpy)
+            if "length" in fields:
+                data["length"] = widths if as_numpy else widths.tolist()
+            if call["return_overflowing_tokens"]:  # no truncation here, so each text is its own sample
+                mapping = np.arange(len(texts), dtype=np.int64)
+                data["overflow_to_sample_mapping"] = mapping if as_numpy else mapping.tolist()
+
+            self._warn_if_too_long(lengths, widths, call)
+            settings = (None if padding is None else dict(padding), self._tokenizer.encode_special_tokens)
+            encodings = _LazyEncodings(self._tokenizer, texts, call["add_special_tokens"], settings)
+            tensor_type = None if as_numpy else call["return_tensors"]
+            output = BatchEncoding(data, encodings, tensor_type=tensor_type, n_sequences=1)
+            if not batched and call["return_tensors"] is None and not call["return_overflowing_tokens"]:
+                output = BatchEncoding({key: value[0] if len(value) > 0 and isinstance(value[0], list) else value
+                                        for key, value in output.items()}, output.encodings, n_sequences=1)
+            return output
+
+        def _warn_if_too_long(self, lengths, widths, call):
+            if call["max_length"] is None and call["verbose"] and len(widths):
+                longest = int(widths.max())
+                if longest > self.model_max_length:
+                    self._eventual_warn_about_too_long_sequence(range(longest), None, True)
+
+    class _Layout:
+        """Turns flat per-token columns into per-text rows (lists, or int64 arrays when rectangular)."""
+
+        def __init__(self, lengths, widths, left, rectangular):
+            self.lengths, self.widths, self.left, self.rectangular = lengths, widths, left, rectangular
+            self.ends = np.cumsum(lengths)
+            self.starts = self.ends - lengths
+            self.padded = bool((widths != lengths).any())
+            if rectangular and self.padded:
+                columns = np.arange(int(widths[0]))
+                if left:
+                    self.mask = columns >= (widths - lengths)[:, None]
+                else:
+                    self.mask = columns < lengths[:, None]
+
+        def _grid(self, flat, fill, tail=()):
+            grid = np.full((len(self.lengths), int(self.widths[0])) + tail, fill if self.padded else 0, dtype=np.int64)
+            if self.padded:
+                grid[self.mask] = flat
+            else:
+                grid[...] = flat.reshape(grid.shape)
+            return grid
+
+        def rows(self, flat, fill, as_numpy):
+            if self.rectangular:
+                grid = self._grid(flat, fill)
+                return grid if as_numpy else grid.tolist()
+            values = flat.tolist()
+            return [self._pad(values[a:b], [fill] * (w - (b - a)))
+                    for a, b, w in zip(self.starts.tolist(), self.ends.tolist(), self.widths.tolist())]
+
+        def offset_rows(self, offsets, as_numpy):
+            if as_numpy:
+                return self._grid(offsets, 0, (2,))
+            if self.rectangular:
+                grid = self._grid(offsets, 0, (2,))
+                return [list(zip(starts, ends)) for starts, ends in zip(grid[:, :, 0].tolist(), grid[:, :, 1].tolist())]
+            pairs = list(zip(offsets[:, 0].tolist(), offsets[:, 1].tolist()))
+            return [self._pad(pairs[a:b], [(0, 0)] * (w - (b - a)))
+                    for a, b, w in zip(self.starts.tolist(), self.ends.tolist(), self.widths.tolist())]
+
+        def _pad(self, row, padding):
+            if not padding:
+                return row
+            return padding + row if self.left else row + padding
+
+    def _padded_lengths(lengths, padding):
+        """Each text's final length under the stock padding rules (pad up to a target, never truncate)."""
+        if padding is None or len(lengths) == 0:
+            return lengths.copy()
+        target = padding["length"] if padding["length"] is not None else int(lengths.max())
+        multiple = padding["pad_to_multiple_of"]
+        if multiple and target % multiple:
+            target += multiple - target % multiple
+        return np.maximum(lengths, target)
+
+    def _requested_fields(tokenizer, call):
+        fields = {"input_ids"}
+        for key, flag in (("token_type_ids", "return_token_type_ids"), ("attention_mask", "return_attention_mask")):
+            wanted = call[flag]
+            if wanted is None:
+                wanted = key in tokenizer.model_input_names
+            if wanted:
+                fields.add(key)
+        for key, flag in (("special_tokens_mask", "return_special_tokens_mask"),
+                          ("offset_mapping", "return_offsets_mapping"), ("length", "return_length")):
+            if call[flag]:
+                fields.add(key)
+        return fields
+
+    TagTokenizerFast.__module__, TagTokenizerFast.__qualname__ = __name__, "TagTokenizerFast"
+    return TagTokenizerFast
+
+
+def _fully_native(twin):
+    return all(entry["native"] for entry in twin.acceleration.values())
+
+
+class _LazyEncodings(collections.abc.Sequence):
+    """The stock `tokenizers.Encoding`s of a call, computed only when a BatchEncoding helper needs them.
+
+    They come from the stock backend under the settings captured at call time, so `tokens()`,
+    `word_ids()`, `char_to_token()`... answer exactly as stock would.
+    """
+
+    def __init__(self, backend, texts, add_special_tokens, settings):
+        self._backend, self._texts, self._add_special_tokens, self._settings = backend, texts, add_special_tokens, settings
+        self._encodings = None
+
+    def _materialize(self):
+        if self._encodings is None:
+            backend = self._backend
+            saved = (backend.padding, backend.encode_special_tokens, backend.truncation)
+            _apply_settings(backend, *self._settings, None)
+            try:
+                self._encodings = backend.encode_batch(self._texts, add_special_tokens=self._add_special_tokens)
+            finally:
+                _apply_settings(backend, *saved)
+            self._backend = None
+        return self._encodings
+
+    def __len__(self):
+        return len(self._texts)
+
+    def __getitem__(self, index):
+        return self._materialize()[index]
+
+    def __reduce__(self):
+        return list, (list(self._materialize()),)
+
+    def __repr__(self):
+        return repr(self._materialize())
+
+
+def _apply_settings(backend, padding, encode_special_tokens, truncation):
+    if backend.padding != padding:
+        if padding is None:
+            backend.no_padding()
+        else:
+            backend.enable_padding(**padding)
+    if backend.truncation != truncation:
+        if truncation is None:
+            backend.no_truncation()
+        else:
+            backend.enable_truncation(**truncation)
+    if backend.encode_special_tokens != encode_special_tokens:
+        backend.encode_special_tokens = encode_special_tokens
