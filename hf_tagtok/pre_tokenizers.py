@@ -1,0 +1,603 @@
+"""Byte-exact twins of `tokenizers.pre_tokenizers`, run by the tag-classify engine.
+
+Every class mirrors the stock class of the same name: constructor arguments, defaults, validation errors
+and `pre_tokenize_str` output are those of `tokenizers` 0.23.3. Each object translates its configuration
+into engine-neutral steps (see `hf_tagtok._engine.Program`); this module is the only place that knows
+Hugging Face names, JSON layouts and regex pattern texts.
+
+    >>> from hf_tagtok import pre_tokenizers as pt
+    >>> pt.Whitespace().pre_tokenize_str("Hello, world!")
+    [('Hello', (0, 5)), (',', (5, 6)), ('world', (7, 12)), ('!', (12, 13))]
+
+`pre_tokenize_offsets(texts)` is the batch API (numpy char offsets, GIL released); `to_hf()` wraps the
+object with `tokenizers.pre_tokenizers.PreTokenizer.custom` so it runs inside any stock `Tokenizer`.
+"""
+import json
+import operator
+
+import numpy as np
+from tokenizers import PreTokenizedString, Regex
+from tokenizers import pre_tokenizers as _hf
+
+__all__ = [
+    "PreTokenizer", "Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Punctuation", "Digits",
+    "Metaspace", "CharDelimiterSplit", "Split", "ByteLevel", "UnicodeScripts", "FixedLength", "Sequence",
+    "from_hf", "UnsupportedPattern", "UnsupportedPreTokenizer", "RECOGNISED_PATTERNS",
+]
+
+BEHAVIORS = ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")
+_BEHAVIOR_JSON = dict(zip(BEHAVIORS, ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous")))
+_BEHAVIOR_FROM_JSON = {value: key for key, value in _BEHAVIOR_JSON.items()}
+PREPEND_SCHEMES = ("first", "never", "always")
+_U32_MAX = 0xFFFFFFFF
+_U64_MAX = 0xFFFFFFFFFFFFFFFF
+
+# The exact pattern texts real tokenizers ship (whitespace-sensitive). Only these run as FSMs; any other
+# text is a different regex as far as we can prove, so it raises UnsupportedPattern.
+RECOGNISED_PATTERNS = {
+    # tokenizers' ByteLevel(use_regex=True) and OpenAI GPT-2
+    "gpt2": r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+",
+    # Llama-3 tokenizer.json and transformers' TikTokenConverter default (cl100k_base)
+    "cl100k": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+",
+    # transformers' Qwen2 tokenizer/converter (single \p{N})
+    "qwen2": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+",
+    # transformers' _GPT4O_SPLIT == tiktoken o200k_base
+    "o200k": r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+    r"|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+}
+_PATTERN_KINDS = {text: kind for kind, text in RECOGNISED_PATTERNS.items()}
+_TRANSFORMS = ("metaspace", "bytelevel")
+
+
+class UnsupportedPattern(ValueError):
+    """A `Split` regex that is not one of RECOGNISED_PATTERNS (pass allow_slow_regex=True to run it via stock)."""
+
+
+class UnsupportedPreTokenizer(ValueError):
+    """A stock pre-tokenizer (or JSON dict) with no hf_tagtok twin."""
+
+
+# ---------------------------------------------------------------- argument validation (stock messages)
+
+def _require(value, kind, name):
+    if not isinstance(value, kind):
+        raise TypeError(f"'{type(value).__name__}' object is not an instance of '{name}'")
+    return value
+
+
+def _text(value):
+    if not isinstance(value, str):
+        raise TypeError(f"'{type(value).__name__}' object is not an instance of 'str'")
+    return value
+
+
+def _behavior(value):
+    if _require(value, str, "str") not in BEHAVIORS:
+        raise ValueError("Wrong value for SplitDelimiterBehavior, expected one of: `" + ", ".join(BEHAVIORS) + "`")
+    return value
+
+
+def _one_char(value):
+    if len(_require(value, str, "str")) != 1:
+        raise ValueError("expected a string of length 1")
+    return value
+
+
+def _engine():
+    from hf_tagtok import _engine  # imported lazily: constructing and serializing never needs the extension
+
+    return _engine
+
+
+# ---------------------------------------------------------------- execution
+
+class _Stage:
+    """One native program plus what `pre_tokenize` needs to rebuild its pieces as NormalizedStrings."""
+
+    def __init__(self, steps):
+        engine = _engine()
+        self.program = engine.Program(steps)
+        final = steps[-1]
+        self.prefix = {"metaspace": final.get("replacement"), "bytelevel": " "}.get(final["kind"])
+        # Metaspace "first" looks at the split's offset in the ORIGINAL string, which a NormalizedString
+        # handed to pre_tokenize does not carry: run a "never" twin on splits that do not start at 0.
+        first = final["kind"] == "metaspace" and final["prepend_scheme"] == "first"
+        self.inner = engine.Program([*steps[:-1], {**final, "prepend_scheme": "never"}]) if first else None
+
+    def apply(self, pretok):
+        starts = None
+        if self.inner is not None:
+            starts = [offsets[0] for _, offsets, _ in pretok.get_splits(offset_referential="original", offset_type="char")]
+        pretok.split(lambda index, ns: self._slice(ns, self.program if starts is None or starts[index] == 0 else self.inner))
+
+    def _slice(self, ns, program):
+        pieces = []
+        for start, end, has_prefix in program.split_spans(ns.normalized):
+            if start == end:  # prefix-only piece: it takes the alignment of the char it precedes
+                piece = ns[start : start + 1]
+                piece.prepend(self.prefix)
+                piece = piece[0:1]
+            else:
+                piece = ns[start:end]
+                if program.render == "metaspace":
+                    piece.replace(" ", self.prefix)
+                if has_prefix:
+                    piece.prepend(self.prefix)
+            if program.render == "bytelevel":
+                _render_bytes(piece)
+            pieces.append(piece)
+        return pieces
+
+
+def _render_bytes(piece):
+    """ByteLevel-render a NormalizedString in place, every byte char aligned to the char it came from.
+
+    NormalizedString offers only 1:1 `map` and `replace`; rendered chars can themselves be chars that need
+    rendering, so each distinct char first maps to a marker code point absent from the piece, and each
+    marker is then replaced by the rendering (no replacement output is ever a marker)."""
+    text = piece.normalized
+    present = set(text)
+    todo = sorted(char for char in present if _byte_render(char) != char)
+    if not todo:
+        return
+    free = (chr(cp) for cp in range(0x10FFFF, 0x143, -1) if not 0xD800 <= cp < 0xE000 and chr(cp) not in present)
+    markers = dict(zip(todo, free))
+    if len(markers) < len(todo):
+        raise ValueError("piece uses too many distinct code points to be byte-rendered in place")
+    piece.map(lambda char: markers.get(char, char))
+    for char, marker in markers.items():
+        piece.replace(marker, _byte_render(char))
+
+
+def _byte_render(char, _cache={}):
+    rendered = _cache.get(char)
+    if rendered is None:
+        table = _byte_table()
+        rendered = _cache[char] = "".join(table[byte] for byte in char.encode("utf-8"))
+    return rendered
+
+
+def _byte_table(_cache=[]):
+    if not _cache:
+        _cache.append(ByteLevel.alphabet())
+    return _cache[0]
+
+
+def _plan(steps):
+    """Stages that together run `steps` with HF Sequence semantics: one native program when the executor
+    accepts the whole shape, else runs of splitting steps each closed by a transform, else single steps;
+    stock objects (the opt-in slow regex) are stages of their own."""
+    engine = _engine()
+    if all(step["kind"] != "stock" for step in steps):
+        try:
+            return [_Stage(steps)]
+        except engine.UnsupportedShape:
+            pass
+    stages, run = [], []
+
+    def flush():
+        if run:
+            try:
+                stages.append(_Stage(list(run)))
+            except engine.UnsupportedShape:
+                stages.extend(_Stage([step]) for step in run)
+            run.clear()
+
+    for step in steps:
+        if step["kind"] == "stock":
+            flush()
+            stages.append(step["stock"])
+        else:
+            run.append(step)
+            if step["kind"] in _TRANSFORMS:
+                flush()
+    flush()
+    return stages
+
+
+def _run_stages(stages, pretok):
+    for stage in stages:
+        if isinstance(stage, _Stage):
+            stage.apply(pretok)
+        else:
+            stage.pre_tokenize(pretok)
+
+
+# ---------------------------------------------------------------- the base class
+
+class PreTokenizer:
+    """Base of every twin. Subclasses define `_steps`, `to_json_dict`, `stock` and `_from_json`."""
+
+    _stages = None
+
+    def pre_tokenize_str(self, text):
+        """Split `text` exactly like the stock object: a list of (piece, (start_char, end_char))."""
+        _text(text)
+        stages = self._plan()
+        if len(stages) == 1 and isinstance(stages[0], _Stage):
+            return stages[0].program.pre_tokenize_str(text)
+        pretok = PreTokenizedString(text)
+        _run_stages(stages, pretok)
+        return [(piece, offsets) for piece, offsets, _ in pretok.get_splits(offset_referential="original", offset_type="char")]
+
+    def pre_tokenize_offsets(self, texts):
+        """Batch API: (offsets int64 (n_pieces, 2), counts int64 (n_texts,)) of char offsets, no per-piece objects."""
+        stages = self._plan()
+        if len(stages) == 1 and isinstance(stages[0], _Stage):
+            return stages[0].program.pre_tokenize_offsets(texts if isinstance(texts, list) else list(texts))
+        results = [self.pre_tokenize_str(text) for text in texts]
+        counts = np.fromiter((len(pieces) for pieces in results), dtype=np.int64, count=len(results))
+        offsets = np.array([span for pieces in results for _, span in pieces], dtype=np.int64).reshape(-1, 2)
+        return offsets, counts
+
+    def pre_tokenize(self, pretok):
+        """Split a stock `PreTokenizedString` in place (what `PreTokenizer.custom(self)` calls)."""
+        _run_stages(self._plan(), pretok)
+
+    def to_hf(self):
+        """This object wrapped as a stock component (usable in a stock Tokenizer or Sequence; not serializable)."""
+        return _hf.PreTokenizer.custom(self)
+
+    def stock(self):
+        """The equivalent stock `tokenizers` pre-tokenizer."""
+        return self._stock()
+
+    @classmethod
+    def from_hf(cls, obj, *, allow_slow_regex=False):
+        """The twin of a stock pre-tokenizer or of its JSON dict (`tokenizer.json`'s "pre_tokenizer")."""
+        if isinstance(obj, _hf.PreTokenizer):
+            obj = json.loads(obj.__getstate__())
+        if not isinstance(obj, dict):
+            raise TypeError(f"from_hf expects a tokenizers PreTokenizer or its JSON dict, got {type(obj).__name__}")
+        twin = _from_json(obj, allow_slow_regex)
+        if not isinstance(twin, cls):
+            raise TypeError(f"{cls.__name__}.from_hf got a {type(twin).__name__} configuration")
+        return twin
+
+    def _plan(self):
+        if self._stages is None:
+            self._stages = _plan(self._steps())
+        return self._stages
+
+    def _options(self):
+        return {}
+
+    def __reduce__(self):
+        return (_restore, (self.to_json_dict(), self._options()))
+
+    def __eq__(self, other):
+        return type(self) is type(other) and (self.to_json_dict(), self._options()) == (other.to_json_dict(), other._options())
+
+    def __hash__(self):
+        return hash(json.dumps(self.to_json_dict(), sort_keys=True))
+
+    def __repr__(self):
+        fields = {key: value for key, value in self.to_json_dict().items() if key != "type"}
+        return f"{type(self).__name__}({', '.join(f'{key}={value!r}' for key, value in fields.items())})"
+
+
+def _restore(config, options):
+    return _from_json(config, options.get("allow_slow_regex", False))
+
+
+# ---------------------------------------------------------------- the twins
+
+class _Plain(PreTokenizer):
+    """Pre-tokenizers without arguments: one fixed step list and a bare {"type": name} config."""
+
+    _STEPS = ()
+
+    def _steps(self):
+        return [dict(step) for step in self._STEPS]
+
+    def to_json_dict(self):
+        return {"type": type(self).__name__}
+
+    def _stock(self):
+        return getattr(_hf, type(self).__name__)()
+
+    @classmethod
+    def _from_json(cls, config, allow_slow_regex):
+        return cls()
+
+
+class Whitespace(_Plain):
+    """`\\w+|[^\\w\\s]+` with the Rust-regex classes (ZWJ and Other_Alphabetic symbols are word chars)."""
+
+    _STEPS = ({"kind": "whitespace"},)
+
+
+class WhitespaceSplit(_Plain):
+    """Split on the 25 White_Space chars, which are removed."""
+
+    _STEPS = ({"kind": "split_class", "props": ["WS"], "behavior": "removed", "invert": False},)
+
+
+class BertPreTokenizer(_Plain):
+    """Whitespace removed, then Unicode-8.0 punctuation (plus ASCII punctuation) isolated."""
+
+    _STEPS = ({"kind": "bert"},)
+
+
+class UnicodeScripts(_Plain):
+    """Split where the (Unicode 9.0, kana-as-Han) script changes; drops leading Any chars like stock."""
+
+    _STEPS = ({"kind": "scripts"},)
+
+
+class Punctuation(PreTokenizer):
+    def __init__(self, behavior="isolated"):
+        self._behavior = _behavior(behavior)
+
+    behavior = property(lambda self: self._behavior)
+
+    def _steps(self):
+        return [{"kind": "split_class", "props": ["PUNC"], "behavior": self._behavior, "invert": False}]
+
+    def to_json_dict(self):
+        return {"type": "Punctuation", "behavior": _BEHAVIOR_JSON[self._behavior]}
+
+    def _stock(self):
+        return _hf.Punctuation(self._behavior)
+
+    @classmethod
+    def _from_json(cls, config, allow_slow_regex):
+        return cls(_json_behavior(config.get("behavior", "Isolated")))
+
+
+class Digits(PreTokenizer):
+    def __init__(self, individual_digits=False):
+        self._individual_digits = _require(individual_digits, bool, "bool")
+
+    individual_digits = property(lambda self: self._individual_digits)
+
+    def _steps(self):
+        behavior = "isolated" if self._individual_digits else "contiguous"
+        return [{"kind": "split_class", "props": ["NUMERIC"], "behavior": behavior, "invert": False}]
+
+    def to_json_dict(self):
+        return {"type": "Digits", "individual_digits": self._individual_digits}
+
+    def _stock(self):
+        return _hf.Digits(self._individual_digits)
+
+    @classmethod
+    def _from_json(cls, config, allow_slow_regex):
+        return cls(config.get("individual_digits", False))
+
+
+class Metaspace(PreTokenizer):
+    def __init__(self, replacement="\u2581", prepend_scheme="always", split=True):
+        self._replacement = _one_char(replacement)
+        if _require(prepend_scheme, str, "str") not in PREPEND_SCHEMES:
+            raise ValueError(f"{prepend_scheme} is an unknown variant, should be one of {list(PREPEND_SCHEMES)}")
+        self._prepend_scheme = prepend_scheme
+        self._split = _require(split, bool, "bool")
+
+    replacement = property(lambda self: self._replacement)
+    prepend_scheme = property(lambda self: self._prepend_scheme)
+    split = property(lambda self: self._split)
+
+    def _steps(self):
+        return [{"kind": "metaspace", "replacement": self._replacement, "prepend_scheme": self._prepend_scheme, "split": self._split}]
+
+    def to_json_dict(self):
+        return {"type": "Metaspace", "replacement": self._replacement, "prepend_scheme": self._prepend_scheme, "split": self._split}
+
+    def _stock(self):
+        return _hf.Metaspace(self._replacement, self._prepend_scheme, self._split)
+
+    @classmethod
+    def _from_json(cls, config, allow_slow_regex):
+        scheme = config.get("prepend_scheme")
+        legacy = config.get("add_prefix_space")
+        if scheme is None:  # legacy JSON: add_prefix_space true means "always"; false needs an explicit scheme
+            if legacy is False:
+                raise ValueError("add_prefix_space does not match declared prepend_scheme")
+            scheme = "always"
+        elif legacy is not None and legacy != (scheme != "never"):
+            raise ValueError("add_prefix_space does not match declared prepend_scheme")
+        return cls(config.get("replacement", "\u2581"), scheme, config.get("split", True))
+
+
+class CharDelimiterSplit(PreTokenizer):
+    def __init__(self, delimiter):
+        self._delimiter = _one_char(delimiter)
+
+    delimiter = property(lambda self: self._delimiter)
+
+    def _steps(self):
+        return [{"kind": "split_char", "char": self._delimiter, "behavior": "removed", "invert": False}]
+
+    def to_json_dict(self):
+        return {"type": "CharDelimiterSplit", "delimiter": self._delimiter}
+
+    def _stock(self):
+        return _hf.CharDelimiterSplit(self._delimiter)
+
+    @classmethod
+    def _from_json(cls, config, allow_slow_regex):
+        return cls(config["delimiter"])
+
+
+class Split(PreTokenizer):
+    """Split on a literal string or a `tokenizers.Regex`.
+
+    Regexes run as FSMs only when their text is exactly one of RECOGNISED_PATTERNS; any other regex raises
+    UnsupportedPattern unless `allow_slow_regex=True`, which runs it through stock `tokenizers` (Oniguruma)
+    itself: Python's `regex` module is not a faithful stand-in (newer Unicode, different anchors/classes).
+    """
+
+    def __init__(self, pattern, behavior, invert=False, *, allow_slow_regex=False):
+        if isinstance(pattern, Regex):
+            stock = _hf.Split(pattern, "isolated")  # the only public way to read a Regex's text back
+            self._pattern_type, self._pattern = "Regex", json.loads(stock.__getstate__())["pattern"]["Regex"]
+        elif isinstance(pattern, str):
+            self._pattern_type, self._pattern = "String", pattern
+        else:
+            raise TypeError("failed to extract enum PyPattern ('str | tokenizers.Regex'): "
+                            f"'{type(pattern).__name__}' object is neither a 'str' nor a 'tokenizers.Regex'")
+        self._behavior = _behavior(behavior)
+        self._invert = _require(invert, bool, "bool")
+        self._allow_slow_regex = _require(allow_slow_regex, bool, "bool")
+        self._regex_kind = _PATTERN_KINDS.get(self._pattern) if self._pattern_type == "Regex" else None
+        if self._pattern_type == "Regex" and self._regex_kind is None and not allow_slow_regex:
+            raise UnsupportedPattern(
+                f"Split pattern Regex({self._pattern!r}) is not one of the recognised patterns "
+                f"({', '.join(RECOGNISED_PATTERNS)}); pass allow_slow_regex=True to run it through stock tokenizers")
+
+    behavior = property(lambda self: self._behavior)
+    invert = property(lambda self: self._invert)
+    pattern = property(lambda self: Regex(self._pattern) if self._pattern_type == "Regex" else self._pattern)
+    regex_kind = property(lambda self: self._regex_kind, doc="gpt2/cl100k/qwen2/o200k, or None")
+
+    def _steps(self):
+        common = {"behavior": self._behavior, "invert": self._invert}
+        if self._pattern_type == "String":
+            if len(self._pattern) == 1:
+                return [{"kind": "split_char", "char": self._pattern, **common}]
+            return [{"kind": "split_literal", "literal": self._pattern, **common}]
+        if self._regex_kind is not None:
+            return [{"kind": "split_regex", "regex": self._regex_kind, **common}]
+        return [{"kind": "stock", "stock": self._stock()}]
+
+    def to_json_dict(self):
+        return {"type": "Split", "pattern": {self._pattern_type: self._pattern},
+                "behavior": _BEHAVIOR_JSON[self._behavior], "invert": self._invert}
+
+    def _stock(self):
+        return _hf.Split(self.pattern, self._behavior, self._invert)
+
+    def _options(self):
+        return {"allow_slow_regex": self._allow_slow_regex}
+
+    @classmethod
+    def _from_json(cls, config, allow_slow_regex):
+        (pattern_type, text), = config["pattern"].items()
+        if pattern_type not in ("String", "Regex"):
+            raise UnsupportedPreTokenizer(f"Split pattern type {pattern_type!r} is not supported")
+        pattern = Regex(text) if pattern_type == "Regex" else text
+        if "invert" not in config:
+            raise ValueError("Split JSON needs 'invert' (stock: missing field `invert`)")
+        return cls(pattern, _json_behavior(config["behavior"]), config["invert"], allow_slow_regex=allow_slow_regex)
+
+
+class ByteLevel(PreTokenizer):
+    """Optional prefix space, optional GPT-2 regex split, then every UTF-8 byte rendered as one char.
+
+    `trim_offsets` only matters to the post-processor; it is kept for the config round-trip.
+    """
+
+    def __init__(self, add_prefix_space=True, trim_offsets=True, use_regex=True):
+        self._add_prefix_space = _require(add_prefix_space, bool, "bool")
+        self._trim_offsets = _require(trim_offsets, bool, "bool")
+        self._use_regex = _require(use_regex, bool, "bool")
+
+    add_prefix_space = property(lambda self: self._add_prefix_space)
+    trim_offsets = property(lambda self: self._trim_offsets)
+    use_regex = property(lambda self: self._use_regex)
+
+    @staticmethod
+    def alphabet():
+        """The 256 chars bytes render as, ordered by byte value (stock returns them in hash order)."""
+        return [chr(cp) for cp in _engine().tables()["bytelevel_map"]]
+
+    def _steps(self):
+        return [{"kind": "bytelevel", "add_prefix_space": self._add_prefix_space, "use_regex": self._use_regex}]
+
+    def to_json_dict(self):
+        return {"type": "ByteLevel", "add_prefix_space": self._add_prefix_space,
+                "trim_offsets": self._trim_offsets, "use_regex": self._use_regex}
+
+    def _stock(self):
+        return _hf.ByteLevel(self._add_prefix_space, self._trim_offsets, self._use_regex)
+
+    @classmethod
+    def _from_json(cls, config, allow_slow_regex):
+        return cls(config.get("add_prefix_space", True), config.get("trim_offsets", True), config.get("use_regex", True))
+
+
+class FixedLength(PreTokenizer):
+    """Chunks of `length` Unicode scalars. `FixedLength(0)` raises ValueError (stock panics with a
+    BaseException there)."""
+
+    def __init__(self, length=5):
+        length = operator.index(length)
+        if length < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        if length > _U64_MAX:
+            raise OverflowError("int too big to convert")
+        if length == 0:
+            raise ValueError("FixedLength length must be positive (stock tokenizers panics: chunk size must be non-zero)")
+        self._length = length
+
+    length = property(lambda self: self._length)
+
+    def _steps(self):
+        # a chunk longer than any string the engine accepts is the whole string
+        return [{"kind": "fixed_length", "length": min(self._length, _U32_MAX)}]
+
+    def to_json_dict(self):
+        return {"type": "FixedLength", "length": self._length}
+
+    def _stock(self):
+        return _hf.FixedLength(self._length)
+
+    @classmethod
+    def _from_json(cls, config, allow_slow_regex):
+        return cls(config.get("length", 5))
+
+
+class Sequence(PreTokenizer):
+    def __init__(self, pretokenizers):
+        for item in _require(pretokenizers, list, "list"):
+            _require(item, PreTokenizer, "PreTokenizer")
+        self._pretokenizers = tuple(pretokenizers)
+
+    def __getitem__(self, index):
+        return self._pretokenizers[index]
+
+    def __len__(self):
+        return len(self._pretokenizers)
+
+    def _steps(self):
+        return [step for item in self._pretokenizers for step in item._steps()]
+
+    def to_json_dict(self):
+        return {"type": "Sequence", "pretokenizers": [item.to_json_dict() for item in self._pretokenizers]}
+
+    def _stock(self):
+        return _hf.Sequence([item.stock() for item in self._pretokenizers])
+
+    def _options(self):
+        return {"allow_slow_regex": any(item._options().get("allow_slow_regex") for item in self._pretokenizers)}
+
+    @classmethod
+    def _from_json(cls, config, allow_slow_regex):
+        return cls([_from_json(item, allow_slow_regex) for item in config["pretokenizers"]])
+
+
+# ---------------------------------------------------------------- JSON dispatch
+
+_CLASSES = {cls.__name__: cls for cls in (
+    Whitespace, WhitespaceSplit, BertPreTokenizer, Punctuation, Digits, Metaspace, CharDelimiterSplit,
+    Split, ByteLevel, UnicodeScripts, FixedLength, Sequence)}
+
+
+def _json_behavior(value):
+    if value not in _BEHAVIOR_FROM_JSON:
+        raise ValueError(f"unknown behavior {value!r}, expected one of {list(_BEHAVIOR_FROM_JSON)}")
+    return _BEHAVIOR_FROM_JSON[value]
+
+
+def _from_json(config, allow_slow_regex=False):
+    kind = config.get("type")
+    if kind not in _CLASSES:
+        raise UnsupportedPreTokenizer(f"pre-tokenizer type {kind!r} has no hf_tagtok twin (supported: {', '.join(_CLASSES)})")
+    return _CLASSES[kind]._from_json(config, allow_slow_regex)
+
+
+from_hf = PreTokenizer.from_hf
