@@ -1,0 +1,71 @@
+/* FSM consumers of the tag stream: shared types between the FSMs and the program executor.
+ *
+ * Every splitting FSM tiles [lo, hi) of the text with segments (start, end, is_match) exactly as
+ * tokenizers' `Pattern::find_matches` does; ONE function (tt_apply_behavior) then turns segments
+ * into pieces the way `NormalizedString::split` does. Keeping the two halves apart is what makes
+ * "all five behaviors and invert" one piece of code instead of one per pre-tokenizer.
+ */
+#ifndef TAGTOK_FSM_INTERNAL_H
+#define TAGTOK_FSM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tagtok.h"
+#include "tagtok_tables.h"
+
+typedef struct {
+    uint32_t start, end;
+    uint32_t match;
+} tt_seg;
+
+/* What an FSM looks at: original bytes plus the per-byte tags of one classify pass. */
+typedef struct {
+    const uint8_t *text;
+    const uint8_t *tags;  /* atom tags (TT_TAG_CONT on continuation bytes) */
+    const uint8_t *stags; /* script tags, only for TT_STEP_SCRIPTS */
+} tt_view;
+
+/* Worst-case segment count an FSM can emit for a byte range of length n (one match and one gap per
+ * char, plus zero-length matches of the empty literal): callers size their buffer with it once per
+ * piece so the FSMs never check capacity. */
+#define TT_MAX_SEGS(n) (2 * (size_t)(n) + 2)
+
+static inline uint32_t tt_char_len(uint8_t lead) {
+    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+}
+
+static inline uint32_t tt_props_at(const tt_view *v, uint32_t p) { return tt_atom_props[v->tags[p]]; }
+
+static inline uint32_t tt_next(const tt_view *v, uint32_t p) { return p + tt_char_len(v->text[p]); }
+
+/* First position >= p (and <= hi) whose char has none of `mask`. */
+static inline uint32_t tt_run(const tt_view *v, uint32_t p, uint32_t hi, uint32_t mask) {
+    while (p < hi && (tt_props_at(v, p) & mask)) p = tt_next(v, p);
+    return p;
+}
+
+/* First position >= p whose char has one of `mask` (the run of chars outside `mask`). */
+static inline uint32_t tt_run_not(const tt_view *v, uint32_t p, uint32_t hi, uint32_t mask) {
+    while (p < hi && !(tt_props_at(v, p) & mask)) p = tt_next(v, p);
+    return p;
+}
+
+/* Decode the code point starting at p (valid UTF-8 guaranteed by the caller). */
+uint32_t tt_decode(const uint8_t *s, uint32_t p);
+
+/* ---- segmenters: each returns the number of segments written to out ---- */
+size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, tt_seg *out);
+size_t tt_fsm_bytes(const tt_view *v, uint32_t lo, uint32_t hi, const uint8_t *lit, size_t lit_len,
+                    tt_seg *out); /* literal / single char (onig leftmost, non-overlapping) */
+size_t tt_fsm_empty(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out); /* onig '' */
+size_t tt_fsm_regex(const tt_view *v, uint32_t lo, uint32_t hi, tt_regex_kind kind, tt_seg *out);
+size_t tt_fsm_whitespace(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out);
+size_t tt_fsm_scripts(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out);
+size_t tt_fsm_fixed_length(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t length, tt_seg *out);
+
+/* NormalizedString::split: behavior (+ invert) over segments, appending non-empty pieces to out.
+ * Returns the number of pieces appended. `segs` is modified (invert, merging). */
+size_t tt_apply_behavior(tt_seg *segs, size_t n, tt_behavior behavior, int invert, tt_piece *out);
+
+#endif

@@ -1,0 +1,188 @@
+/* The regex pre-tokenizers real tokenizers ship, as hand-derived matchers with Oniguruma semantics:
+ * alternatives are tried in order at each position, the first that matches wins, and quantifiers are
+ * greedy with backtracking. Each `*_at` returns the end of the match starting at p, or p when no
+ * alternative matches (none of these patterns can match the empty string).
+ *
+ *   gpt2   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+ *   cl100k (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
+ *          | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ *   qwen2  cl100k with \p{N} for \p{N}{1,3}
+ *   o200k  [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|...)?
+ *          |[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|...)?
+ *          |\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ */
+#include "fsm_internal.h"
+
+#define S_ TT_PROP_ONIG_S
+#define L_ TT_PROP_L
+#define N_ TT_PROP_N
+#define NEWLINE (TT_PROP_CR | TT_PROP_LF)
+#define UPPERISH (TT_PROP_LU | TT_PROP_LT | TT_PROP_LM | TT_PROP_LO | TT_PROP_M)
+#define LOWERISH (TT_PROP_LL | TT_PROP_LM | TT_PROP_LO | TT_PROP_M)
+
+/* The letter at q (ASCII, or under (?i) also a non-ASCII char onig folds onto one), or 0. */
+static char letter_at(const tt_view *v, uint32_t q, uint32_t hi, int fold, uint32_t *next) {
+    if (q >= hi) return 0;
+    uint8_t b = v->text[q];
+    if (b < 0x80) {
+        *next = q + 1;
+        return (char)(fold ? (b | 0x20) : b); /* |0x20 only ever equates a letter with its capital */
+    }
+    if (!fold) return 0;
+    uint32_t cp = tt_decode(v->text, q);
+    for (size_t i = 0; i < TT_CI_FOLD_COUNT; i++) {
+        if (tt_ci_fold_cp[i] == cp) {
+            *next = tt_next(v, q);
+            return tt_ci_fold_letter[i];
+        }
+    }
+    return 0;
+}
+
+/* 's|'t|'re|'ve|'m|'ll|'d at p (case-insensitive when fold): end, or 0. */
+static uint32_t contraction(const tt_view *v, uint32_t p, uint32_t hi, int fold) {
+    uint32_t q, r;
+    if (p >= hi || v->text[p] != '\'') return 0;
+    switch (letter_at(v, p + 1, hi, fold, &q)) {
+    case 's': case 't': case 'm': case 'd':
+        return q;
+    case 'r': case 'v':
+        return letter_at(v, q, hi, fold, &r) == 'e' ? r : 0;
+    case 'l':
+        return letter_at(v, q, hi, fold, &r) == 'l' ? r : 0;
+    default:
+        return 0;
+    }
+}
+
+/* \s+(?!\S)|\s+ at a whitespace char: a run followed by a non-space gives back its last char. */
+static uint32_t whitespace_tail(const tt_view *v, uint32_t p, uint32_t hi) {
+    uint32_t last = p, q = p;
+    while (q < hi && (tt_props_at(v, q) & S_)) {
+        last = q;
+        q = tt_next(v, q);
+    }
+    return (q == hi || last == p) ? q : last;
+}
+
+/* \s*[\r\n]+: backtracking leaves the match ending after the last newline of the space run. */
+static uint32_t space_then_newlines(const tt_view *v, uint32_t p, uint32_t hi) {
+    uint32_t q = p, end = 0;
+    while (q < hi && (tt_props_at(v, q) & S_)) {
+        uint32_t props = tt_props_at(v, q);
+        q = tt_next(v, q);
+        if (props & NEWLINE) end = q;
+    }
+    return end;
+}
+
+/* " ?X+" where X is [^\s\p{L}\p{N}]: the optional space is taken only if X follows it. */
+static uint32_t space_then_other(const tt_view *v, uint32_t p, uint32_t hi) {
+    uint32_t s = p;
+    if (v->text[p] == ' ' && p + 1 < hi && !(tt_props_at(v, p + 1) & (S_ | L_ | N_))) s = p + 1;
+    if (tt_props_at(v, s) & (S_ | L_ | N_)) return p;
+    return tt_run_not(v, s, hi, S_ | L_ | N_);
+}
+
+static uint32_t numbers_up_to(const tt_view *v, uint32_t p, uint32_t hi, int max) {
+    uint32_t q = p;
+    for (int k = 0; k < max && q < hi && (tt_props_at(v, q) & N_); k++) q = tt_next(v, q);
+    return q;
+}
+
+static uint32_t gpt2_at(const tt_view *v, uint32_t p, uint32_t hi) {
+    uint32_t e = contraction(v, p, hi, 0);
+    if (e) return e;
+    uint32_t s = p;
+    if (v->text[p] == ' ' && p + 1 < hi && (tt_props_at(v, p + 1) & (L_ | N_))) s = p + 1;
+    uint32_t props = tt_props_at(v, s);
+    if (props & L_) return tt_run(v, s, hi, L_);
+    if (props & N_) return tt_run(v, s, hi, N_);
+    e = space_then_other(v, p, hi);
+    if (e > p) return e;
+    return whitespace_tail(v, p, hi);
+}
+
+/* cl100k and qwen2 differ only in how many digits one match takes. */
+static uint32_t cl100k_at(const tt_view *v, uint32_t p, uint32_t hi, int max_digits, uint32_t trail) {
+    uint32_t e = contraction(v, p, hi, 1);
+    if (e) return e;
+    uint32_t props = tt_props_at(v, p);
+    if (props & L_) return tt_run(v, p, hi, L_);
+    if (!(props & (NEWLINE | N_))) { /* [^\r\n\p{L}\p{N}]\p{L}+ */
+        uint32_t q = tt_next(v, p);
+        if (q < hi && (tt_props_at(v, q) & L_)) return tt_run(v, q, hi, L_);
+    }
+    if (props & N_) return numbers_up_to(v, p, hi, max_digits);
+    e = space_then_other(v, p, hi);
+    if (e > p) return tt_run(v, e, hi, trail);
+    e = space_then_newlines(v, p, hi);
+    if (e) return e;
+    return (props & S_) ? whitespace_tail(v, p, hi) : p;
+}
+
+/* [Lu Lt Lm Lo M]*[Ll Lm Lo M]+ from s: if the upper run is not followed by a lower char, the star
+ * gives back chars until the last Lm/Lo/M of the run can serve as the one-char plus. */
+static uint32_t upper_star_lower_plus(const tt_view *v, uint32_t s, uint32_t hi) {
+    uint32_t last_shared = UINT32_MAX, u = s;
+    while (u < hi && (tt_props_at(v, u) & UPPERISH)) {
+        if (tt_props_at(v, u) & LOWERISH) last_shared = u;
+        u = tt_next(v, u);
+    }
+    if (u < hi && (tt_props_at(v, u) & LOWERISH)) return tt_run(v, u, hi, LOWERISH);
+    return last_shared == UINT32_MAX ? 0 : tt_next(v, last_shared);
+}
+
+/* [Lu Lt Lm Lo M]+[Ll Lm Lo M]* from s */
+static uint32_t upper_plus_lower_star(const tt_view *v, uint32_t s, uint32_t hi) {
+    if (s >= hi || !(tt_props_at(v, s) & UPPERISH)) return 0;
+    return tt_run(v, tt_run(v, s, hi, UPPERISH), hi, LOWERISH);
+}
+
+static uint32_t with_contraction(const tt_view *v, uint32_t e, uint32_t hi) {
+    uint32_t c = contraction(v, e, hi, 1);
+    return c ? c : e;
+}
+
+static uint32_t o200k_at(const tt_view *v, uint32_t p, uint32_t hi) {
+    uint32_t props = tt_props_at(v, p), e;
+    int prefix_ok = !(props & (NEWLINE | L_ | N_));
+    uint32_t q = tt_next(v, p);
+    if (prefix_ok && (e = upper_star_lower_plus(v, q, hi))) return with_contraction(v, e, hi);
+    if ((e = upper_star_lower_plus(v, p, hi))) return with_contraction(v, e, hi);
+    if (prefix_ok && (e = upper_plus_lower_star(v, q, hi))) return with_contraction(v, e, hi);
+    if ((e = upper_plus_lower_star(v, p, hi))) return with_contraction(v, e, hi);
+    if (props & N_) return numbers_up_to(v, p, hi, 3);
+    e = space_then_other(v, p, hi);
+    if (e > p) return tt_run(v, e, hi, NEWLINE | TT_PROP_SLASH);
+    e = space_then_newlines(v, p, hi);
+    if (e) return e;
+    return (props & S_) ? whitespace_tail(v, p, hi) : p;
+}
+
+static inline uint32_t match_at(tt_regex_kind kind, const tt_view *v, uint32_t p, uint32_t hi) {
+    switch (kind) {
+    case TT_REGEX_GPT2: return gpt2_at(v, p, hi);
+    case TT_REGEX_CL100K: return cl100k_at(v, p, hi, 3, NEWLINE);
+    case TT_REGEX_QWEN2: return cl100k_at(v, p, hi, 1, NEWLINE);
+    case TT_REGEX_O200K: return o200k_at(v, p, hi);
+    }
+    return p;
+}
+
+size_t tt_fsm_regex(const tt_view *v, uint32_t lo, uint32_t hi, tt_regex_kind kind, tt_seg *out) {
+    size_t n = 0;
+    uint32_t gap = lo, p = lo;
+    while (p < hi) {
+        uint32_t e = match_at(kind, v, p, hi);
+        if (e > p) {
+            if (gap < p) out[n++] = (tt_seg){gap, p, 0};
+            out[n++] = (tt_seg){p, e, 1};
+            gap = p = e;
+        } else {
+            p = tt_next(v, p);
+        }
+    }
+    if (gap < hi) out[n++] = (tt_seg){gap, hi, 0};
+    return n;
+}

@@ -1,0 +1,178 @@
+/* Segmenters for the non-regex pre-tokenizers, and the one behavior function they all share.
+ * Semantics mirror tokenizers' pattern.rs (find_matches) and normalizer.rs (split); see
+ * /work/shared/reference/hf_pretokenizer_semantics.md §1-2. */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "fsm_internal.h"
+
+uint32_t tt_decode(const uint8_t *s, uint32_t p) {
+    uint8_t b = s[p];
+    if (b < 0x80) return b;
+    if (b < 0xE0) return ((uint32_t)(b & 0x1F) << 6) | (s[p + 1] & 0x3F);
+    if (b < 0xF0) return ((uint32_t)(b & 0x0F) << 12) | ((uint32_t)(s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F);
+    return ((uint32_t)(b & 0x07) << 18) | ((uint32_t)(s[p + 1] & 0x3F) << 12) |
+           ((uint32_t)(s[p + 2] & 0x3F) << 6) | (s[p + 3] & 0x3F);
+}
+
+static inline size_t emit(tt_seg *out, size_t n, uint32_t start, uint32_t end, uint32_t match) {
+    out[n].start = start;
+    out[n].end = end;
+    out[n].match = match;
+    return n + 1;
+}
+
+/* Char-predicate pattern: every matching char is its own match; non-matching runs are one gap. */
+size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, tt_seg *out) {
+    size_t n = 0;
+    uint32_t p = lo;
+    while (p < hi) {
+        uint32_t gap_end = tt_run_not(v, p, hi, mask);
+        if (gap_end > p) n = emit(out, n, p, gap_end, 0);
+        p = gap_end;
+        if (p < hi) {
+            uint32_t q = tt_next(v, p);
+            n = emit(out, n, p, q, 1);
+            p = q;
+        }
+    }
+    return n;
+}
+
+/* Leftmost non-overlapping occurrences of a non-empty UTF-8 literal. A byte match of valid UTF-8 in
+ * valid UTF-8 always starts on a char boundary (the literal starts with a lead byte). */
+size_t tt_fsm_bytes(const tt_view *v, uint32_t lo, uint32_t hi, const uint8_t *lit, size_t lit_len,
+                    tt_seg *out) {
+    size_t n = 0;
+    uint32_t p = lo;
+    while (p < hi) {
+        const uint8_t *hit = memmem(v->text + p, hi - p, lit, lit_len);
+        if (!hit) break;
+        uint32_t m = (uint32_t)(hit - v->text);
+        if (m > p) n = emit(out, n, p, m, 0);
+        n = emit(out, n, m, m + (uint32_t)lit_len, 1);
+        p = m + (uint32_t)lit_len;
+    }
+    if (p < hi) n = emit(out, n, p, hi, 0);
+    return n;
+}
+
+/* onig's empty pattern: a zero-length match at every char boundary (the FindMatches guard skips
+ * only the repeat at the same position), so every char becomes its own gap. */
+size_t tt_fsm_empty(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out) {
+    size_t n = emit(out, 0, lo, lo, 1);
+    for (uint32_t p = lo; p < hi;) {
+        uint32_t q = tt_next(v, p);
+        n = emit(out, n, p, q, 0);
+        n = emit(out, n, q, q, 1);
+        p = q;
+    }
+    return n;
+}
+
+/* Rust-regex `\w+|[^\w\s]+` matches; whitespace runs are the gaps (the caller inverts + removes). */
+size_t tt_fsm_whitespace(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out) {
+    size_t n = 0;
+    uint32_t p = lo;
+    while (p < hi) {
+        uint32_t props = tt_props_at(v, p), q;
+        if (props & TT_PROP_RW) {
+            n = emit(out, n, p, q = tt_run(v, p, hi, TT_PROP_RW), 1);
+        } else if (props & TT_PROP_RS) {
+            n = emit(out, n, p, q = tt_run(v, p, hi, TT_PROP_RS), 0);
+        } else {
+            n = emit(out, n, p, q = tt_run_not(v, p, hi, TT_PROP_RW | TT_PROP_RS), 1);
+        }
+        p = q;
+    }
+    return n;
+}
+
+/* UnicodeScripts: a boundary before every non-Any char whose script differs from the last non-Any
+ * script. Text before the first boundary is dropped (stock quirk, PR #2382): it is emitted as a
+ * match and the executor runs this step with Removed; the runs are adjacent gaps. */
+size_t tt_fsm_scripts(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out) {
+    size_t n = 0;
+    uint32_t last = UINT32_MAX, run_start = UINT32_MAX;
+    for (uint32_t p = lo; p < hi; p = tt_next(v, p)) {
+        uint32_t script = v->stags[p];
+        if (script == TT_SCRIPT_ANY || script == last) continue;
+        if (run_start == UINT32_MAX) {
+            if (p > lo) n = emit(out, n, lo, p, 1);
+        } else {
+            n = emit(out, n, run_start, p, 0);
+        }
+        run_start = p;
+        last = script;
+    }
+    return run_start == UINT32_MAX ? emit(out, n, lo, hi, 1) : emit(out, n, run_start, hi, 0);
+}
+
+size_t tt_fsm_fixed_length(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t length, tt_seg *out) {
+    size_t n = 0;
+    uint32_t p = lo;
+    while (p < hi) {
+        uint32_t q = p;
+        for (uint32_t k = 0; k < length && q < hi; k++) q = tt_next(v, q);
+        n = emit(out, n, p, q, 0);
+        p = q;
+    }
+    return n;
+}
+
+static void reverse(tt_piece *pieces, size_t n) {
+    for (size_t i = 0, j = n ? n - 1 : 0; i < j; i++, j--) {
+        tt_piece t = pieces[i];
+        pieces[i] = pieces[j];
+        pieces[j] = t;
+    }
+}
+
+static inline size_t push(tt_piece *out, size_t k, const tt_seg *s) {
+    out[k].start = s->start;
+    out[k].end = s->end;
+    out[k].flags = 0;
+    return k + 1;
+}
+
+size_t tt_apply_behavior(tt_seg *segs, size_t n, tt_behavior behavior, int invert, tt_piece *out) {
+    size_t k = 0;
+    uint32_t previous_match = 0;
+    if (invert)
+        for (size_t i = 0; i < n; i++) segs[i].match ^= 1;
+    switch (behavior) {
+    case TT_BEHAVIOR_ISOLATED:
+        for (size_t i = 0; i < n; i++) k = push(out, k, &segs[i]);
+        break;
+    case TT_BEHAVIOR_REMOVED:
+        for (size_t i = 0; i < n; i++)
+            if (!segs[i].match) k = push(out, k, &segs[i]);
+        break;
+    case TT_BEHAVIOR_CONTIGUOUS:
+        for (size_t i = 0; i < n; i++) {
+            if (segs[i].match == previous_match && k) out[k - 1].end = segs[i].end;
+            else k = push(out, k, &segs[i]);
+            previous_match = segs[i].match;
+        }
+        break;
+    case TT_BEHAVIOR_MERGED_WITH_PREVIOUS:
+        for (size_t i = 0; i < n; i++) {
+            if (segs[i].match && !previous_match && k) out[k - 1].end = segs[i].end;
+            else k = push(out, k, &segs[i]);
+            previous_match = segs[i].match;
+        }
+        break;
+    case TT_BEHAVIOR_MERGED_WITH_NEXT:
+        for (size_t i = n; i-- > 0;) {
+            if (segs[i].match && !previous_match && k) out[k - 1].start = segs[i].start;
+            else k = push(out, k, &segs[i]);
+            previous_match = segs[i].match;
+        }
+        reverse(out, k);
+        break;
+    }
+    size_t kept = 0; /* PreTokenizedString drops every empty piece */
+    for (size_t i = 0; i < k; i++)
+        if (out[i].end > out[i].start) out[kept++] = out[i];
+    return kept;
+}

@@ -1,0 +1,331 @@
+/* The program executor: HF `Sequence` semantics over splitting steps, then at most one transform.
+ *
+ * The input is classified once (atoms, plus scripts if a step needs them); every step re-splits each
+ * current piece on its own, so a piece boundary is a string boundary for every FSM. All working
+ * memory lives in tt_scratch and only grows (amortised doubling), never per piece.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsm_internal.h"
+
+struct tt_program {
+    tt_step *steps; /* splitting steps (Bert already expanded into its two splits) */
+    size_t n_steps;
+    tt_step final;  /* kind METASPACE / BYTELEVEL, or has_final == 0 */
+    int has_final;
+    int needs_scripts;
+    uint8_t repl[4]; /* Metaspace replacement, UTF-8 */
+    uint32_t repl_len;
+};
+
+struct tt_scratch {
+    uint8_t *tags, *stags;
+    size_t tags_cap, stags_cap;
+    tt_seg *segs;
+    size_t segs_cap;
+    tt_piece *cur, *next;
+    size_t cur_cap, next_cap;
+    uint8_t *vbuf; /* one piece behind ByteLevel's prefix space: bytes, then their tags */
+    size_t v_cap;
+};
+
+static int grow(void **buf, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    void *p = realloc(*buf, n * elem);
+    if (!p) return -1;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+#define GROW(buf, cap, need) grow((void **)&(buf), &(cap), (need), sizeof(*(buf)))
+
+static uint32_t encode_utf8(uint32_t cp, uint8_t *out) {
+    if (cp < 0x80) { out[0] = (uint8_t)cp; return 1; }
+    if (cp < 0x800) { out[0] = 0xC0 | (cp >> 6); out[1] = 0x80 | (cp & 0x3F); return 2; }
+    if (cp < 0x10000) {
+        out[0] = 0xE0 | (cp >> 12); out[1] = 0x80 | ((cp >> 6) & 0x3F); out[2] = 0x80 | (cp & 0x3F);
+        return 3;
+    }
+    out[0] = 0xF0 | (cp >> 18); out[1] = 0x80 | ((cp >> 12) & 0x3F);
+    out[2] = 0x80 | ((cp >> 6) & 0x3F); out[3] = 0x80 | (cp & 0x3F);
+    return 4;
+}
+
+static int fail(char *err, size_t err_len, const char *msg) {
+    if (err && err_len) snprintf(err, err_len, "%s", msg);
+    return -1;
+}
+
+static int is_transform(tt_step_kind kind) { return kind == TT_STEP_METASPACE || kind == TT_STEP_BYTELEVEL; }
+
+static int check_step(const tt_step *s, char *err, size_t err_len) {
+    if (s->kind > TT_STEP_FIXED_LENGTH) return fail(err, err_len, "unknown step kind");
+    if (s->behavior > TT_BEHAVIOR_CONTIGUOUS) return fail(err, err_len, "unknown split behavior");
+    if (s->kind == TT_STEP_SPLIT_REGEX && s->regex > TT_REGEX_O200K) return fail(err, err_len, "unknown regex kind");
+    if (s->kind == TT_STEP_FIXED_LENGTH && s->length == 0) return fail(err, err_len, "chunk size must be non-zero");
+    if ((s->kind == TT_STEP_SPLIT_CHAR || s->kind == TT_STEP_METASPACE) &&
+        (s->cp > 0x10FFFF || (s->cp >= 0xD800 && s->cp < 0xE000)))
+        return fail(err, err_len, "code point is not a Unicode scalar value");
+    return 0;
+}
+
+static int add_step(tt_program *prog, tt_step step) {
+    if (step.kind == TT_STEP_SPLIT_LITERAL && step.literal_len) {
+        uint8_t *copy = malloc(step.literal_len);
+        if (!copy) return -1;
+        memcpy(copy, step.literal, step.literal_len);
+        step.literal = copy;
+    } else if (step.kind == TT_STEP_SPLIT_CHAR) { /* a one-char literal: same segments, one code path */
+        uint8_t *copy = malloc(4);
+        if (!copy) return -1;
+        step.literal_len = encode_utf8(step.cp, copy);
+        step.literal = copy;
+    } else {
+        step.literal = NULL;
+    }
+    prog->steps[prog->n_steps++] = step;
+    return 0;
+}
+
+tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size_t err_len) {
+    for (size_t i = 0; i < n_steps; i++) {
+        if (check_step(&steps[i], err, err_len)) return NULL;
+        if (is_transform(steps[i].kind) && i + 1 != n_steps) {
+            fail(err, err_len, "a Metaspace/ByteLevel step must be the last step of a native program");
+            return NULL;
+        }
+    }
+    tt_program *prog = calloc(1, sizeof *prog);
+    if (!prog || !(prog->steps = calloc(2 * n_steps + 1, sizeof(tt_step)))) {
+        free(prog);
+        fail(err, err_len, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n_steps; i++) {
+        tt_step s = steps[i];
+        int rc = 0;
+        if (is_transform(s.kind)) {
+            prog->final = s;
+            prog->has_final = 1;
+            if (s.kind == TT_STEP_METASPACE) prog->repl_len = encode_utf8(s.cp, prog->repl);
+        } else if (s.kind == TT_STEP_BERT) {
+            tt_step ws = {.kind = TT_STEP_SPLIT_CLASS, .behavior = TT_BEHAVIOR_REMOVED, .prop_mask = TT_PROP_WS};
+            tt_step punc = {.kind = TT_STEP_SPLIT_CLASS, .behavior = TT_BEHAVIOR_ISOLATED, .prop_mask = TT_PROP_PUNC};
+            rc = add_step(prog, ws) || add_step(prog, punc);
+        } else {
+            prog->needs_scripts |= s.kind == TT_STEP_SCRIPTS;
+            rc = add_step(prog, s);
+        }
+        if (rc) {
+            tt_program_free(prog);
+            fail(err, err_len, "out of memory");
+            return NULL;
+        }
+    }
+    return prog;
+}
+
+void tt_program_free(tt_program *prog) {
+    if (!prog) return;
+    for (size_t i = 0; i < prog->n_steps; i++) free((void *)prog->steps[i].literal);
+    free(prog->steps);
+    free(prog);
+}
+
+tt_render tt_program_render(const tt_program *prog, uint32_t *render_cp) {
+    if (!prog->has_final) return TT_RENDER_NONE;
+    if (prog->final.kind == TT_STEP_METASPACE) {
+        if (render_cp) *render_cp = prog->final.cp;
+        return TT_RENDER_METASPACE;
+    }
+    if (render_cp) *render_cp = tt_bytelevel_map[' '];
+    return TT_RENDER_BYTELEVEL;
+}
+
+tt_scratch *tt_scratch_new(void) { return calloc(1, sizeof(tt_scratch)); }
+
+void tt_scratch_free(tt_scratch *s) {
+    if (!s) return;
+    free(s->tags); free(s->stags); free(s->segs); free(s->cur); free(s->next);
+    free(s->vbuf);
+    free(s);
+}
+
+static size_t split_segments(const tt_step *s, const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *segs) {
+    switch (s->kind) {
+    case TT_STEP_SPLIT_CLASS: return tt_fsm_class(v, lo, hi, s->prop_mask, segs);
+    case TT_STEP_SPLIT_CHAR:
+    case TT_STEP_SPLIT_LITERAL:
+        return s->literal_len ? tt_fsm_bytes(v, lo, hi, s->literal, s->literal_len, segs)
+                              : tt_fsm_empty(v, lo, hi, segs);
+    case TT_STEP_SPLIT_REGEX: return tt_fsm_regex(v, lo, hi, s->regex, segs);
+    case TT_STEP_WHITESPACE: return tt_fsm_whitespace(v, lo, hi, segs);
+    case TT_STEP_SCRIPTS: return tt_fsm_scripts(v, lo, hi, segs);
+    case TT_STEP_FIXED_LENGTH: return tt_fsm_fixed_length(v, lo, hi, s->length, segs);
+    default: return 0;
+    }
+}
+
+/* The behavior each step kind applies to its segments (the split_* kinds carry their own). */
+static void step_behavior(const tt_step *s, tt_behavior *behavior, int *invert) {
+    switch (s->kind) {
+    case TT_STEP_WHITESPACE: *behavior = TT_BEHAVIOR_REMOVED; *invert = 1; return;
+    case TT_STEP_SCRIPTS:
+    case TT_STEP_FIXED_LENGTH: *behavior = TT_BEHAVIOR_REMOVED; *invert = 0; return;
+    default: *behavior = s->behavior; *invert = s->invert; return;
+    }
+}
+
+static void swap_pieces(tt_scratch *sc) {
+    tt_piece *p = sc->cur; sc->cur = sc->next; sc->next = p;
+    size_t c = sc->cur_cap; sc->cur_cap = sc->next_cap; sc->next_cap = c;
+}
+
+static int run_split(const tt_step *s, const tt_view *v, tt_scratch *sc, size_t *n) {
+    tt_behavior behavior;
+    int invert;
+    step_behavior(s, &behavior, &invert);
+    size_t out = 0;
+    for (size_t i = 0; i < *n; i++) {
+        uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
+        size_t bound = TT_MAX_SEGS(hi - lo);
+        if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
+        size_t n_segs = split_segments(s, v, lo, hi, sc->segs);
+        out += tt_apply_behavior(sc->segs, n_segs, behavior, invert, sc->next + out);
+    }
+    swap_pieces(sc);
+    *n = out;
+    return 0;
+}
+
+static int starts_with(const uint8_t *text, uint32_t p, uint32_t hi, const uint8_t *lit, uint32_t len) {
+    return p + len <= hi && memcmp(text + p, lit, len) == 0;
+}
+
+/* Metaspace: U+0020 and the replacement itself are the delimiters (merged with next); the prepended
+ * replacement glues onto the first piece, which by construction does not start with a delimiter. */
+static int run_metaspace(const tt_program *prog, const tt_view *v, tt_scratch *sc, size_t *n) {
+    const tt_step *m = &prog->final;
+    size_t out = 0;
+    for (size_t i = 0; i < *n; i++) {
+        uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
+        int starts = v->text[lo] == ' ' || starts_with(v->text, lo, hi, prog->repl, prog->repl_len);
+        int prefix = !starts && (m->prepend == TT_PREPEND_ALWAYS || (m->prepend == TT_PREPEND_FIRST && lo == 0));
+        size_t bound = TT_MAX_SEGS(hi - lo);
+        if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
+        size_t first = out;
+        if (m->split) {
+            size_t k = 0;
+            uint32_t gap = lo;
+            for (uint32_t p = lo; p < hi;) {
+                uint32_t q = tt_next(v, p);
+                if (v->text[p] == ' ' || (q - p == prog->repl_len && starts_with(v->text, p, hi, prog->repl, prog->repl_len))) {
+                    if (gap < p) sc->segs[k++] = (tt_seg){gap, p, 0};
+                    sc->segs[k++] = (tt_seg){p, q, 1};
+                    gap = q;
+                }
+                p = q;
+            }
+            if (gap < hi) sc->segs[k++] = (tt_seg){gap, hi, 0};
+            out += tt_apply_behavior(sc->segs, k, TT_BEHAVIOR_MERGED_WITH_NEXT, 0, sc->next + out);
+        } else {
+            sc->next[out++] = (tt_piece){lo, hi, 0};
+        }
+        if (prefix) sc->next[first].flags |= TT_PIECE_PREFIX;
+    }
+    swap_pieces(sc);
+    *n = out;
+    return 0;
+}
+
+/* ByteLevel: the prefix space is real text for the GPT-2 regex, so the piece is copied behind a
+ * space; a match that is only that space becomes a prefix-only piece (start == end). */
+static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *sc, size_t *n) {
+    const tt_step *b = &prog->final;
+    size_t out = 0;
+    for (size_t i = 0; i < *n; i++) {
+        uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
+        int prefix = b->add_prefix_space && v->text[lo] != ' ';
+        size_t bound = TT_MAX_SEGS(hi - lo + 1);
+        if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
+        if (!b->use_regex) {
+            sc->next[out++] = (tt_piece){lo, hi, prefix ? TT_PIECE_PREFIX : 0};
+            continue;
+        }
+        if (!prefix) {
+            size_t k = tt_fsm_regex(v, lo, hi, TT_REGEX_GPT2, sc->segs);
+            out += tt_apply_behavior(sc->segs, k, TT_BEHAVIOR_ISOLATED, 0, sc->next + out);
+            continue;
+        }
+        uint32_t len = hi - lo + 1;
+        if (GROW(sc->vbuf, sc->v_cap, 2 * (size_t)len)) return -1;
+        uint8_t *vtext = sc->vbuf, *vtags = sc->vbuf + len;
+        vtext[0] = ' ';
+        vtags[0] = tt_atom_ascii[' '];
+        memcpy(vtext + 1, v->text + lo, len - 1);
+        memcpy(vtags + 1, v->tags + lo, len - 1);
+        tt_view pv = {vtext, vtags, NULL};
+        size_t k = tt_fsm_regex(&pv, 0, len, TT_REGEX_GPT2, sc->segs);
+        size_t got = tt_apply_behavior(sc->segs, k, TT_BEHAVIOR_ISOLATED, 0, sc->next + out);
+        for (size_t j = 0; j < got; j++) {
+            tt_piece *pc = &sc->next[out + j];
+            pc->flags = pc->start == 0 ? TT_PIECE_PREFIX : 0;
+            pc->start = pc->start ? lo + pc->start - 1 : lo;
+            pc->end = lo + pc->end - 1;
+        }
+        out += got;
+    }
+    swap_pieces(sc);
+    *n = out;
+    return 0;
+}
+
+int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, size_t len,
+                   const tt_piece **pieces, size_t *n_pieces) {
+    size_t n = 0;
+    *pieces = NULL;
+    *n_pieces = 0;
+    if (len == 0) return 0; /* every stock pre-tokenizer returns [] for "" */
+    if (len > UINT32_MAX - 2) return -1;
+    if (GROW(sc->tags, sc->tags_cap, len) || GROW(sc->cur, sc->cur_cap, 1)) return -1;
+    tt_classify(TT_ALPHABET_ATOMS, text, len, sc->tags, NULL);
+    if (prog->needs_scripts) {
+        if (GROW(sc->stags, sc->stags_cap, len)) return -1;
+        tt_classify(TT_ALPHABET_SCRIPTS, text, len, sc->stags, NULL);
+    }
+    tt_view v = {text, sc->tags, sc->stags};
+    sc->cur[0] = (tt_piece){0, (uint32_t)len, 0};
+    n = 1;
+    for (size_t i = 0; i < prog->n_steps; i++)
+        if (run_split(&prog->steps[i], &v, sc, &n)) return -1;
+    if (prog->has_final) {
+        int rc = prog->final.kind == TT_STEP_METASPACE ? run_metaspace(prog, &v, sc, &n)
+                                                       : run_bytelevel(prog, &v, sc, &n);
+        if (rc) return -1;
+    }
+    *pieces = sc->cur;
+    *n_pieces = n;
+    return 0;
+}
+
+void tt_char_offsets(const uint8_t *text, size_t len, const tt_piece *pieces, size_t n, int64_t *out) {
+    size_t byte = 0;
+    int64_t chars = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (; byte < pieces[i].start; byte++) chars += (text[byte] & 0xC0) != 0x80;
+        int64_t start = chars;
+        if (pieces[i].start == pieces[i].end) { /* prefix-only: aligned to the next char */
+            out[2 * i] = start;
+            out[2 * i + 1] = start + 1;
+            continue;
+        }
+        for (; byte < pieces[i].end; byte++) chars += (text[byte] & 0xC0) != 0x80;
+        out[2 * i] = start;
+        out[2 * i + 1] = chars;
+    }
+    (void)len;
+}

@@ -1,0 +1,303 @@
+# Python binding of the pre-tokenizer program executor (tagtok.h, program part).
+#
+# Included by ext/_engine.pyx after classify.pxi. Steps arrive as HF-free dicts (the contract in
+# tagtok.h / the brief); everything HF-specific (tokenizer.json, class names) lives in
+# hf_tagtok.pre_tokenizers.
+cimport tagtok as tt
+from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy
+from cpython.unicode cimport PyUnicode_DecodeLatin1
+
+import copy as _copy
+
+import numpy as _np
+
+
+cdef extern from "Python.h":
+    const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
+
+
+class UnsupportedShape(ValueError):
+    """The steps are valid but the native executor cannot run them as one program."""
+
+
+PROPS = {_cls_prop_names[i].decode(): 1 << i for i in range(_CLS_PROP_COUNT)}
+
+_BEHAVIORS = {
+    "removed": tt.TT_BEHAVIOR_REMOVED,
+    "isolated": tt.TT_BEHAVIOR_ISOLATED,
+    "merged_with_previous": tt.TT_BEHAVIOR_MERGED_WITH_PREVIOUS,
+    "merged_with_next": tt.TT_BEHAVIOR_MERGED_WITH_NEXT,
+    "contiguous": tt.TT_BEHAVIOR_CONTIGUOUS,
+}
+_REGEXES = {"gpt2": tt.TT_REGEX_GPT2, "cl100k": tt.TT_REGEX_CL100K, "qwen2": tt.TT_REGEX_QWEN2,
+            "o200k": tt.TT_REGEX_O200K}
+_PREPEND = {"always": tt.TT_PREPEND_ALWAYS, "first": tt.TT_PREPEND_FIRST, "never": tt.TT_PREPEND_NEVER}
+_KINDS = {
+    "split_class": tt.TT_STEP_SPLIT_CLASS, "split_char": tt.TT_STEP_SPLIT_CHAR,
+    "split_literal": tt.TT_STEP_SPLIT_LITERAL, "split_regex": tt.TT_STEP_SPLIT_REGEX,
+    "whitespace": tt.TT_STEP_WHITESPACE, "bert": tt.TT_STEP_BERT, "metaspace": tt.TT_STEP_METASPACE,
+    "bytelevel": tt.TT_STEP_BYTELEVEL, "scripts": tt.TT_STEP_SCRIPTS, "fixed_length": tt.TT_STEP_FIXED_LENGTH,
+}
+_RENDER_NAMES = {tt.TT_RENDER_NONE: "none", tt.TT_RENDER_METASPACE: "metaspace", tt.TT_RENDER_BYTELEVEL: "bytelevel"}
+# ByteLevel renders each UTF-8 byte as one char: decode as Latin-1 (byte b -> U+00bb), then translate.
+_BYTELEVEL_TRANSLATION = {b: _cls_bytelevel_map[b] for b in range(256)}
+
+
+def _choice(step, key, table, default=None):
+    value = step.get(key, default)
+    if value not in table:
+        raise ValueError(f"step {step.get('kind')!r}: {key} must be one of {sorted(table)}, not {value!r}")
+    return table[value]
+
+
+def _one_char(step, key, default=None):
+    value = step.get(key, default)
+    if not isinstance(value, str) or len(value) != 1:
+        raise ValueError(f"step {step.get('kind')!r}: {key} must be a string of length 1, not {value!r}")
+    value.encode("utf-8")  # lone surrogates raise UnicodeEncodeError like stock
+    return ord(value)
+
+
+def _flag(step, key, default):
+    value = step.get(key, default)
+    if not isinstance(value, bool):
+        raise TypeError(f"step {step.get('kind')!r}: {key} must be a bool, not {value!r}")
+    return int(value)
+
+
+cdef int _fill_step(tt.tt_step *out, dict step, list keep_alive) except -1:
+    kind = _choice(step, "kind", _KINDS)
+    out.kind = kind
+    if kind in (tt.TT_STEP_SPLIT_CLASS, tt.TT_STEP_SPLIT_CHAR, tt.TT_STEP_SPLIT_LITERAL, tt.TT_STEP_SPLIT_REGEX):
+        out.behavior = _choice(step, "behavior", _BEHAVIORS)
+        out.invert = _flag(step, "invert", False)
+    if kind == tt.TT_STEP_SPLIT_CLASS:
+        props = step.get("props")
+        if isinstance(props, str) or not props or any(p not in PROPS for p in props):
+            raise ValueError(f"step 'split_class': props must be a non-empty list of {sorted(PROPS)}, not {props!r}")
+        out.prop_mask = 0
+        for p in props:
+            out.prop_mask |= PROPS[p]
+    elif kind == tt.TT_STEP_SPLIT_CHAR:
+        out.cp = _one_char(step, "char")
+    elif kind == tt.TT_STEP_SPLIT_LITERAL:
+        literal = step.get("literal")
+        if not isinstance(literal, str):
+            raise TypeError(f"step 'split_literal': literal must be a str, not {literal!r}")
+        raw = literal.encode("utf-8")
+        keep_alive.append(raw)
+        out.literal = <const uint8_t *><const char *>raw
+        out.literal_len = len(raw)
+    elif kind == tt.TT_STEP_SPLIT_REGEX:
+        out.regex = _choice(step, "regex", _REGEXES)
+    elif kind == tt.TT_STEP_METASPACE:
+        out.cp = _one_char(step, "replacement", "\u2581")
+        out.prepend = _choice(step, "prepend_scheme", _PREPEND, "always")
+        out.split = _flag(step, "split", True)
+    elif kind == tt.TT_STEP_BYTELEVEL:
+        out.add_prefix_space = _flag(step, "add_prefix_space", True)
+        out.use_regex = _flag(step, "use_regex", True)
+    elif kind == tt.TT_STEP_FIXED_LENGTH:
+        length = step.get("length", 5)
+        if not isinstance(length, int) or isinstance(length, bool) or not 0 < length < 2 ** 32:
+            raise ValueError(f"step 'fixed_length': length must be an integer in [1, 2**32), not {length!r}")
+        out.length = length
+    return 0
+
+
+cdef const uint8_t *_utf8(object text, Py_ssize_t *size) except NULL:
+    if not isinstance(text, str):
+        raise TypeError(f"expected str, not {type(text).__name__}")
+    return <const uint8_t *>PyUnicode_AsUTF8AndSize(text, size)
+
+
+cdef class Program:
+    """An immutable pre-tokenizer program: splitting steps then at most one final transform.
+
+    Thread-safe (each call uses its own scratch memory) and picklable (by its steps).
+    """
+    cdef tt.tt_program *_prog
+    cdef tuple _steps
+    cdef readonly str render
+    cdef str _prefix  # the rendered prefix char (Metaspace replacement or ByteLevel space)
+
+    def __cinit__(self, steps):
+        if isinstance(steps, (str, bytes, dict)) or not hasattr(steps, "__iter__"):
+            raise TypeError(f"steps must be a list of step dicts, not {type(steps).__name__}")
+        steps = tuple(_copy.deepcopy(dict(s)) if isinstance(s, dict) else s for s in steps)
+        for s in steps:
+            if not isinstance(s, dict):
+                raise TypeError(f"every step must be a dict, not {type(s).__name__}")
+        cdef tt.tt_step *c_steps = <tt.tt_step *>malloc((len(steps) or 1) * sizeof(tt.tt_step))
+        cdef char err[256]
+        cdef uint32_t render_cp = 0
+        keep_alive = []
+        if c_steps == NULL:
+            raise MemoryError()
+        try:
+            for i, s in enumerate(steps):
+                memset_step(&c_steps[i])
+                _fill_step(&c_steps[i], s, keep_alive)
+            err[0] = 0
+            self._prog = tt.tt_program_new(c_steps, len(steps), err, sizeof(err))
+        finally:
+            free(c_steps)
+        if self._prog == NULL:
+            raise UnsupportedShape(err.decode("utf-8", "replace") or "unsupported program")
+        self._steps = steps
+        self.render = _RENDER_NAMES[tt.tt_program_render(self._prog, &render_cp)]
+        self._prefix = chr(render_cp) if render_cp else ""
+
+    def __dealloc__(self):
+        tt.tt_program_free(self._prog)
+
+    @property
+    def steps(self):
+        return _copy.deepcopy(list(self._steps))
+
+    def __reduce__(self):
+        return (Program, (self.steps,))
+
+    def __repr__(self):
+        return f"Program({self.steps!r})"
+
+    cdef _run(self, object text, bint spans):
+        # One text through the program: pieces as (char_start, char_end, flags, byte_start, byte_end).
+        cdef Py_ssize_t size
+        cdef const uint8_t *data = _utf8(text, &size)
+        cdef tt.tt_scratch *scratch = tt.tt_scratch_new()
+        cdef const tt.tt_piece *pieces
+        cdef size_t n = 0, i
+        cdef int rc
+        cdef int64_t *offsets = NULL
+        if scratch == NULL:
+            raise MemoryError()
+        try:
+            with nogil:
+                rc = tt.tt_program_run(self._prog, scratch, data, size, &pieces, &n)
+                if rc == 0 and n:
+                    offsets = <int64_t *>malloc(2 * n * sizeof(int64_t))
+                    if offsets != NULL:
+                        tt.tt_char_offsets(data, size, pieces, n, offsets)
+            if rc != 0 or (n and offsets == NULL):
+                raise MemoryError("out of memory while pre-tokenizing")
+            if spans:
+                return [(offsets[2 * i], offsets[2 * i] if pieces[i].start == pieces[i].end else offsets[2 * i + 1],
+                         bool(pieces[i].flags & tt.TT_PIECE_PREFIX)) for i in range(n)]
+            return self._render_pieces(text, data, pieces, offsets, n)
+        finally:
+            free(offsets)
+            tt.tt_scratch_free(scratch)
+
+    cdef list _render_pieces(self, str text, const uint8_t *data, const tt.tt_piece *pieces,
+                             const int64_t *offsets, size_t n):
+        cdef size_t i
+        out = []
+        prefix = self._prefix
+        for i in range(n):
+            span = (offsets[2 * i], offsets[2 * i + 1])
+            head = prefix if pieces[i].flags & tt.TT_PIECE_PREFIX else ""
+            if self.render == "bytelevel":
+                raw = PyUnicode_DecodeLatin1(<const char *>data + pieces[i].start,
+                                             pieces[i].end - pieces[i].start, NULL)
+                out.append((head + raw.translate(_BYTELEVEL_TRANSLATION), span))
+            elif self.render == "metaspace":
+                out.append((head + text[span[0]:span[1]].replace(" ", prefix), span))
+            else:
+                out.append((text[span[0]:span[1]], span))
+        return out
+
+    def pre_tokenize_str(self, text):
+        """Exactly stock `pre_tokenize_str`: [(piece text, (char_start, char_end)), ...]."""
+        return self._run(text, False)
+
+    def split_spans(self, text):
+        """[(char_start, char_end, has_prefix), ...]: the original chars each piece covers, and whether the
+        rendered piece starts with the program's prefix char. A prefix-only piece (ByteLevel's added
+        space before e.g. a tab) has char_start == char_end (stock reports it with the next char's span)."""
+        return self._run(text, True)
+
+    def pre_tokenize_offsets(self, texts):
+        """Char offsets of every piece of every text: (offsets int64 (n_pieces, 2), counts int64 (n_texts,)).
+
+        No Python object per piece; the C work runs with the GIL released."""
+        texts = list(texts)  # holds every str (and its cached UTF-8) alive while the GIL is released
+        cdef Py_ssize_t n_texts = len(texts), i, size
+        cdef const uint8_t **ptrs = <const uint8_t **>malloc((n_texts or 1) * sizeof(uint8_t *))
+        cdef size_t *sizes = <size_t *>malloc((n_texts or 1) * sizeof(size_t))
+        counts = _np.zeros(n_texts, dtype=_np.int64)
+        cdef int64_t[::1] count_view = counts
+        cdef int64_t *buf = NULL
+        cdef size_t total = 0
+        cdef int failed = 0
+        try:
+            if ptrs == NULL or sizes == NULL:
+                raise MemoryError()
+            for i in range(n_texts):
+                ptrs[i] = _utf8(texts[i], &size)
+                sizes[i] = size
+            with nogil:
+                buf = _offsets_batch(self._prog, ptrs, sizes, n_texts, &count_view[0] if n_texts else NULL,
+                                     &total, &failed)
+            if failed:
+                raise MemoryError("out of memory while pre-tokenizing")
+            offsets = _np.empty((total, 2), dtype=_np.int64)
+            if total:
+                memcpy(<void *><size_t>offsets.ctypes.data, buf, total * 2 * sizeof(int64_t))
+            return offsets, counts
+        finally:
+            free(buf)
+            free(ptrs)
+            free(sizes)
+
+
+cdef inline void memset_step(tt.tt_step *s) noexcept:
+    s.kind = tt.TT_STEP_SPLIT_CLASS
+    s.behavior = tt.TT_BEHAVIOR_REMOVED
+    s.invert = 0
+    s.prop_mask = 0
+    s.cp = 0
+    s.literal = NULL
+    s.literal_len = 0
+    s.regex = tt.TT_REGEX_GPT2
+    s.prepend = tt.TT_PREPEND_ALWAYS
+    s.split = 1
+    s.add_prefix_space = 0
+    s.use_regex = 0
+    s.length = 0
+
+
+cdef int64_t *_offsets_batch(const tt.tt_program *prog, const uint8_t **ptrs, const size_t *sizes,
+                             Py_ssize_t n_texts, int64_t *counts, size_t *total, int *failed) noexcept nogil:
+    # Appends each text's char offsets to one growing buffer (amortised doubling).
+    cdef tt.tt_scratch *scratch = tt.tt_scratch_new()
+    cdef const tt.tt_piece *pieces
+    cdef size_t n, cap = 0, used = 0, new_cap
+    cdef int64_t *buf = NULL
+    cdef int64_t *grown
+    cdef Py_ssize_t i
+    if scratch == NULL:
+        failed[0] = 1
+        return NULL
+    for i in range(n_texts):
+        if tt.tt_program_run(prog, scratch, ptrs[i], sizes[i], &pieces, &n) != 0:
+            failed[0] = 1
+            break
+        if used + n > cap:
+            new_cap = cap * 2 if cap else 1024
+            while new_cap < used + n:
+                new_cap *= 2
+            grown = <int64_t *>realloc(buf, new_cap * 2 * sizeof(int64_t))
+            if grown == NULL:
+                failed[0] = 1
+                break
+            buf = grown
+            cap = new_cap
+        tt.tt_char_offsets(ptrs[i], sizes[i], pieces, n, buf + 2 * used)
+        counts[i] = n
+        used += n
+    tt.tt_scratch_free(scratch)
+    total[0] = used
+    return buf
