@@ -513,7 +513,7 @@ def _accelerated(tokenizer):
 
     try:
         return accelerate(tokenizer)
-    except NotImplementedError:
+    except (TypeError, ValueError, NotImplementedError):  # the documented "cannot accelerate this" signals
         return tokenizer
 
 
