@@ -212,6 +212,12 @@ def _tag_class():
             super().__init__(*args, **kwargs)
 
         @classmethod
+        def convert_to_native_format(cls, **kwargs):
+            # Load files exactly as the stock TokenizersBackend does: transformers would otherwise treat
+            # our __init__ as a model-specific rebuild and construct a bare model from vocab/merges.
+            return TokenizersBackend.convert_to_native_format.__func__(TokenizersBackend, **kwargs)
+
+        @classmethod
         def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
             path = str(pretrained_model_name_or_path)
             if path.endswith(".json") and not kwargs:
