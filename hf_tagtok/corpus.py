@@ -1,0 +1,344 @@
+"""Prepared corpora: token ids bound to the tokenizer that made them.
+
+File layout (little-endian), a 64-byte header then the payload:
+
+    0  magic b"TTC1"      4  version u16         6  id width in bits u16 (16 or 32)
+    8  flags u32 (bit 0: response mask present)  12 start marker id u32
+    16 token count u64    24 document count u64
+    32 tokenizer identity: first 16 bytes of blake3(tokenizer.json)
+    48 digest: blake3(payload + header[0:48]), 16 bytes
+    64 ids (count x width), then the response mask (count x u8) when flagged
+
+Every document is its start marker followed by its ids; the marker occurs nowhere else, so the
+document count is checkable. The mask is 1 on tokens that are training targets (all text tokens of a
+plain document, the assistant tokens of a dialogue), 0 on markers and prompts. Writes go to a
+temporary file renamed into place, so a file at the final path is always complete.
+"""
+import argparse
+import builtins
+import dataclasses
+import json
+import os
+import struct
+from pathlib import Path
+
+import numpy as np
+
+from hf_tagtok.identity import _blake3, identity as tokenizer_identity
+
+MAGIC = b"TTC1"
+VERSION = 1
+HEADER = struct.Struct("<4sHHIIQQ16s16s")
+HEADER_SIZE = HEADER.size  # 64
+FLAG_RESPONSE_MASK = 1
+_HASHED_HEADER = 48
+_CHUNK = 1 << 22
+_START_TOKEN_CANDIDATES = ("<|start|>", "<|begin_of_text|>", "<s>", "<bos>", "<|endoftext|>")
+
+
+class CorpusError(ValueError):
+    """A prepared corpus that is malformed, tampered with, or made by another tokenizer."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PreparedCorpus:
+    path: Path
+    ids: np.ndarray              # np.memmap, uint16 or uint32
+    response_mask: np.ndarray    # np.memmap uint8, or None
+    n_documents: int
+    start_id: int
+    tokenizer_identity: str      # hex of the stored 16-byte identity prefix
+
+    def document_starts(self) -> np.ndarray:
+        return np.flatnonzero(self.ids == self.start_id)
+
+
+# ---------------------------------------------------------------------- loading
+
+def open(path, *, tokenizer) -> PreparedCorpus:  # noqa: A001 - mirrors builtins.open on purpose
+    """Memory-map a prepared corpus after verifying its digest, counts and tokenizer identity.
+
+    tokenizer: the tokenizer the corpus must have been made with (directory, tokenizer.json path,
+    tokenizer object, or its identity hex). Raises CorpusError on any mismatch.
+    """
+    path = Path(path)
+    expected = tokenizer if _is_identity_hex(tokenizer) else tokenizer_identity(tokenizer)
+    size = path.stat().st_size
+    if size < HEADER_SIZE:
+        raise CorpusError(f"{path}: {size} bytes is shorter than the {HEADER_SIZE}-byte header (truncated?)")
+    with builtins.open(path, "rb") as f:
+        header = f.read(HEADER_SIZE)
+    magic, version, id_bits, flags, start_id, n_tokens, n_docs, ident, digest = HEADER.unpack(header)
+    if magic != MAGIC:
+        raise CorpusError(f"{path}: not a prepared corpus (magic {magic!r})")
+    if version != VERSION or id_bits not in (16, 32) or flags & ~FLAG_RESPONSE_MASK:
+        raise CorpusError(f"{path}: unsupported format (version {version}, {id_bits}-bit ids, flags {flags:#x})")
+    has_mask = bool(flags & FLAG_RESPONSE_MASK)
+    want_size = HEADER_SIZE + n_tokens * (id_bits // 8 + has_mask)
+    if size != want_size:
+        raise CorpusError(f"{path}: {size} bytes but the header's {n_tokens} tokens need {want_size} (truncated or padded)")
+    if ident != bytes.fromhex(expected)[:16]:
+        raise CorpusError(f"{path}: made by tokenizer {ident.hex()}..., not by {expected[:32]}...")
+    if _file_digest(path, header) != digest:
+        raise CorpusError(f"{path}: payload digest mismatch (file corrupted or modified)")
+    dtype = np.dtype("<u2" if id_bits == 16 else "<u4")
+    ids = np.memmap(path, dtype=dtype, mode="r", offset=HEADER_SIZE, shape=(n_tokens,)) if n_tokens else np.zeros(0, dtype)
+    mask = None
+    if has_mask:
+        mask = np.memmap(path, dtype=np.uint8, mode="r", offset=HEADER_SIZE + n_tokens * dtype.itemsize,
+                         shape=(n_tokens,)) if n_tokens else np.zeros(0, np.uint8)
+    starts = int(np.count_nonzero(ids == start_id))
+    if starts != n_docs or (n_tokens and ids[0] != start_id):
+        raise CorpusError(f"{path}: header says {n_docs} documents but the ids hold {starts} start markers")
+    return PreparedCorpus(path, ids, mask, n_docs, start_id, ident.hex())
+
+
+def _is_identity_hex(value):
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def _file_digest(path, header):
+    hasher = _blake3()
+    with builtins.open(path, "rb") as f:
+        f.seek(HEADER_SIZE)
+        while chunk := f.read(_CHUNK):
+            hasher.update(chunk)
+    hasher.update(header[:_HASHED_HEADER])
+    return hasher.digest(length=16)
+
+
+# ---------------------------------------------------------------------- writing
+
+class CorpusWriter:
+    """Streams documents into `path` atomically: use as a context manager, then add documents."""
+
+    def __init__(self, path, *, identity: str, vocab_size: int, start_id: int):
+        if not 0 <= start_id < vocab_size:
+            raise ValueError(f"start marker id {start_id} is outside the vocabulary (size {vocab_size})")
+        self.path = Path(path)
+        self.identity = identity
+        self.start_id = start_id
+        self.dtype = np.dtype("<u2" if vocab_size <= 1 << 16 else "<u4")
+        self.n_tokens = self.n_documents = 0
+        self.has_dialogue = False
+
+    def __enter__(self):
+        tmp = f".{self.path.name}.tmp-{os.getpid()}"
+        self._ids_path = self.path.with_name(tmp)
+        self._mask_path = self.path.with_name(tmp + "-mask")
+        self._ids = builtins.open(self._ids_path, "wb")
+        self._mask = builtins.open(self._mask_path, "wb")
+        self._ids.write(bytes(HEADER_SIZE))
+        self._hasher = _blake3()
+        return self
+
+    def add(self, ids, response_mask=None):
+        """One document: ids without the start marker (one is written first); response_mask, when
+        given, marks its training targets (otherwise every token of the document is one)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() > np.iinfo(self.dtype).max):
+            raise ValueError("token id outside the corpus id width")
+        if ids.size and ids[0] == self.start_id:
+            ids, response_mask = ids[1:], None if response_mask is None else np.asarray(response_mask)[1:]
+        if np.any(ids == self.start_id):
+            raise ValueError(f"document contains the start marker id {self.start_id}; pick another start token")
+        if response_mask is None:
+            mask = np.ones(ids.size, np.uint8)
+        else:
+            mask = np.asarray(response_mask, dtype=np.uint8)
+            if mask.shape != ids.shape or mask.max(initial=0) > 1:
+                raise ValueError("response_mask must be 0/1 with one entry per id")
+            self.has_dialogue = True
+        data = np.concatenate(([self.start_id], ids)).astype(self.dtype).tobytes()
+        self._ids.write(data)
+        self._hasher.update(data)
+        self._mask.write(b"\0" + mask.tobytes())
+        self.n_tokens += ids.size + 1
+        self.n_documents += 1
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is None:
+                self._finish()
+        finally:
+            for f in (self._ids, self._mask):
+                f.close()
+            for p in (self._ids_path, self._mask_path):
+                if p.exists():
+                    p.unlink()
+        return False
+
+    def _finish(self):
+        self._mask.close()
+        if self.has_dialogue:
+            with builtins.open(self._mask_path, "rb") as m:
+                while chunk := m.read(_CHUNK):
+                    self._ids.write(chunk)
+                    self._hasher.update(chunk)
+        flags = FLAG_RESPONSE_MASK if self.has_dialogue else 0
+        head = HEADER.pack(MAGIC, VERSION, self.dtype.itemsize * 8, flags, self.start_id, self.n_tokens,
+                           self.n_documents, bytes.fromhex(self.identity)[:16], bytes(16))
+        self._hasher.update(head[:_HASHED_HEADER])
+        head = head[:_HASHED_HEADER] + self._hasher.digest(length=16)
+        self._ids.seek(0)
+        self._ids.write(head)
+        self._ids.flush()
+        os.fsync(self._ids.fileno())
+        self._ids.close()
+        os.replace(self._ids_path, self.path)
+
+
+# ---------------------------------------------------------------------- preparing
+
+def prepare(inputs, out, tokenizer, *, text_field="text", messages_field="messages", start_token=None,
+            batch_size=1024, num_proc=None) -> PreparedCorpus:
+    """Tokenize inputs into a prepared corpus at `out` and return it opened (verified).
+
+    inputs: paths (.txt = one document per file, .jsonl = one per record, .parquet = one per row),
+    or a `datasets.Dataset` (tokenized with `datasets.map`, batched, `num_proc`). Records holding
+    `messages_field` are dialogues, encoded with `DialogueProtocol` (ids plus response mask); the
+    others use `text_field`. Text is encoded without the post-processor's special tokens and with
+    special-token strings taken literally, so documents never contain a marker by accident.
+    tokenizer: a tokenizer directory (or tokenizer.json path).
+    """
+    tokenizer = Path(tokenizer)
+    encoder = _Encoder(tokenizer)
+    start_id = encoder.start_id(start_token)
+    writer = CorpusWriter(out, identity=tokenizer_identity(tokenizer), vocab_size=encoder.vocab_size,
+                          start_id=start_id)
+    with writer:
+        if _is_dataset(inputs):
+            documents = _dataset_documents(inputs, encoder, text_field, messages_field, batch_size, num_proc)
+        else:
+            documents = _file_documents(inputs, encoder, text_field, messages_field, batch_size)
+        for ids, mask in documents:
+            writer.add(ids, mask)
+    return open(out, tokenizer=tokenizer)
+
+
+class _Encoder:
+    """The fastest exact encoder for a tokenizer directory: hf_tagtok.Tokenizer (native where it
+    covers the pipeline, stock otherwise). Picklable for datasets.map(num_proc=...)."""
+
+    def __init__(self, tokenizer_path: Path):
+        from hf_tagtok.tokenizer import Tokenizer
+
+        self.path = tokenizer_path
+        json_path = tokenizer_path / "tokenizer.json" if tokenizer_path.is_dir() else tokenizer_path
+        self.tokenizer = Tokenizer.from_file(json_path)
+        self.tokenizer.encode_special_tokens = True
+        self.vocab_size = self.tokenizer.get_vocab_size(with_added_tokens=True)
+        self._dialogue = None
+
+    def start_id(self, start_token):
+        names = (start_token,) if start_token else _START_TOKEN_CANDIDATES
+        for name in names:
+            token_id = self.tokenizer.token_to_id(name)
+            if token_id is not None:
+                return token_id
+        raise ValueError(f"no start marker token: {start_token!r} is not in the vocabulary" if start_token else
+                         f"the tokenizer has none of {list(_START_TOKEN_CANDIDATES)}; pass start_token")
+
+    def texts(self, texts):
+        batch = self.tokenizer.encode_batch_arrays(list(texts), add_special_tokens=False)
+        return np.split(batch.ids, np.cumsum(batch.lengths)[:-1]) if len(texts) else []
+
+    def dialogue(self, messages):
+        if self._dialogue is None:
+            from hf_tagtok.dialogue import DialogueProtocol
+
+            self._dialogue = DialogueProtocol(self.path if self.path.is_dir() else self.path.parent)
+        return self._dialogue.encode(messages)
+
+
+def _file_documents(inputs, encoder, text_field, messages_field, batch_size):
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    for path in map(Path, inputs):
+        suffix = path.suffix.lower()
+        if suffix == ".jsonl":
+            records = _jsonl_records(path)
+        elif suffix == ".parquet":
+            records = _parquet_records(path, batch_size)
+        elif suffix in (".txt", ".text", ".md", ""):
+            records = iter([{text_field: path.read_text(encoding="utf-8")}])
+        else:
+            raise ValueError(f"{path}: unsupported input type {suffix!r} (use .txt, .jsonl or .parquet)")
+        yield from _encode_records(records, encoder, text_field, messages_field, batch_size, path)
+
+
+def _encode_records(records, encoder, text_field, messages_field, batch_size, source):
+    pending = []
+
+    def flush():
+        yield from ((ids, None) for ids in encoder.texts(pending))
+        pending.clear()
+
+    for n, record in enumerate(records):
+        if record.get(messages_field) is not None:
+            yield from flush()
+            yield encoder.dialogue(record[messages_field])
+        elif isinstance(record.get(text_field), str):
+            pending.append(record[text_field])
+            if len(pending) >= batch_size:
+                yield from flush()
+        else:
+            raise ValueError(f"{source}: record {n} has neither a string {text_field!r} nor {messages_field!r}")
+    yield from flush()
+
+
+def _jsonl_records(path):
+    with builtins.open(path, encoding="utf-8") as f:
+        for line_no, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}:{line_no}: invalid JSON ({exc.msg})") from None
+
+
+def _parquet_records(path, batch_size):
+    import pyarrow.parquet as pq
+
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size):
+        yield from batch.to_pylist()
+
+
+def _is_dataset(value):
+    return type(value).__module__.startswith("datasets.") and hasattr(value, "map")
+
+
+def _dataset_documents(dataset, encoder, text_field, messages_field, batch_size, num_proc):
+    def encode(batch):
+        records = [dict(zip(batch, row)) for row in zip(*batch.values())]
+        out = list(_encode_records(records, encoder, text_field, messages_field, len(records) + 1, "dataset"))
+        return {"_ids": [ids.tolist() for ids, _ in out],
+                "_mask": [None if mask is None else list(mask) for _, mask in out]}
+
+    mapped = dataset.map(encode, batched=True, batch_size=batch_size, num_proc=num_proc,
+                         remove_columns=dataset.column_names, desc="hf-tagtok prepare")
+    for row in mapped:
+        yield row["_ids"], row["_mask"]
+
+
+# ---------------------------------------------------------------------- CLI
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="hf-tagtok prepare",
+                                     description="Tokenize text/JSONL/Parquet into a fingerprinted prepared corpus.")
+    parser.add_argument("inputs", nargs="+", help=".txt (one document per file), .jsonl or .parquet files")
+    parser.add_argument("--tokenizer", required=True, help="tokenizer directory")
+    parser.add_argument("--out", required=True, help="output corpus file")
+    parser.add_argument("--text-field", default="text")
+    parser.add_argument("--messages-field", default="messages")
+    parser.add_argument("--start-token", default=None, help="document start marker (default: the tokenizer's BOS)")
+    args = parser.parse_args(argv)
+    try:
+        corpus = prepare(args.inputs, args.out, args.tokenizer, text_field=args.text_field,
+                         messages_field=args.messages_field, start_token=args.start_token)
+    except (ValueError, OSError) as exc:
+        parser.exit(2, f"hf-tagtok prepare: error: {exc}\n")
+    mask = "with response mask" if corpus.response_mask is not None else "no response mask"
+    print(f"{corpus.path}: {corpus.ids.size} tokens, {corpus.n_documents} documents, "
+          f"{corpus.ids.dtype.itemsize * 8}-bit ids, {mask}, tokenizer {corpus.tokenizer_identity}")
+    return 0

@@ -1,0 +1,274 @@
+"""Deterministic byte-level BPE training: `train_bpe` and `hf-tagtok train`.
+
+Text units are lines (with their line ending) of each input file, or the strings of an iterator,
+exactly as stock `Tokenizer.train` reads them; special tokens are cut out first, then every unit is
+pre-tokenized and each unique pre-token counted. The C merge loop then merges the pair with the
+highest frequency-weighted count, ties going to the smaller left, then right, token bytes. No merge
+crosses a special token, a pre-token, a line or a file, and the merge order depends only on the
+multiset of pre-tokens, so the same corpus gives a byte-identical tokenizer.json at any thread count.
+
+Layout: special tokens first (ids 0..k-1), then the 256 bytes in byte order, then learned tokens.
+`layout="seed"` prepends start/end/unknown specials, giving ids 0-2, bytes 3-258, merges from 259.
+"""
+import argparse
+import collections
+import concurrent.futures
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import tokenizers
+from tokenizers import decoders, pre_tokenizers
+
+from hf_tagtok.models import BYTE_TO_CHAR, CHAR_TO_BYTE
+
+CL100K_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
+                  r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+SEED_SPECIAL_TOKENS = ("<|start|>", "<|end|>", "<|unk|>")
+MIN_VOCAB_SIZE, MAX_VOCAB_SIZE = 259, 65_536
+LAYOUTS = ("plain", "seed")
+_BATCH_UNITS = 4096
+_MERGES_PER_PROGRESS_TICK = 256
+
+
+def default_pre_tokenizer():
+    """cl100k-style split (as Llama-3 ships it), then ByteLevel rendering without a prefix space."""
+    return pre_tokenizers.Sequence([
+        pre_tokenizers.Split(tokenizers.Regex(CL100K_PATTERN), "isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+
+
+def train_bpe(files_or_iterator, vocab_size, *, special_tokens=(), layout="plain", pre_tokenizer=None,
+              min_pair_freq=1, threads=None, progress=None) -> tokenizers.Tokenizer:
+    """Train a byte-level BPE tokenizer; returns a stock `tokenizers.Tokenizer` (save with `save`).
+
+    files_or_iterator: a path, a list of paths, or an iterable of strings (or of lists of strings).
+    pre_tokenizer: a stock pre-tokenizer; ByteLevel rendering is appended when it has none.
+    threads: pre-token counting workers (the result does not depend on it).
+    """
+    specials = _special_tokens(special_tokens, layout)
+    _check_vocab_size(vocab_size, len(specials))
+    if min_pair_freq < 1:
+        raise ValueError(f"min_pair_freq must be >= 1, got {min_pair_freq}")
+    pre_tokenizer = _with_byte_level(pre_tokenizer or default_pre_tokenizer())
+    show = sys.stderr.isatty() if progress is None else progress
+    counts = count_pretokens(_text_batches(files_or_iterator), pre_tokenizer, specials, threads, show)
+    vocab, merges = _learn_merges(counts, vocab_size, len(specials), min_pair_freq, show)
+    return _assemble(vocab, merges, specials, pre_tokenizer, layout)
+
+
+def save(tokenizer: tokenizers.Tokenizer, out_dir) -> Path:
+    """Write tokenizer.json (stock's canonical bytes, so identity(file) == identity(tokenizer)) and a
+    tokenizer_config.json that `AutoTokenizer` understands; returns the tokenizer.json path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "tokenizer.json"
+    _write_atomic(path, tokenizer.to_str(pretty=True).encode("utf-8"))
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 1_000_000_000_000_000_019_884_624_838_656}
+    names = [t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special]
+    if tuple(names[:3]) == SEED_SPECIAL_TOKENS:
+        config.update(bos_token=names[0], eos_token=names[1], unk_token=names[2])
+    _write_atomic(out / "tokenizer_config.json", (json.dumps(config, indent=2) + "\n").encode("utf-8"))
+    return path
+
+
+# ---------------------------------------------------------------------- pre-token counting
+
+def count_pretokens(batches, pre_tokenizer, special_tokens=(), threads=None, progress=False) -> dict:
+    """{pre-token bytes: occurrences} over batches of text units, special tokens cut out first."""
+    cut = _special_token_cutter(special_tokens)
+    workers = max(1, threads or os.cpu_count() or 1)
+    totals = collections.Counter()
+    bar = _progress_bar(progress, "counting pre-tokens", unit="units")
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        pending = collections.deque()
+        for batch in batches:
+            pending.append(pool.submit(_count_batch, batch, pre_tokenizer, cut))
+            if len(pending) > 2 * workers:
+                _absorb(totals, pending.popleft().result(), bar)
+        while pending:
+            _absorb(totals, pending.popleft().result(), bar)
+    if bar is not None:
+        bar.close()
+    return {bytes(CHAR_TO_BYTE[c] for c in piece): n for piece, n in totals.items()}
+
+
+def _count_batch(batch, pre_tokenizer, cut):
+    counts = collections.Counter()
+    run = pre_tokenizer.pre_tokenize_str
+    for unit in batch:
+        for part in cut(unit):
+            counts.update(piece for piece, _ in run(part))
+    return counts, len(batch)
+
+
+def _absorb(totals, result, bar):
+    counts, n_units = result
+    totals.update(counts)
+    if bar is not None:
+        bar.update(n_units)
+
+
+def _special_token_cutter(special_tokens):
+    if not special_tokens:
+        return lambda text: (text,) if text else ()
+    # longest first: at one position the longest special wins, as stock's added-token matcher does
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(special_tokens, key=len, reverse=True)))
+    return lambda text: [part for part in pattern.split(text) if part]
+
+
+def _text_batches(source):
+    if isinstance(source, (str, os.PathLike)):
+        source = [source]
+    if isinstance(source, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in source) \
+            and all(os.path.isfile(s) for s in source):
+        yield from _file_batches(source)
+        return
+    batch = []
+    for item in source:
+        if isinstance(item, str):
+            batch.append(item)
+        elif isinstance(item, (list, tuple)) and all(isinstance(s, str) for s in item):
+            batch.extend(item)
+        else:
+            raise TypeError(f"expected str or list of str from the iterator, got {type(item).__name__}")
+        if len(batch) >= _BATCH_UNITS:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _file_batches(paths):
+    for path in paths:
+        with open(path, encoding="utf-8", newline="") as f:  # keep "\r\n" like stock's line reader
+            batch = []
+            for line in f:
+                batch.append(line)
+                if len(batch) >= _BATCH_UNITS:
+                    yield batch
+                    batch = []
+            if batch:
+                yield batch
+
+
+# ---------------------------------------------------------------------- merges and assembly
+
+def _learn_merges(counts, vocab_size, n_specials, min_pair_freq, progress):
+    from hf_tagtok._train import MergeLoop
+
+    words = sorted(counts)  # a fixed order keeps even the C memory layout input-determined
+    loop = MergeLoop(words, [counts[w] for w in words], n_specials)
+    bar = _progress_bar(progress, "merging", total=vocab_size - n_specials - 256, unit="merges")
+    while True:
+        done = loop.run(vocab_size, min_pair_freq, _MERGES_PER_PROGRESS_TICK)
+        if bar is not None:
+            bar.update(done)
+        if done == 0:
+            break
+    if bar is not None:
+        bar.close()
+    vocab = [loop.token_bytes(i) for i in range(n_specials, loop.vocab_size)]
+    return vocab, loop.merges()
+
+
+def _render(token: bytes) -> str:
+    return "".join(BYTE_TO_CHAR[b] for b in token)
+
+
+def _assemble(vocab_bytes, merges, specials, pre_tokenizer, layout):
+    names = list(specials) + [_render(t) for t in vocab_bytes]
+    model = {
+        "type": "BPE", "dropout": None,
+        "unk_token": SEED_SPECIAL_TOKENS[2] if layout == "seed" else None,
+        "continuing_subword_prefix": None, "end_of_word_suffix": None, "fuse_unk": False,
+        "byte_fallback": False, "ignore_merges": False,
+        "vocab": {name: i for i, name in enumerate(names)},
+        "merges": [[names[left], names[right]] for left, right, _ in merges],
+    }
+    config = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": True} for i, s in enumerate(specials)],
+        "normalizer": None,
+        "pre_tokenizer": json.loads(pre_tokenizer.__getstate__()),
+        "post_processor": None,
+        "decoder": json.loads(decoders.ByteLevel().__getstate__()),
+        "model": model,
+    }
+    return tokenizers.Tokenizer.from_str(json.dumps(config))
+
+
+def _with_byte_level(pre_tokenizer):
+    config = json.loads(pre_tokenizer.__getstate__())
+    steps = config["pretokenizers"] if config["type"] == "Sequence" else [config]
+    if any(step["type"] == "ByteLevel" for step in steps):
+        return pre_tokenizer
+    return pre_tokenizers.Sequence([pre_tokenizer, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+
+
+def _special_tokens(special_tokens, layout):
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    specials = (SEED_SPECIAL_TOKENS if layout == "seed" else ()) + tuple(special_tokens)
+    if len(set(specials)) != len(specials) or not all(isinstance(s, str) and s for s in specials):
+        raise ValueError(f"special tokens must be distinct non-empty strings, got {list(specials)}")
+    return specials
+
+
+def _check_vocab_size(vocab_size, n_specials):
+    low = max(MIN_VOCAB_SIZE, n_specials + 256)
+    if not isinstance(vocab_size, int) or not low <= vocab_size <= MAX_VOCAB_SIZE:
+        raise ValueError(f"vocab_size must be an int in [{low}, {MAX_VOCAB_SIZE}], got {vocab_size!r}")
+
+
+def _progress_bar(enabled, desc, **kwargs):
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(desc=desc, **kwargs)
+
+
+def _write_atomic(path: Path, data: bytes):
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+# ---------------------------------------------------------------------- CLI
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="hf-tagtok train", description="Train a deterministic byte-level BPE tokenizer.")
+    parser.add_argument("files", nargs="+", help="UTF-8 text files (one text unit per line)")
+    parser.add_argument("--vocab-size", type=int, required=True)
+    parser.add_argument("--out", required=True, help="output directory (tokenizer.json, tokenizer_config.json)")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--layout", choices=LAYOUTS, default="plain")
+    parser.add_argument("--special-token", action="append", default=[], dest="special_tokens")
+    parser.add_argument("--min-pair-freq", type=int, default=1)
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        tokenizer = train_bpe(args.files, args.vocab_size, special_tokens=args.special_tokens, layout=args.layout,
+                              min_pair_freq=args.min_pair_freq, threads=args.threads,
+                              progress=False if args.no_progress else None)
+    except (ValueError, OSError, UnicodeDecodeError) as exc:
+        parser.exit(2, f"hf-tagtok train: error: {exc}\n")
+    path = save(tokenizer, args.out)
+    from hf_tagtok.identity import identity
+
+    print(f"{path}  vocab={tokenizer.get_vocab_size()}  identity={identity(path)}")
+    return 0
