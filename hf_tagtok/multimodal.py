@@ -315,7 +315,7 @@ class MultimodalProcessor(ProcessorMixin):
     def _images_layout(self, images, image_sizes, images_kwargs):
         if images is not None:
             flat = self._flat("image", images, False)
-            return self._process_images(flat, **images_kwargs)
+            return self._process_images(flat, **images_kwargs) if flat else ({}, [])
         if image_sizes is None:
             return {}, []
         sizes = [_checked_size(size, 2, "image_sizes", i) for i, size in
@@ -371,7 +371,8 @@ class MultimodalProcessor(ProcessorMixin):
 
     def _videos_layout(self, videos, video_sizes, videos_kwargs):
         if videos is not None:
-            return self._process_videos(self._flat("video", videos, False), **videos_kwargs)
+            flat = self._flat("video", videos, False)
+            return self._process_videos(flat, **videos_kwargs) if flat else ({}, [])
         if video_sizes is None:
             return {}, []
         sizes = [_checked_size(size, 3, "video_sizes", i) for i, size in

@@ -271,6 +271,21 @@ def test_qwen_video_grid_tokens_and_patch_layout(tokenizer, frames):
     np.testing.assert_array_equal(got["pixel_values_videos"], expected.reshape(-1, 3 * 2 * 14 * 14))
 
 
+def test_numpy_inputs_match_pil_inputs(tokenizer, images):
+    stock, ours = qwen_pair(tokenizer)
+    arrays = [np.asarray(image) for image in images[:2]]
+    text = ["<|image_pad|> hello <|image_pad|>"]
+    expected = stock(text=text, images=arrays)
+    got = ours(text=text, images=arrays)
+    assert got["input_ids"] == expected["input_ids"]
+    np.testing.assert_array_equal(got["pixel_values"], expected["pixel_values"])
+    frames = [noise(90, 60, seed=i) for i in range(5)]
+    as_list = ours(text=["<|video_pad|>"], videos=[frames])
+    as_array = ours(text=["<|video_pad|>"], videos=[np.stack([np.asarray(f) for f in frames])])
+    assert as_array["input_ids"] == as_list["input_ids"]
+    np.testing.assert_array_equal(as_array["pixel_values_videos"], as_list["pixel_values_videos"])
+
+
 def test_qwen_video_sizes_counting_and_per_call_bounds(tokenizer):
     _, ours = qwen_pair(tokenizer)
     sizes = [(3, 480, 640), (7, 333, 1000), (16, 1080, 1920)]
