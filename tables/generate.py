@@ -40,7 +40,15 @@ def scalar_values():
 
 
 def text_of(cps):
-    return "".join(map(chr, cps.tolist()))
+    return np.asarray(cps, dtype="<u4").tobytes().decode("utf-32-le")
+
+
+def fill_template(template, cps):
+    """Concatenate `template` once per cp with "{}" replaced by that cp (built as UTF-32)."""
+    codes = np.array([ord(c) for c in template.replace("{}", "\0")], dtype=np.int64)
+    blocks = np.tile(codes, (len(cps), 1))
+    blocks[:, template.index("{}")] = cps
+    return text_of(blocks.ravel())
 
 
 def coverage(pieces, n):
@@ -64,7 +72,7 @@ def removed_by(pretok, cps):
 
 def interleaved(pretok, cps, neutral):
     """Probe each cp between two `neutral` chars: (removed, isolated) masks over `cps`."""
-    text = neutral + neutral.join(map(chr, cps.tolist())) + neutral
+    text = fill_template(neutral + "{}", cps) + neutral
     covered, single = coverage(pretok.pre_tokenize_str(text), len(text))
     pos = 2 * np.arange(len(cps)) + 1
     return ~covered[pos], single[pos]
@@ -222,8 +230,9 @@ def bytelevel_map(cps):
     return [mapping[b] for b in range(256)], unseen
 
 
-# Each context makes one contraction letter the only thing the probed char can stand for.
-FOLD_CONTEXTS = [("'{}", "stmd"), ("'{}e", "rv"), ("'{}l", "l"), ("'r{}", "e"), ("'v{}", "e"), ("'l{}", "l")]
+# Each context leaves the probed char one position among the contraction alternatives; every
+# alternative starts with the apostrophe, so matches never run from one block into the next.
+FOLD_CONTEXTS = [("'{}", "stmd"), ("'{}e", "rv"), ("'{}l", "l"), ("'r{}", "e")]
 
 
 def case_folds(cps):
@@ -232,13 +241,14 @@ def case_folds(cps):
     contraction = pt.Split(Regex(CONTRACTION_RE), "removed")
     found = {}
     for context, letters in FOLD_CONTEXTS:
-        pieces = [context.format(chr(c)) + "|" for c in wide.tolist()]
-        width = len(pieces[0])
-        covered, _ = coverage(contraction.pre_tokenize_str("".join(pieces)), width * len(wide))
-        gone = ~covered.reshape(len(wide), width)[:, :-1].any(axis=1)
+        width = len(context) - 1
+        covered, _ = coverage(contraction.pre_tokenize_str(fill_template(context, wide)), width * len(wide))
+        gone = ~covered.reshape(len(wide), width).any(axis=1)
         for c in wide[gone].tolist():
             letter = which_letter(context, chr(c), letters)
             assert found.setdefault(c, letter) == letter
+    stand_in, _ = coverage(contraction.pre_tokenize_str(fill_template("{}s", wide)), 2 * len(wide))
+    assert stand_in.all(), "a non-ASCII char case-folds to the apostrophe"
     return sorted(found.items())
 
 
