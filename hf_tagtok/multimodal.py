@@ -370,6 +370,12 @@ class MultimodalProcessor(ProcessorMixin):
     # ---- videos (qwen2_vl) ---------------------------------------------------------------------------
 
     def _videos_layout(self, videos, video_sizes, videos_kwargs):
+        sampling = [k for k in ("do_sample_frames", "fps", "num_frames") if videos_kwargs.get(k)]
+        if sampling and (videos is not None or video_sizes is not None):
+            raise ValueError(
+                f"{', '.join(sampling)}: MultimodalProcessor does not sample frames; pass the frames you "
+                "sampled (their count is the video's frame count)."
+            )
         if videos is not None:
             flat = self._flat("video", videos, False)
             return self._process_videos(flat, **videos_kwargs) if flat else ({}, [])

@@ -299,6 +299,7 @@ def test_qwen_video_sizes_counting_and_per_call_bounds(tokenizer):
     assert image_counts(got["input_ids"], ours.video_token_id) == expected
     legacy = ours(text=text, video_sizes=sizes, min_pixels=3136, max_pixels=50000)
     assert legacy["input_ids"] == got["input_ids"]
+    assert "does not sample frames" in error_text(lambda: ours(text=text, video_sizes=sizes, fps=2))
 
 
 # ---- strictness --------------------------------------------------------------------------------------------
