@@ -7,7 +7,9 @@ import ast
 import importlib.util
 import math
 import pathlib
+import subprocess
 import sys
+import textwrap
 import types
 
 import numpy as np
@@ -23,7 +25,7 @@ from transformers.models.qwen2_vl import image_processing_pil_qwen2_vl as qwen_i
 from transformers.models.qwen2_vl.processing_qwen2_vl import Qwen2VLProcessor  # noqa: E402
 
 import hf_tagtok  # noqa: E402,F401  (registers AutoProcessor support)
-from hf_tagtok import multimodal  # noqa: E402
+from hf_tagtok.multimodal import processor as multimodal  # noqa: E402
 from hf_tagtok.multimodal import MultimodalProcessor, smart_resize  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning")
@@ -493,6 +495,23 @@ def test_save_and_load_round_trip_every_setting(tokenizer, images, tmp_path, mon
         assert copy(**call)["input_ids"] == original(**call)["input_ids"]
 
 
+def test_import_is_cheap_and_auto_processor_registers_on_transformers_import(tokenizer, tmp_path):
+    _, llava = llava_pair(tokenizer, "llava-1.5")
+    llava.save_pretrained(tmp_path)
+    script = textwrap.dedent(f"""
+        import sys
+        import hf_tagtok
+        assert "transformers" not in sys.modules, "import hf_tagtok imported transformers"
+        from transformers import AutoProcessor
+        processor = AutoProcessor.from_pretrained({str(tmp_path)!r})
+        print(type(processor).__module__, type(processor).__name__, processor.patch_size)
+    """)
+    root = pathlib.Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["hf_tagtok.multimodal.processor", "MultimodalProcessor", "14"]
+
+
 def test_apply_chat_template_with_images_matches_stock(tokenizer, images):
     conversation = [{"role": "user", "content": [{"type": "image", "image": images[0]},
                                                  {"type": "text", "text": "describe this picture"}]}]
@@ -537,7 +556,7 @@ def test_tokenizer_is_accelerated_when_possible_and_stock_otherwise(tokenizer, m
 
 
 def test_no_module_level_torch_import():
-    source = pathlib.Path(hf_tagtok.__file__).with_name("multimodal.py").read_text()
+    source = pathlib.Path(multimodal.__file__).read_text()
     imported = [node for node in ast.parse(source).body if isinstance(node, (ast.Import, ast.ImportFrom))]
     names = [alias.name for node in imported for alias in node.names] + [
         node.module for node in imported if isinstance(node, ast.ImportFrom)]

@@ -11,6 +11,7 @@ Expansion goes through the stock `replace_image_token`/`replace_video_token` hoo
 stock ones. On top of stock this class validates per sample, refuses truncation that cuts a vision block,
 never fetches media, counts tokens from sizes alone (`image_sizes=`, `video_sizes=`) with the same size
 function the call uses, and runs without torch or torchvision (there is no `video_processor` attribute).
+This module imports transformers; `hf_tagtok.multimodal` loads it on first use.
 """
 import importlib.util
 import math
@@ -19,13 +20,13 @@ import pathlib
 import re
 
 import numpy as np
-from transformers import AutoProcessor, PretrainedConfig
+from transformers import PretrainedConfig
 from transformers import processing_utils
 from transformers.feature_extraction_utils import BatchFeature
 from transformers.image_utils import make_flat_list_of_images
 from transformers.processing_utils import MultiModalData, ProcessingKwargs, ProcessorMixin, VideosKwargs
 
-__all__ = ["MultimodalProcessor", "register_auto_classes", "smart_resize"]
+__all__ = ["MultimodalProcessor", "MultimodalProcessorConfig", "smart_resize"]
 
 STYLES = ("llava", "qwen2_vl")
 _STYLE_TOKENS = {
@@ -694,6 +695,5 @@ class MultimodalProcessorConfig(PretrainedConfig):
     model_type = "hf_tagtok_multimodal"
 
 
-def register_auto_classes():
-    """Let `AutoProcessor.from_pretrained` load directories saved by `MultimodalProcessor`."""
-    AutoProcessor.register(MultimodalProcessorConfig, MultimodalProcessor, exist_ok=True)
+def register_with(processing_auto):
+    processing_auto.AutoProcessor.register(MultimodalProcessorConfig, MultimodalProcessor, exist_ok=True)
