@@ -15,7 +15,7 @@ import tokenizers
 from hf_tagtok.identity import identity
 from hf_tagtok.models import CHAR_TO_BYTE
 
-_DIGITS = frozenset(b"0123456789")
+_DIGITS = b"0123456789"
 
 
 def describe(path) -> dict:
@@ -49,9 +49,15 @@ def _is_byte_level(config):
     return has(config.get("pre_tokenizer")) or has(config.get("decoder"))
 
 
+_BYTE_OF_CHAR = str.maketrans({c: chr(b) for c, b in CHAR_TO_BYTE.items()})
+
+
 def _piece_bytes(name, byte_level):
-    if byte_level and all(c in CHAR_TO_BYTE for c in name):
-        return bytes(CHAR_TO_BYTE[c] for c in name)
+    if byte_level:
+        try:
+            return name.translate(_BYTE_OF_CHAR).encode("latin-1")
+        except UnicodeEncodeError:  # not a byte-level piece (e.g. an added token)
+            pass
     return name.encode("utf-8")
 
 
@@ -70,7 +76,7 @@ def _number_pieces(pieces, special_ids):
     for i, piece in pieces.items():
         if i in special_ids:
             continue
-        digits = sum(b in _DIGITS for b in piece)
+        digits = len(piece) - len(piece.translate(None, _DIGITS))
         if digits and digits == len(piece):
             pure[digits] += 1
         elif digits:
