@@ -205,7 +205,8 @@ class MultimodalProcessor(ProcessorMixin):
         image_rows = self._assign("image", texts, images, own["image_sizes"])
         video_rows = self._assign("video", texts, videos, own["video_sizes"])
         merged = self._merge_kwargs(tokenizer_init_kwargs=self.tokenizer.init_kwargs, **kwargs)
-        if (image_rows or video_rows) and merged["text_kwargs"].get("return_overflowing_tokens"):
+        has_items = sum(image_rows or []) + sum(video_rows or []) > 0
+        if has_items and merged["text_kwargs"].get("return_overflowing_tokens"):
             raise ValueError(
                 "return_overflowing_tokens=True cannot be used with images or videos: overflow windows "
                 "would split vision blocks. Tokenize the text alone or raise max_length."
@@ -668,8 +669,9 @@ def _block_spans(ids, items, marker_ids, truncation_side):
     Pads of one modality appear in item order, so the k-th item owns a fixed slice of that modality's pad
     positions; a short pad list means truncation removed pads from the end it cuts.
     """
-    positions = {m: [i for i, t in enumerate(ids) if t == marker_ids[m]] for m in ("image", "video")}
-    expected = {m: sum(item[1] for item in items if item[0] == m) for m in ("image", "video")}
+    modalities = {item[0] for item in items}
+    positions = {m: [i for i, t in enumerate(ids) if t == marker_ids[m]] for m in modalities}
+    expected = {m: sum(item[1] for item in items if item[0] == m) for m in modalities}
     taken = {"image": 0, "video": 0}
     spans = []
     for modality, count, has_start, has_end in items:
