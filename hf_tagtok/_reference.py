@@ -366,7 +366,8 @@ class Program:
     def split_spans(self, text):
         """[(start, end, has_prefix)] in chars; a ByteLevel prefix-only piece has start == end."""
         text.encode("utf-8")  # lone surrogates raise UnicodeEncodeError, as in stock
-        pieces = [(0, len(text))] if text else []
+        # Stock drops every empty split a pre-tokenizer returns; only the empty Sequence keeps "".
+        pieces = [(0, len(text))] if text or not self.steps else []
         for step in self.splits:
             pieces = [(lo + a, lo + b) for lo, hi in pieces
                       for a, b in apply_behavior(*_split_step(step, text[lo:hi]))]
@@ -378,7 +379,7 @@ class Program:
     def pre_tokenize_str(self, text):
         out = []
         for start, end, prefix in self.split_spans(text):
-            span = (start, end) if end > start else (start, start + 1)
+            span = (start, start + 1) if prefix and end == start else (start, end)
             out.append((self._render(text[start:end], prefix), span))
         return out
 

@@ -167,6 +167,26 @@ def test_batch_offsets_equal_per_text_offsets():
     assert offsets.shape == (0, 2) and counts.shape == (0,)
 
 
+def test_random_programs_equal_stock_sequences():
+    splits = [c for c in CONFIGS if not c[0].startswith(("metaspace", "bytelevel", "seq"))]
+    finals = [c for c in CONFIGS if c[0].startswith(("metaspace", "bytelevel"))]
+    rng = random.Random(4)
+    texts = EDGE_CASES + _random_strings(5, 40)
+    for _ in range(60):
+        chosen = rng.sample(splits, rng.randint(0, 3)) + ([rng.choice(finals)] if rng.random() < 0.6 else [])
+        prog = _engine.Program([step for c in chosen for step in c[1]])
+        stock = pt.Sequence([c[2]() for c in chosen])
+        for text in texts:
+            assert prog.pre_tokenize_str(text) == stock.pre_tokenize_str(text), ([c[0] for c in chosen], text)
+
+
+def test_empty_program_is_the_identity_even_on_empty_text():
+    for text in ("", "ab c"):
+        expected = pt.Sequence([]).pre_tokenize_str(text)
+        assert _engine.Program([]).pre_tokenize_str(text) == expected
+        assert _reference.Program([]).pre_tokenize_str(text) == expected
+
+
 def test_split_spans_mark_prefix_only_pieces():
     prog = _engine.Program([{"kind": "bytelevel"}])
     stock = pt.ByteLevel().pre_tokenize_str("\thello")

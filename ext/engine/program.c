@@ -289,9 +289,14 @@ int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, 
     size_t n = 0;
     *pieces = NULL;
     *n_pieces = 0;
-    if (len == 0) return 0; /* every stock pre-tokenizer returns [] for "" */
     if (len > UINT32_MAX - 2) return -1;
-    if (GROW(sc->tags, sc->tags_cap, len) || GROW(sc->cur, sc->cur_cap, 1)) return -1;
+    if (GROW(sc->tags, sc->tags_cap, len ? len : 1) || GROW(sc->cur, sc->cur_cap, 1)) return -1;
+    if (len == 0) { /* every pre-tokenizer drops the empty split; only the empty Sequence keeps it */
+        sc->cur[0] = (tt_piece){0, 0, 0};
+        *pieces = sc->cur;
+        *n_pieces = prog->n_steps == 0 && !prog->has_final;
+        return 0;
+    }
     tt_classify(TT_ALPHABET_ATOMS, text, len, sc->tags, NULL);
     if (prog->needs_scripts) {
         if (GROW(sc->stags, sc->stags_cap, len)) return -1;
@@ -318,7 +323,7 @@ void tt_char_offsets(const uint8_t *text, size_t len, const tt_piece *pieces, si
     for (size_t i = 0; i < n; i++) {
         for (; byte < pieces[i].start; byte++) chars += (text[byte] & 0xC0) != 0x80;
         int64_t start = chars;
-        if (pieces[i].start == pieces[i].end) { /* prefix-only: aligned to the next char */
+        if (pieces[i].start == pieces[i].end && (pieces[i].flags & TT_PIECE_PREFIX)) { /* aligned to the next char */
             out[2 * i] = start;
             out[2 * i + 1] = start + 1;
             continue;

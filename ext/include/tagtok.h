@@ -111,7 +111,7 @@ int tt_program_run(const tt_program *program, tt_scratch *scratch, const uint8_t
                    const tt_piece **pieces, size_t *n_pieces);
 
 /* Char offsets (start, end) of each piece, 2 int64 per piece, in one pass over the text (pieces in
- * program order). A prefix-only piece (start == end) gets the span of the char at `start`, as stock
+ * program order). A prefix-only piece (start == end, TT_PIECE_PREFIX) gets the span of the char at `start`, as stock
  * aligns an inserted char to the char it precedes. */
 void tt_char_offsets(const uint8_t *text, size_t len, const tt_piece *pieces, size_t n, int64_t *out);
 
