@@ -78,16 +78,15 @@ def main():
         reloaded = AutoProcessor.from_pretrained(directory)
         print("AutoProcessor reloads:", type(reloaded).__name__, reloaded.patch_size)
 
-    batch = [f"USER: <image>\nPicture {i}: what do you see in this image, in detail? ASSISTANT:" for i in range(16)]
-    sizes = [(48, 64)] * len(batch)
-    expanded = processor(text=batch, image_sizes=sizes)["input_ids"]
-    texts = [tokenizer.decode(ids, skip_special_tokens=False) for ids in expanded]
-    report_speed("processor call, 16 prompts + images",
-                 lambda: stock(text=batch, images=[photo(64, 48, i) for i in range(16)], padding=True),
-                 lambda: processor(text=batch, images=[photo(64, 48, i) for i in range(16)], padding=True))
-    report_speed("tokenizer on the expanded prompts", lambda: tokenizer(texts, padding=True),
-                 lambda: processor.tokenizer(texts, padding=True))
-
+    question = "Look closely at every object, person and colour in this picture and describe it. " * 8
+    batch = [f"USER: <image>\n{i}: {question} ASSISTANT:" for i in range(32)]
+    batch_images = [photo(64, 48, i) for i in range(32)]
+    report_speed("processor(text, images), 32 long prompts",
+                 lambda: stock(text=batch, images=batch_images, padding=True),
+                 lambda: processor(text=batch, images=batch_images, padding=True))
+    report_speed("same prompts, hf_tagtok from image_sizes (no pixels) vs stock with pixels",
+                 lambda: stock(text=batch, images=batch_images, padding=True),
+                 lambda: processor(text=batch, image_sizes=[(48, 64)] * len(batch), padding=True))
 
 def report_speed(label, stock_run, our_run, repeats=3):
     """Stock and hf_tagtok side by side in one run; best of `repeats`."""
