@@ -159,6 +159,16 @@ def test_llava_named_counts(tokenizer):
     assert ours._get_num_multimodal_tokens(image_sizes=[(480, 640), (333, 1000)]).num_image_tokens == [768, 1728]
 
 
+@pytest.mark.parametrize("name", ["short-edge-no-crop", "pad-to-square"])
+def test_llava_hook_equals_real_call_on_random_sizes(tokenizer, name):
+    stock, ours = llava_pair(tokenizer, name)
+    rng = np.random.default_rng(7)
+    sizes = [(int(h), int(w)) for h, w in rng.integers(9, 700, size=(12, 2)) if max(h, w) <= 3 * min(h, w)]
+    real = stock(text=["<image>"] * len(sizes), images=[noise(w, h) for h, w in sizes])["input_ids"]
+    assert ours._get_num_multimodal_tokens(image_sizes=sizes).num_image_tokens == image_counts(
+        real, stock.image_token_id)
+
+
 def test_llava_per_call_crop_size_is_honoured_by_call_and_hook(tokenizer, images):
     stock, ours = llava_pair(tokenizer, "llava-1.5")
     crop = {"height": 224, "width": 224}
@@ -213,6 +223,16 @@ def test_qwen_named_cases(tokenizer):
     real = stock(text=["<|image_pad|>"], images=[noise(1000, 800)], size=size)["input_ids"]
     ours_hook = ours._get_num_multimodal_tokens(image_sizes=[(800, 1000)], size=size).num_image_tokens
     assert ours_hook == image_counts(real, stock.image_token_id)
+
+
+def test_qwen_hook_equals_stock_image_processor_on_random_sizes(tokenizer):
+    image_processor = qwen_ip.Qwen2VLImageProcessorPil(min_pixels=3136, max_pixels=12845056)
+    ours = MultimodalProcessor(image_processor, tokenizer, style="qwen2_vl")
+    rng = np.random.default_rng(3)
+    sizes = [(int(h), int(w)) for h, w in rng.integers(1, 5000, size=(2000, 2)) if max(h, w) <= 200 * min(h, w)]
+    got = ours._get_num_multimodal_tokens(image_sizes=sizes)
+    assert got.num_image_patches == [image_processor.get_number_of_image_patches(h, w) for h, w in sizes]
+    assert got.num_image_tokens == [patches // 4 for patches in got.num_image_patches]
 
 
 def test_smart_resize_equals_stock_on_sweep():
@@ -319,6 +339,20 @@ def test_count_mismatch_uses_stock_wording(tokenizer, images):
         for text, given in [([f"{token}{token}"], images[:1]), ([f"a {token}"], None), (["a"], images[:1])]:
             expected = error_text(lambda: stock(text=text, images=given))
             assert error_text(lambda: ours(text=text, images=given)) == expected
+
+
+def test_chat_template_mismatch_and_batches_match_stock(tokenizer, images):
+    stock, ours = llava_pair(tokenizer, "llava-1.5")
+    literal = [{"role": "user", "content": [{"type": "text", "text": "what is <image> here"},
+                                            {"type": "image", "image": images[0]}]}]
+    expected = error_text(lambda: stock.apply_chat_template(literal, tokenize=True, return_dict=True))
+    assert error_text(lambda: ours.apply_chat_template(literal, tokenize=True, return_dict=True)) == expected
+    batch = [[{"role": "user", "content": [{"type": "image", "image": images[0]},
+                                           {"type": "text", "text": "describe this"}]}],
+             [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]]
+    options = dict(tokenize=True, return_dict=True, processor_kwargs={"padding": True})
+    assert ours.apply_chat_template(batch, **options)["input_ids"] == stock.apply_chat_template(batch, **options)[
+        "input_ids"]
 
 
 def test_nested_images_are_validated_per_row(tokenizer, images):

@@ -273,8 +273,15 @@ class MultimodalProcessor(ProcessorMixin):
             if any(counts):
                 raise ValueError(f"Found {sum(counts)} {token} tokens in the text but no {plural} were passed.")
             return None
+        total = len(self._flat(modality, given, sizes is not None))
+        if sum(counts) != total:
+            raise ValueError(
+                f"The total number of {token} tokens in the prompts should be the same as the number of "
+                f"{plural} passed. Found total {sum(counts)} {token} tokens and {total} {plural}."
+            )
         per_row = self._per_row(modality, given, sizes is not None)
         if per_row is not None:
+            # Stock stops at the totals above and would silently hand an item to the wrong sample.
             if len(per_row) != len(texts):
                 raise ValueError(f"{plural} are nested for {len(per_row)} samples but there are {len(texts)} texts")
             for row, (count, row_items) in enumerate(zip(counts, per_row)):
@@ -283,12 +290,6 @@ class MultimodalProcessor(ProcessorMixin):
                         f"Row {row}: found {count} {token} tokens in the text but {len(row_items)} {plural} "
                         "were passed for it."
                     )
-        total = len(self._flat(modality, given, sizes is not None))
-        if sum(counts) != total:
-            raise ValueError(
-                f"The total number of {token} tokens in the prompts should be the same as the number of "
-                f"{plural} passed. Found total {sum(counts)} {token} tokens and {total} {plural}."
-            )
         return counts
 
     def _per_row(self, modality, given, are_sizes):
