@@ -22,7 +22,7 @@ from tokenizers import pre_tokenizers as _hf
 __all__ = [
     "PreTokenizer", "Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Punctuation", "Digits",
     "Metaspace", "CharDelimiterSplit", "Split", "ByteLevel", "UnicodeScripts", "FixedLength", "Sequence",
-    "from_hf", "UnsupportedPattern", "UnsupportedPreTokenizer", "RECOGNISED_PATTERNS",
+    "from_hf", "engine_steps", "UnsupportedPattern", "UnsupportedPreTokenizer", "RECOGNISED_PATTERNS",
 ]
 
 BEHAVIORS = ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")
@@ -100,7 +100,7 @@ class _Stage:
     def __init__(self, steps):
         engine = _engine()
         self.program = engine.Program(steps)
-        final = steps[-1]
+        final = steps[-1] if steps else {"kind": None}
         self.prefix = {"metaspace": final.get("replacement"), "bytelevel": " "}.get(final["kind"])
         # Metaspace "first" looks at the split's offset in the ORIGINAL string, which a NormalizedString
         # handed to pre_tokenize does not carry: run a "never" twin on splits that do not start at 0.
@@ -597,7 +597,20 @@ def _from_json(config, allow_slow_regex=False):
     kind = config.get("type")
     if kind not in _CLASSES:
         raise UnsupportedPreTokenizer(f"pre-tokenizer type {kind!r} has no hf_tagtok twin (supported: {', '.join(_CLASSES)})")
-    return _CLASSES[kind]._from_json(config, allow_slow_regex)
+    try:
+        return _CLASSES[kind]._from_json(config, allow_slow_regex)
+    except KeyError as missing:
+        raise UnsupportedPreTokenizer(f"{kind} config is missing field {missing}") from None
 
 
 from_hf = PreTokenizer.from_hf
+
+
+def engine_steps(config):
+    """The engine program steps of a pre-tokenizer JSON dict (None: no pre-tokenizer, no steps).
+
+    For the native pipeline, which builds its own programs: raises UnsupportedPattern /
+    UnsupportedPreTokenizer (ValueErrors naming the part) where no native steps exist."""
+    if config is None:
+        return []
+    return _from_json(config)._steps()
