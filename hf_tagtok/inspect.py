@@ -13,7 +13,7 @@ from pathlib import Path
 import tokenizers
 
 from hf_tagtok.identity import identity
-from hf_tagtok.models import CHAR_TO_BYTE
+from hf_tagtok.training import bytelevel_bytes
 
 _DIGITS = b"0123456789"
 
@@ -49,13 +49,10 @@ def _is_byte_level(config):
     return has(config.get("pre_tokenizer")) or has(config.get("decoder"))
 
 
-_BYTE_OF_CHAR = str.maketrans({c: chr(b) for c, b in CHAR_TO_BYTE.items()})
-
-
 def _piece_bytes(name, byte_level):
     if byte_level:
         try:
-            return name.translate(_BYTE_OF_CHAR).encode("latin-1")
+            return bytelevel_bytes(name)
         except UnicodeEncodeError:  # not a byte-level piece (e.g. an added token)
             pass
     return name.encode("utf-8")

@@ -30,6 +30,7 @@ SEED_SPECIAL_TOKENS = ("<|start|>", "<|end|>", "<|unk|>")
 MIN_VOCAB_SIZE, MAX_VOCAB_SIZE = 259, 65_536
 LAYOUTS = ("plain", "seed")
 _BATCH_UNITS = 4096
+_BATCH_CHARS = 1 << 20
 _MERGES_PER_PROGRESS_TICK = 256
 
 
@@ -77,39 +78,74 @@ def save(tokenizer: tokenizers.Tokenizer, out_dir) -> Path:
 
 # ---------------------------------------------------------------------- pre-token counting
 
-def count_pretokens(batches, pre_tokenizer, special_tokens=(), threads=None, progress=False) -> dict:
-    """{pre-token bytes: occurrences} over batches of text units, special tokens cut out first."""
+def count_pretokens(batches, pre_tokenizer, special_tokens=(), threads=None, progress=False, use_engine=None):
+    """Occurrences of every pre-token (as bytes) over batches of text units, special tokens cut out
+    first; a `_train.PieceCounts` (`.to_dict()` for inspection). The engine twin of the pre-tokenizer
+    does the splitting when it has one whose pieces are plain slices of the text (use_engine=None:
+    whenever possible); stock's pre_tokenize_str otherwise. Both give the same counts."""
+    from hf_tagtok._train import PieceCounts
+
     cut = _special_token_cutter(special_tokens)
-    workers = max(1, threads or os.cpu_count() or 1)
-    totals = collections.Counter()
+    split = _engine_splitter(pre_tokenizer) if use_engine is not False else None
+    if use_engine and split is None:
+        raise ValueError(f"no engine twin with slice pieces for {pre_tokenizer}")
+
+    def count(batch):
+        parts = [part for unit in batch for part in cut(unit)]
+        counts = PieceCounts()
+        if split is not None:
+            counts.add_offsets(parts, *split(parts))
+        else:
+            run = pre_tokenizer.pre_tokenize_str
+            counts.add(bytelevel_bytes(piece) for part in parts for piece, _ in run(part))
+        return counts, len(batch)
+
+    totals = PieceCounts()
     bar = _progress_bar(progress, "counting pre-tokens", unit="units")
+    workers = max(1, threads or os.cpu_count() or 1)
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         pending = collections.deque()
         for batch in batches:
-            pending.append(pool.submit(_count_batch, batch, pre_tokenizer, cut))
-            if len(pending) > 2 * workers:
+            pending.append(pool.submit(count, batch))
+            while len(pending) > 2 * workers or (pending and pending[0].done()):
                 _absorb(totals, pending.popleft().result(), bar)
         while pending:
             _absorb(totals, pending.popleft().result(), bar)
     if bar is not None:
         bar.close()
-    return {bytes(CHAR_TO_BYTE[c] for c in piece): n for piece, n in totals.items()}
-
-
-def _count_batch(batch, pre_tokenizer, cut):
-    counts = collections.Counter()
-    run = pre_tokenizer.pre_tokenize_str
-    for unit in batch:
-        for part in cut(unit):
-            counts.update(piece for piece, _ in run(part))
-    return counts, len(batch)
+    return totals
 
 
 def _absorb(totals, result, bar):
     counts, n_units = result
-    totals.update(counts)
+    totals.merge(counts)
     if bar is not None:
         bar.update(n_units)
+
+
+def _engine_splitter(pre_tokenizer):
+    """The engine twin's batch splitter when its pieces are slices of the input (no Metaspace
+    rewriting, no ByteLevel prefix space); None when there is no such twin."""
+    try:
+        from hf_tagtok import pre_tokenizers as twins
+
+        config = json.loads(pre_tokenizer.__getstate__())
+        steps = twins.engine_steps(config)
+        if any(s["kind"] == "metaspace" or (s["kind"] == "bytelevel" and s.get("add_prefix_space")) for s in steps):
+            return None
+        twin = twins.PreTokenizer.from_hf(config)
+        twin.pre_tokenize_offsets(["probe"])  # builds the native program (ImportError/ValueError if none)
+    except (ImportError, ValueError, TypeError):
+        return None
+    return twin.pre_tokenize_offsets
+
+
+_BYTE_OF_CHAR = str.maketrans({char: chr(byte) for char, byte in CHAR_TO_BYTE.items()})
+
+
+def bytelevel_bytes(piece: str) -> bytes:
+    """The bytes a ByteLevel-rendered piece stands for (UnicodeEncodeError if it is not one)."""
+    return piece.translate(_BYTE_OF_CHAR).encode("latin-1")
 
 
 def _special_token_cutter(special_tokens):
@@ -145,13 +181,7 @@ def _text_batches(source):
 def _file_batches(paths):
     for path in paths:
         with open(path, encoding="utf-8", newline="") as f:  # keep "\r\n" like stock's line reader
-            batch = []
-            for line in f:
-                batch.append(line)
-                if len(batch) >= _BATCH_UNITS:
-                    yield batch
-                    batch = []
-            if batch:
+            while batch := f.readlines(_BATCH_CHARS):
                 yield batch
 
 
@@ -160,8 +190,7 @@ def _file_batches(paths):
 def _learn_merges(counts, vocab_size, n_specials, min_pair_freq, progress):
     from hf_tagtok._train import MergeLoop
 
-    words = sorted(counts)  # a fixed order keeps even the C memory layout input-determined
-    loop = MergeLoop(words, [counts[w] for w in words], n_specials)
+    loop = MergeLoop(*counts.arrays(), n_specials)
     bar = _progress_bar(progress, "merging", total=vocab_size - n_specials - 256, unit="merges")
     while True:
         done = loop.run(vocab_size, min_pair_freq, _MERGES_PER_PROGRESS_TICK)

@@ -8,7 +8,7 @@ import tokenizers
 from tokenizers import pre_tokenizers
 
 from hf_tagtok import training
-from hf_tagtok._train import MergeLoop
+from hf_tagtok._train import MergeLoop, words_to_arrays
 from hf_tagtok.sample_text import ascii_texts, multiscript_texts
 
 pytest.importorskip("blake3")
@@ -100,7 +100,7 @@ def test_merge_loop_matches_slow_recount(seed):
     base = rng.choice([0, 3, 7])
     vocab_size = base + 256 + rng.randint(0, 60)
     min_freq = rng.choice([1, 1, 2, 4])
-    loop = MergeLoop(words, counts, base)
+    loop = MergeLoop(*words_to_arrays(words, counts), base)
     while loop.run(vocab_size, min_freq, rng.randint(1, 9)):
         pass
     expected, tokens = slow_merges(words, counts, base, vocab_size, min_freq)
@@ -109,9 +109,9 @@ def test_merge_loop_matches_slow_recount(seed):
 
 
 def test_merge_loop_empty_and_single_byte_words():
-    loop = MergeLoop([], [], 0)
+    loop = MergeLoop(*words_to_arrays([], []), 0)
     assert loop.run(300, 1, 100) == 0 and loop.merges() == []
-    loop = MergeLoop([b"a", b"b"], [5, 5], 3)
+    loop = MergeLoop(*words_to_arrays([b"a", b"b"], [5, 5]), 3)
     assert loop.run(300, 1, 100) == 0 and loop.vocab_size == 259
 
 
@@ -132,6 +132,16 @@ def test_train_bpe_matches_slow_recount_with_specials():
     got = [(to_bytes(a), to_bytes(b)) for a, b in model["merges"]]
     assert got == [(token_bytes[l], token_bytes[r]) for l, r, _ in expected]
     assert len(model["vocab"]) == 380
+
+
+def test_engine_counts_equal_stock_counts():
+    pytest.importorskip("hf_tagtok._engine")
+    pre = training._with_byte_level(training.default_pre_tokenizer())
+    units = CORPUS + ["", " ", "\r\n\r\n", "x  \t\n", "I'M can't 123456 ½ ٣٤ 🇫🇷👍🏽", "<|start|>a<|end|>"]
+    specials = training.SEED_SPECIAL_TOKENS
+    engine = training.count_pretokens([units], pre, specials, threads=2, use_engine=True).to_dict()
+    assert engine == training.count_pretokens([units], pre, specials, use_engine=False).to_dict()
+    assert engine == dict(stock_pretoken_counts(units, specials))
 
 
 def test_seed_layout_ids():
@@ -250,3 +260,16 @@ def test_cli_train_writes_a_loadable_tokenizer(tmp_path, capsys):
     digest = blake3((tmp_path / "tok" / "tokenizer.json").read_bytes()).hexdigest()
     assert digest in out
     assert tokenizers.Tokenizer.from_file(str(tmp_path / "tok" / "tokenizer.json")).get_vocab_size() == 400
+
+
+def test_example_walkthrough_runs(tmp_path, capsys):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "examples" / "train_prepare_load.py"
+    spec = importlib.util.spec_from_file_location("train_prepare_load", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    example.main(tmp_path)
+    out = capsys.readouterr().out
+    assert "byte tokens   256/256, ids 3-258, in byte order" in out and "refused:" in out
