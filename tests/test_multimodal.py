@@ -559,6 +559,26 @@ def test_apply_chat_template_with_images_matches_stock(tokenizer, images):
         assert ours.apply_chat_template(conversation) == stock.apply_chat_template(conversation)
 
 
+def test_pickle_copy_and_datasets_map(tokenizer):
+    import copy
+    import pickle
+
+    datasets = pytest.importorskip("datasets")
+    _, ours = qwen_pair(tokenizer)
+    call = dict(text=["<|image_pad|> hello", "hello <|image_pad|>"], image_sizes=[(70, 70), (480, 640)])
+    expected = ours(**call)
+    for clone in (pickle.loads(pickle.dumps(ours)), copy.deepcopy(ours)):
+        assert clone(**call)["input_ids"] == expected["input_ids"]
+    from datasets.fingerprint import Hasher
+
+    assert Hasher.hash(ours) == Hasher.hash(ours)
+    rows = datasets.Dataset.from_dict({"text": call["text"]})
+    mapped = rows.map(lambda batch: dict(ours(text=batch["text"], image_sizes=call["image_sizes"])),
+                      batched=True, remove_columns=["text"])
+    assert mapped["input_ids"] == expected["input_ids"]
+    assert mapped["image_grid_thw"] == expected["image_grid_thw"].tolist()
+
+
 def test_return_tensors_np_and_pt(tokenizer, images):
     stock, ours = qwen_pair(tokenizer)
     texts = ["<|image_pad|> hello", "<|image_pad|>"]
