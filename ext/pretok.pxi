@@ -123,9 +123,12 @@ cdef const uint8_t *_utf8(object text, Py_ssize_t *size) except NULL:
 cdef class Program:
     """An immutable pre-tokenizer program: splitting steps then at most one final transform.
 
-    Thread-safe (each call uses its own scratch memory) and picklable (by its steps).
+    Thread-safe and picklable (by its steps). Working memory: one cached scratch for the common
+    single-threaded case (claimed under the GIL), a fresh one for any concurrent call.
     """
     cdef tt.tt_program *_prog
+    cdef tt.tt_scratch *_cached
+    cdef bint _cached_busy
     cdef tuple _steps
     cdef readonly str render
     cdef str _prefix  # the rendered prefix char (Metaspace replacement or ByteLevel space)
@@ -159,6 +162,26 @@ cdef class Program:
 
     def __dealloc__(self):
         tt.tt_program_free(self._prog)
+        tt.tt_scratch_free(self._cached)
+
+    cdef tt.tt_scratch *_claim_scratch(self) except NULL:
+        cdef tt.tt_scratch *scratch
+        if not self._cached_busy:
+            if self._cached == NULL:
+                self._cached = tt.tt_scratch_new()
+            if self._cached != NULL:
+                self._cached_busy = True
+                return self._cached
+        scratch = tt.tt_scratch_new()
+        if scratch == NULL:
+            raise MemoryError()
+        return scratch
+
+    cdef void _release_scratch(self, tt.tt_scratch *scratch) noexcept:
+        if scratch == self._cached:
+            self._cached_busy = False
+        else:
+            tt.tt_scratch_free(scratch)
 
     @property
     def steps(self):
@@ -174,13 +197,11 @@ cdef class Program:
         # One text through the program: pieces as (char_start, char_end, flags, byte_start, byte_end).
         cdef Py_ssize_t size
         cdef const uint8_t *data = _utf8(text, &size)
-        cdef tt.tt_scratch *scratch = tt.tt_scratch_new()
+        cdef tt.tt_scratch *scratch = self._claim_scratch()
         cdef const tt.tt_piece *pieces
         cdef size_t n = 0, i
         cdef int rc
         cdef int64_t *offsets = NULL
-        if scratch == NULL:
-            raise MemoryError()
         try:
             with nogil:
                 rc = tt.tt_program_run(self._prog, scratch, data, size, &pieces, &n)
@@ -196,24 +217,28 @@ cdef class Program:
             return self._render_pieces(text, data, pieces, offsets, n)
         finally:
             free(offsets)
-            tt.tt_scratch_free(scratch)
+            self._release_scratch(scratch)
 
     cdef list _render_pieces(self, str text, const uint8_t *data, const tt.tt_piece *pieces,
                              const int64_t *offsets, size_t n):
         cdef size_t i
-        out = []
-        prefix = self._prefix
+        cdef Py_ssize_t start, end
+        cdef str prefix = self._prefix
+        cdef list out = [None] * n
+        if self.render == "none":
+            for i in range(n):
+                start, end = offsets[2 * i], offsets[2 * i + 1]
+                out[i] = (text[start:end], (start, end))
+            return out
         for i in range(n):
-            span = (offsets[2 * i], offsets[2 * i + 1])
+            start, end = offsets[2 * i], offsets[2 * i + 1]
             head = prefix if pieces[i].flags & tt.TT_PIECE_PREFIX else ""
             if self.render == "bytelevel":
-                raw = PyUnicode_DecodeLatin1(<const char *>data + pieces[i].start,
-                                             pieces[i].end - pieces[i].start, NULL)
-                out.append((head + raw.translate(_BYTELEVEL_TRANSLATION), span))
-            elif self.render == "metaspace":
-                out.append((head + text[span[0]:span[1]].replace(" ", prefix), span))
+                body = PyUnicode_DecodeLatin1(<const char *>data + pieces[i].start,
+                                              pieces[i].end - pieces[i].start, NULL).translate(_BYTELEVEL_TRANSLATION)
             else:
-                out.append((text[span[0]:span[1]], span))
+                body = text[start:end].replace(" ", prefix)
+            out[i] = (head + body, (start, end))
         return out
 
     def pre_tokenize_str(self, text):

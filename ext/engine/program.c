@@ -63,9 +63,12 @@ static int fail(char *err, size_t err_len, const char *msg) {
 static int is_transform(tt_step_kind kind) { return kind == TT_STEP_METASPACE || kind == TT_STEP_BYTELEVEL; }
 
 static int check_step(const tt_step *s, char *err, size_t err_len) {
-    if (s->kind > TT_STEP_FIXED_LENGTH) return fail(err, err_len, "unknown step kind");
-    if (s->behavior > TT_BEHAVIOR_CONTIGUOUS) return fail(err, err_len, "unknown split behavior");
-    if (s->kind == TT_STEP_SPLIT_REGEX && s->regex > TT_REGEX_O200K) return fail(err, err_len, "unknown regex kind");
+    if ((unsigned)s->kind > TT_STEP_FIXED_LENGTH) return fail(err, err_len, "unknown step kind");
+    if ((unsigned)s->behavior > TT_BEHAVIOR_CONTIGUOUS) return fail(err, err_len, "unknown split behavior");
+    if (s->kind == TT_STEP_SPLIT_REGEX && (unsigned)s->regex > TT_REGEX_O200K)
+        return fail(err, err_len, "unknown regex kind");
+    if (s->kind == TT_STEP_METASPACE && (unsigned)s->prepend > TT_PREPEND_NEVER)
+        return fail(err, err_len, "unknown prepend scheme");
     if (s->kind == TT_STEP_FIXED_LENGTH && s->length == 0) return fail(err, err_len, "chunk size must be non-zero");
     if ((s->kind == TT_STEP_SPLIT_CHAR || s->kind == TT_STEP_METASPACE) &&
         (s->cp > 0x10FFFF || (s->cp >= 0xD800 && s->cp < 0xE000)))
