@@ -527,6 +527,14 @@ def test_save_and_load_round_trip_every_setting(tokenizer, images, tmp_path, mon
         assert copy(**call)["input_ids"] == original(**call)["input_ids"]
 
 
+def test_loads_directories_saved_by_stock_processors(tokenizer, images, tmp_path):
+    for (stock, _), style in ((llava_pair(tokenizer, "llava-1.5"), "llava"), (qwen_pair(tokenizer), "qwen2_vl")):
+        stock.save_pretrained(tmp_path / style)
+        ours = MultimodalProcessor.from_pretrained(tmp_path / style, style=style)
+        text = [f"hello {stock.image_token}"]
+        assert ours(text=text, images=images[:1])["input_ids"] == stock(text=text, images=images[:1])["input_ids"]
+
+
 def test_import_is_cheap_and_auto_processor_registers_on_transformers_import(tokenizer, tmp_path):
     _, llava = llava_pair(tokenizer, "llava-1.5")
     llava.save_pretrained(tmp_path)
