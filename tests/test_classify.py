@@ -92,6 +92,15 @@ def test_every_scalar_value_between_ascii(alphabet):
     assert_all_impls_agree("a".join(ALL_SCALARS), alphabet)
 
 
+@pytest.mark.parametrize("alphabet", ALPHABETS)
+def test_every_scalar_value_among_unrelated_neighbours(alphabet):
+    # Sorted sweeps put runs of related code points in each block; shuffled, a block holds chars of
+    # many different prefixes, which drives the kernels' fallback paths (AVX2's gather).
+    chars = list(ALL_SCALARS)
+    random.Random(5).shuffle(chars)
+    assert_all_impls_agree("".join(chars), alphabet)
+
+
 def random_runs(rng, length_budget):
     """Alternating ASCII and multibyte runs of random lengths, crossing block boundaries at random."""
     planes = [(0x80, 0x800), (0x800, 0x10000), (0x3000, 0xA000), (0xAC00, 0xD7A4), (0x10000, 0x110000)]

@@ -4,15 +4,18 @@
  *   ASCII      nibble-shuffle of the 128-entry ASCII table (8 vpshufb, XOR-chained, see shuffle_lookup).
  *              An all-ASCII block stops here: the multibyte lanes are skipped entirely.
  *   cont       80-BF -> TT_TAG_CONT, char-start bit 0.
- *   lead       C0-FF -> byte_tag (4 vpshufb): a lead whose every char shares one tag is done here (the
- *              CJK ideograph and Hangul leads, for instance; derived at init, not assumed).
+ *   lead       C0-FF -> byte_tag (4 vpshufb): a lead whose every char shares one tag is done here (CJK
+ *              ideograph and Hangul leads, for instance; derived at init from the tables, not assumed).
  *   2-byte / 3-byte-other / 4-byte
- *              the remaining leads: decode 8 positions at once and gather from the two-level stage
- *              tables (one gather from the flat BMP table, two for planes 1-16).
- * Measured on this machine (conformance/bench_classify.py): the range-search form of the ASCII lane
- * needs 3 ops per threshold, which only beats the 22-op shuffle when the ASCII table has at most
- * RANGE_WINS_UP_TO thresholds (the scripts alphabet); above a few dozen thresholds (every non-ASCII
- * lane: thousands of runs) gathers win by far, so they use the stage tables.
+ *              the remaining leads, by code-point prefix (cp >> 6): all chars of the block sharing a
+ *              prefix take their tags from one 64-entry shuffle of the stage tables (prefix_lane); lanes
+ *              left after PREFIX_ROUNDS prefixes are decoded 8 at a time and gathered (gather_leads).
+ * Measured here (Xeon, AVX-512 capable, shared and noisy; 2026-11-30), GB/s:
+ *   ASCII lane on the atoms table (19 thresholds): shuffle 4-6, branchless range search 1.7-2.8; on the
+ *   scripts table (6 thresholds) they tie (range 3.8-6.9, shuffle 4.9-6.0), so AVX2 always shuffles
+ *   and the range kernel lives in the SSE2 kernel, which has no pshufb.
+ *   Non-ASCII chars: gathers alone 0.4-0.7 GB/s on Cyrillic/Devanagari/Latin-1/emoji text; with the
+ *   prefix lane 1.0-2.4. A range search over the thousands of runs above ASCII is not competitive.
  */
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -23,16 +26,14 @@
 #define AVX2 __attribute__((target("avx2")))
 #define BLOCK 32
 #define LOOKAHEAD 3 /* a lead at the last byte of a block reads 3 more bytes */
-#define RANGE_WINS_UP_TO 7
+#define PREFIX_ROUNDS 4 /* measured best of 0 (gather only), 2, 4, 8, 32 on single-script and mixed text */
 
 typedef struct {
     __m256i ascii[8];  /* XOR-chained 16-entry slices of the ASCII table */
     __m256i lead[4];   /* same for byte_tag[0xC0..0xFF] */
-    __m256i range_start[TT_ASCII_MAX_RUNS], range_delta[TT_ASCII_MAX_RUNS];
-    int use_range;
 } avx2_tables;
 
-static AVX2 void chain_slices(__m256i *out, const uint8_t *table, int slices) {
+static AVX2 inline void chain_slices(__m256i *out, const uint8_t *table, int slices) {
     __m128i prev = _mm_setzero_si128();
     for (int k = 0; k < slices; k++) {
         __m128i slice = _mm_loadu_si128((const __m128i *)(table + 16 * k));
@@ -44,11 +45,6 @@ static AVX2 void chain_slices(__m256i *out, const uint8_t *table, int slices) {
 static AVX2 void prepare(const tt_classifier *c, avx2_tables *t) {
     chain_slices(t->ascii, c->ascii, 8);
     chain_slices(t->lead, c->byte_tag + 0xC0, 4);
-    t->use_range = c->ascii_runs <= RANGE_WINS_UP_TO;
-    for (int i = 0; i < c->ascii_runs; i++) {
-        t->range_start[i] = _mm256_set1_epi8((char)(c->ascii_start[i] - 1));
-        t->range_delta[i] = _mm256_set1_epi8((char)c->ascii_delta[i]);
-    }
 }
 
 /* table[x] for x < 16 * slices. Slice k is read with index x - 16k: vpshufb zeroes it once that index
@@ -62,18 +58,6 @@ static AVX2 inline __m256i shuffle_lookup(const __m256i *slices, int count, __m2
         r = _mm256_xor_si256(r, _mm256_shuffle_epi8(slices[k], x));
     }
     return r;
-}
-
-/* Branchless range search: base + sum of delta_i over the thresholds x has cleared. */
-static AVX2 inline __m256i range_lookup(const tt_classifier *c, const avx2_tables *t, __m256i x) {
-    __m256i r = _mm256_set1_epi8((char)c->ascii_base);
-    for (int i = 0; i < c->ascii_runs; i++)
-        r = _mm256_add_epi8(r, _mm256_and_si256(_mm256_cmpgt_epi8(x, t->range_start[i]), t->range_delta[i]));
-    return r;
-}
-
-static AVX2 inline __m256i ascii_lane(const tt_classifier *c, const avx2_tables *t, __m256i x) {
-    return t->use_range ? range_lookup(c, t, x) : shuffle_lookup(t->ascii, 8, x);
 }
 
 static AVX2 inline __m256i widen8(const uint8_t *p) {
@@ -127,20 +111,56 @@ static AVX2 void gather_leads(const tt_classifier *c, const uint8_t *p, uint32_t
     }
 }
 
+/* The 64 tags of the chars sharing the code-point prefix (cp >> 6) of the char whose lead is at q: a
+ * contiguous slice of the flat BMP table, or of one stage2 block above the BMP. */
+static inline const uint8_t *prefix_table(const tt_classifier *c, const uint8_t *q) {
+    uint32_t cp = tt_decode_lead(q);
+    if (cp < 0x10000) return c->bmp + (cp & ~0x3Fu);
+    return c->stage2 + c->block_offset[cp >> 8] + (cp & 0xC0u);
+}
+
+/* Resolve TT_TAG_LOOKUP lanes one code-point prefix at a time: every lane whose char shares the prefix
+ * (same lead, and same middle bytes for 3/4-byte chars) takes its tag from a 64-entry shuffle keyed by
+ * the char's last byte. Text in one script needs one or two prefixes per block; after
+ * PREFIX_ROUNDS the remaining lanes go to the gather. */
+static AVX2 inline __m256i prefix_lane(const tt_classifier *c, const uint8_t *p, __m256i x0, __m256i tags,
+                                       uint32_t *need) {
+    __m256i x1 = _mm256_loadu_si256((const __m256i *)(p + 1));
+    __m256i x2 = _mm256_loadu_si256((const __m256i *)(p + 2));
+    __m256i x3 = _mm256_loadu_si256((const __m256i *)(p + 3));
+    /* signed compares; only lead lanes are ever selected below */
+    __m256i three = _mm256_cmpgt_epi8(x0, _mm256_set1_epi8((char)0xDF));
+    __m256i four = _mm256_cmpgt_epi8(x0, _mm256_set1_epi8((char)0xEF));
+    __m256i last = _mm256_blendv_epi8(_mm256_blendv_epi8(x1, x2, three), x3, four);
+    last = _mm256_and_si256(last, _mm256_set1_epi8(0x3F));
+    for (int round = 0; *need && round < PREFIX_ROUNDS; round++) {
+        const uint8_t *q = p + __builtin_ctz(*need);
+        __m256i match = _mm256_cmpeq_epi8(x0, _mm256_set1_epi8((char)q[0]));
+        if (q[0] >= 0xE0) match = _mm256_and_si256(match, _mm256_cmpeq_epi8(x1, _mm256_set1_epi8((char)q[1])));
+        if (q[0] >= 0xF0) match = _mm256_and_si256(match, _mm256_cmpeq_epi8(x2, _mm256_set1_epi8((char)q[2])));
+        __m256i slices[4];
+        chain_slices(slices, prefix_table(c, q), 4);
+        tags = _mm256_blendv_epi8(tags, shuffle_lookup(slices, 4, last), match);
+        *need &= ~(uint32_t)_mm256_movemask_epi8(match);
+    }
+    return tags;
+}
+
 /* One block at p (p[0 .. BLOCK + LOOKAHEAD) readable); returns its char-start bits. */
 static AVX2 inline uint32_t classify_block(const tt_classifier *c, const avx2_tables *t, const uint8_t *p,
                                            uint8_t *out) {
     __m256i x = _mm256_loadu_si256((const __m256i *)p);
     if (!_mm256_movemask_epi8(x)) {
-        _mm256_storeu_si256((__m256i *)out, ascii_lane(c, t, x));
+        _mm256_storeu_si256((__m256i *)out, shuffle_lookup(t->ascii, 8, x));
         return 0xFFFFFFFFu;
     }
     __m256i is_cont = _mm256_cmpgt_epi8(_mm256_set1_epi8((char)0xC0), x); /* signed: 80-BF only */
     __m256i is_lead = _mm256_andnot_si256(is_cont, _mm256_cmpgt_epi8(_mm256_setzero_si256(), x));
     __m256i lead = shuffle_lookup(t->lead, 4, _mm256_sub_epi8(x, _mm256_set1_epi8((char)0xC0)));
-    __m256i tags = _mm256_or_si256(_mm256_blendv_epi8(ascii_lane(c, t, x), lead, is_lead), is_cont);
-    _mm256_storeu_si256((__m256i *)out, tags);
+    __m256i tags = _mm256_or_si256(_mm256_blendv_epi8(shuffle_lookup(t->ascii, 8, x), lead, is_lead), is_cont);
     uint32_t need = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(tags, _mm256_set1_epi8((char)TT_TAG_LOOKUP)));
+    if (need) tags = prefix_lane(c, p, x, tags, &need);
+    _mm256_storeu_si256((__m256i *)out, tags);
     if (need) gather_leads(c, p, need, out);
     return ~(uint32_t)_mm256_movemask_epi8(is_cont);
 }

@@ -1,0 +1,61 @@
+"""Classify-pass throughput per implementation, next to a plain copy of the same bytes, in one run.
+
+    python -m conformance.bench_classify [--mib 4] [--repeats 7]
+
+Prints GB/s (input bytes per second, best of `repeats`) for every implementation available here on the
+ASCII corpus and on the multi-script corpus, for both alphabets, and each one's ratio to the copy.
+"""
+import argparse
+import time
+
+import numpy as np
+
+from hf_tagtok import _engine
+from hf_tagtok.sample_text import ascii_texts, multiscript_texts
+
+
+def corpus_bytes(texts, size):
+    """The corpus repeated up to about `size` bytes, cut at a char boundary."""
+    one = "\n".join(texts).encode("utf-8")
+    data = one * (size // len(one) + 1)
+    cut = size
+    while data[cut] & 0xC0 == 0x80:
+        cut += 1
+    return data[:cut]
+
+
+def copy_seconds(data, repeats):
+    src = np.frombuffer(data, dtype=np.uint8)
+    dst = np.empty_like(src)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        np.copyto(dst, src)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mib", type=float, default=4, help="corpus size per run (MiB)")
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args(argv)
+    size = int(args.mib * 2**20)
+    impls = [name for name in _engine.impl_names() if _engine.impl_available(name)]
+    print(f"classify throughput, GB/s (best of {args.repeats}, {args.mib:g} MiB each; "
+          f"default impl here: {_engine.impl_active()})")
+    print(f"{'corpus':<12} {'alphabet':<9} {'impl':<7} {'GB/s':>8} {'x copy':>8} {'x scalar':>9}")
+    for corpus, texts in (("ascii", ascii_texts()), ("multiscript", multiscript_texts())):
+        data = corpus_bytes(texts, size)
+        copy = copy_seconds(data, args.repeats)
+        print(f"{corpus:<12} {'-':<9} {'copy':<7} {len(data) / copy / 1e9:8.2f} {1:8.2f} {'':>9}")
+        for alphabet in ("atoms", "scripts"):
+            scalar = _engine._time_classify(data, alphabet, "scalar", args.repeats)
+            for impl in impls:
+                seconds = scalar if impl == "scalar" else _engine._time_classify(data, alphabet, impl, args.repeats)
+                print(f"{corpus:<12} {alphabet:<9} {impl:<7} {len(data) / seconds / 1e9:8.2f} "
+                      f"{copy / seconds:8.2f} {scalar / seconds:9.2f}")
+
+
+if __name__ == "__main__":
+    main()
