@@ -9,6 +9,8 @@ Unicode database decides anything; `crosscheck.py` compares the probed sets with
 to report which Unicode version each predicate turned out to be.
 """
 import datetime
+import functools
+import json
 import os
 import platform
 import sys
@@ -184,21 +186,21 @@ def script_table(cps):
     return ids, uniquify(names), order.tolist().index(any_class)
 
 
-SCRIPT_PATTERNS = None
+@functools.lru_cache(maxsize=None)
+def script_patterns():
+    """(ISO 15924 code, compiled \\p{Script=...}) for every script the `regex` module knows."""
+    import regex._regex_core as core
+    codes = {}
+    for name, value in core.PROPERTIES["SCRIPT"][1].items():
+        if len(name) == 4:
+            codes.setdefault(value, []).append(name)
+    return [(min(c, key=lambda n: (n.startswith("Q"), n)).title(), regex.compile(rf"\p{{Script={min(c)}}}"))
+            for _, c in sorted(codes.items())]
 
 
 def script_name(ch):
     """Cosmetic: the ISO 15924 code the `regex` module gives a representative char (e.g. Latn)."""
-    global SCRIPT_PATTERNS
-    if SCRIPT_PATTERNS is None:
-        import regex._regex_core as core
-        codes = {}
-        for name, value in core.PROPERTIES["SCRIPT"][1].items():
-            if len(name) == 4:
-                codes.setdefault(value, []).append(name)
-        SCRIPT_PATTERNS = [(min(c, key=lambda n: (n.startswith("Q"), n)).title(),
-                            regex.compile(rf"\p{{Script={min(c)}}}")) for _, c in sorted(codes.items())]
-    found = [code for code, pattern in SCRIPT_PATTERNS if pattern.match(ch)]
+    found = [code for code, pattern in script_patterns() if pattern.match(ch)]
     return found[0] if found else f"U{ord(ch):04X}"
 
 
@@ -355,9 +357,10 @@ def provenance(summary):
         f"tokenizers {tokenizers.__version__}, regex {regex.__version__}, "
         f"Python {platform.python_version()}",
         "Every predicate was probed on all 1,112,064 scalar values through stock tokenizers;",
-        "counts (scalars matching), with the Unicode version each set equals (see tables/README.md):",
+        "counts (scalars matching), then the UCD set each equals exactly, as measured by",
+        "python tables/crosscheck.py (unicodedata2 UCD 8.0.0/9.0.0/15.1.0/16.0.0/17.0.0 + regex):",
     ]
-    versions = UNICODE_VERSIONS
+    versions = measured_versions()
     for name in PROP_ORDER:
         alias = summary["aliases"].get(name)
         note = f" (== {alias})" if alias else ""
@@ -365,7 +368,7 @@ def provenance(summary):
     lines += [
         f"atoms: {summary['atoms']} distinct property tuples (ids by first code point)",
         f"scripts: {summary['scripts']} UnicodeScripts classes after fixed_script, "
-        f"{summary['script_known']} scalars not Any  {versions['SCRIPTS']}",
+        f"{summary['script_known']} scalars not Any {versions.get('SCRIPTS', '')}",
         "ByteLevel: bytes " + " ".join(f"{b:02X}" for b in summary["unseen_bytes"])
         + " never occur in UTF-8; they take the unused ByteLevel.alphabet() chars in order",
         "case folds: " + ", ".join(f"U+{cp:04X}->{ch}" for cp, ch in summary["folds"]),
@@ -373,15 +376,15 @@ def provenance(summary):
     return "/*\n" + "\n".join(" * " + line for line in lines) + "\n */\n"
 
 
-# Unicode version of each predicate, as established by tables/crosscheck.py (documentation only).
-UNICODE_VERSIONS = {
-    "WS": "White_Space (fixed 25-char set)", "ONIG_S": "White_Space", "RS": "White_Space",
-    "RW": "Alphabetic|M|Nd|Pc|Join_Control, Unicode 16.0",
-    "PUNC": "ASCII punct | P* of Unicode 8.0", "NUMERIC": "Nd|Nl|No of Unicode 17.0",
-    "L": "Unicode 16.0", "N": "Unicode 16.0", "LU": "Unicode 16.0", "LL": "Unicode 16.0",
-    "LT": "Unicode 16.0", "LM": "Unicode 16.0", "LO": "Unicode 16.0", "M": "Unicode 16.0",
-    "SCRIPTS": "(Scripts.txt of Unicode 9.0)",
-}
+def measured_versions():
+    """name -> note on the Unicode version the predicate equals, from crosscheck.py's last run."""
+    path = os.path.join(HERE, "unicode_versions.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        report = json.load(f)
+    return {name: f"= {entry['definition']} of {' / '.join(entry['equals']) or 'no tested version'}"
+            for name, entry in report.items()}
 
 
 def render_source(bits, atom_props, atom_ids, script_names, script_ids, byte_map, folds):
