@@ -64,14 +64,13 @@ class UnsupportedPreTokenizer(ValueError):
 
 def _require(value, kind, name):
     if not isinstance(value, kind):
-        raise TypeError(f"'{type(value).__name__}' object is not an instance of '{name}'")
+        what = "'None'" if value is None else f"'{type(value).__name__}' object"  # pyo3's wording
+        raise TypeError(f"{what} is not an instance of '{name}'")
     return value
 
 
 def _text(value):
-    if not isinstance(value, str):
-        raise TypeError(f"'{type(value).__name__}' object is not an instance of 'str'")
-    return value
+    return _require(value, str, "str")
 
 
 def _behavior(value):
