@@ -28,7 +28,7 @@ _SAVED_NAMES = ("TagTokenizerFast", "TagTokenizer")
 _ENCODE_PATH = ("__call__", "encode", "_encode_plus", "set_truncation_and_padding", "_convert_encoding")
 _TWIN_PREFIX = "_Accelerated_"
 
-# tokenizer instance -> (backend it was built from, hf_tagtok.Tokenizer twin, fully native?)
+# tokenizer instance -> (backend it was built from, hf_tagtok.Tokenizer twin or None, fully native?, why no twin)
 _TWINS = weakref.WeakKeyDictionary()
 
 
@@ -189,7 +189,7 @@ def _tag_class():
     from transformers.tokenization_utils_tokenizers import TokenizersBackend
     from transformers.utils import PaddingStrategy
 
-    from hf_tagtok.tokenizer import Tokenizer
+    from hf_tagtok.tokenizer import STAGES, Tokenizer
 
     defaults = {name: parameter.default
                 for name, parameter in inspect.signature(TokenizersBackend._encode_plus).parameters.items()
@@ -230,7 +230,10 @@ def _tag_class():
         @property
         def acceleration(self):
             """{stage: {"native": bool, "reason": str}} of the native twin, as `hf_tagtok.Tokenizer` reports it."""
-            return self._twin()[1].acceleration
+            _, twin, _, reason = self._twin()
+            if twin is None:
+                return {stage: {"native": False, "reason": reason} for stage in STAGES}
+            return twin.acceleration
 
         def _announce(self):
             report = self.acceleration
@@ -243,10 +246,14 @@ def _tag_class():
         def _twin(self):
             entry = _TWINS.get(self)
             if entry is None or entry[0] is not self._tokenizer:
-                twin = Tokenizer.from_hf(self._tokenizer)
-                twin.no_truncation()
-                twin.no_padding()
-                entry = (self._tokenizer, twin, _fully_native(twin))
+                try:
+                    twin = Tokenizer.from_hf(self._tokenizer)
+                except Exception as error:  # e.g. Python components: the backend cannot be serialized
+                    entry = (self._tokenizer, None, False, f"stock encodes: no native twin ({error})")
+                else:
+                    twin.no_truncation()
+                    twin.no_padding()
+                    entry = (self._tokenizer, twin, _fully_native(twin), None)
                 _TWINS[self] = entry
             return entry
 
@@ -288,11 +295,13 @@ def _tag_class():
             split = self.split_special_tokens if call["split_special_tokens"] is None else call["split_special_tokens"]
             if self._tokenizer.encode_special_tokens != split:
                 self._tokenizer.encode_special_tokens = split
-            backend, twin, native = self._twin()
+            backend, twin, native, reason = self._twin()
+            if twin is None:
+                return None
             if twin.encode_special_tokens != split:
                 twin.encode_special_tokens = split
                 native = _fully_native(twin)
-                _TWINS[self] = (backend, twin, native)
+                _TWINS[self] = (backend, twin, native, reason)
             return twin if native or self._columns_without_native else None
 
         def _batch_encoding(self, texts, columns, call, batched):

