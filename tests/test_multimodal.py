@@ -7,6 +7,7 @@ import ast
 import importlib.util
 import math
 import pathlib
+import re
 import subprocess
 import sys
 import textwrap
@@ -14,6 +15,8 @@ import types
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("transformers")
 pytest.importorskip("PIL")
@@ -395,6 +398,56 @@ def test_left_truncation_that_cuts_vision_start_raises(tokenizer):
     message = error_text(lambda: ours(text=text, images=image, truncation=True, max_length=7))
     assert "image 0 in row 0" in message and "max_length >= 8" in message
     ours(text=text, images=image, truncation=True, max_length=8)
+
+
+SMALL_IMAGES = {"one": (28, 28), "two": (56, 28), "four": (70, 70)}
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    pieces=st.lists(st.sampled_from(["hello", "cat", "<|image_pad|>", "[framed]", "[framed]", "<|vision_start|>",
+                                     "<|vision_end|>"]), min_size=1, max_size=8),
+    sizes=st.lists(st.sampled_from(["one", "one", "two", "four"]), min_size=8, max_size=8),
+    cut=st.integers(0, 8),
+    side=st.sampled_from(["right", "left"]),
+)
+def test_random_prompts_and_truncation_against_stock(tokenizer, pieces, sizes, cut, side):
+    text = " ".join("<|vision_start|><|image_pad|><|vision_end|>" if p == "[framed]" else p for p in pieces)
+    count = text.count("<|image_pad|>")
+    images = [noise(*SMALL_IMAGES[name]) for name in sizes[:count]] or None
+    tokenizer = make_tokenizer()
+    tokenizer.truncation_side = side
+    stock, ours = qwen_pair(tokenizer)
+    full_length = len(stock(text=[text], images=images)["input_ids"][0])
+    max_length = max(2, full_length - cut)
+    options = dict(truncation=True, max_length=max_length)
+    try:
+        expected = stock(text=[text], images=images, **options)
+    except ValueError:
+        event("stock raises")
+        with pytest.raises(ValueError):
+            ours(text=[text], images=images, **options)
+        return
+    try:
+        got = ours(text=[text], images=images, return_image_token_spans=True, **options)
+    except ValueError as error:
+        event("a vision block would be cut")
+        needed = int(re.search(r"max_length >= (\d+)", str(error)).group(1))
+        assert needed > max_length
+        ours(text=[text], images=images, truncation=True, max_length=needed)
+        if needed - 1 > max_length:
+            with pytest.raises(ValueError):
+                ours(text=[text], images=images, truncation=True, max_length=needed - 1)
+        return
+    event(f"accepted with {len(got['image_token_spans'][0])} items")
+    assert got["input_ids"] == expected["input_ids"]
+    ids = got["input_ids"][0]
+    for item in got["image_token_spans"][0]:
+        start, end = item["span"]
+        block = ids[start:end + 1]
+        pads = [t for t in block if t == ours.image_token_id]
+        assert pads == block[(block[0] != ours.image_token_id):len(block) - (block[-1] != ours.image_token_id)]
+        assert item["bare"] or (block[0], block[-1]) == (ours.vision_start_token_id, ours.vision_end_token_id)
 
 
 def test_overflow_and_bad_placeholders_are_rejected(tokenizer, images):
