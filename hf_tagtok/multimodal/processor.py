@@ -432,7 +432,7 @@ class MultimodalProcessor(ProcessorMixin):
             items.append((
                 replacement["type"],
                 len(replacement["replacement"]) // len(token),
-                bool(self.vision_start_token) and expanded_text[:start].endswith(self.vision_start_token),
+                bool(self.vision_start_token) and expanded_text.endswith(self.vision_start_token, 0, start),
                 bool(self.vision_end_token) and expanded_text.startswith(self.vision_end_token, end),
             ))
         return items
