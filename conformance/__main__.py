@@ -18,7 +18,7 @@ def main(argv=None):
     parser.add_argument("--mode", choices=[*MODES, "all"], default="all")
     parser.add_argument("--quick", action="store_true", help="sampled sweeps and fewer fuzz examples (dev loop)")
     pretokenizers.add_arguments(parser)
-    args, _ = parser.parse_known_args(argv)
+    args, args.extra = parser.parse_known_args(argv)  # other modes parse their own flags from args.extra
     modes = list(MODES) if args.mode == "all" else [args.mode]
     differences = 0
     for mode in modes:

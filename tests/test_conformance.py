@@ -1,0 +1,42 @@
+"""The conformance harness, full code-point sweep included: zero differences against stock tokenizers."""
+import argparse
+
+import regex
+from tokenizers import Regex
+from tokenizers import pre_tokenizers as hf
+
+from conformance import __main__ as cli
+from conformance import pretokenizers as harness
+from hf_tagtok import pre_tokenizers as pt
+
+
+def test_pretok_mode_has_zero_differences_vs_stock(capsys):
+    args = argparse.Namespace(quick=False, config="", no_sweep=False, fuzz=40)
+    differences = harness.run(args)
+    report = capsys.readouterr().out
+    assert "configurations" in report
+    assert differences == 0, report
+
+
+def test_harness_reports_a_real_difference():
+    # Digits(True) checked against stock Digits(False): the harness must count and describe the diff.
+    tally = harness.Tally("wrong on purpose")
+    config = harness.Config("wrong on purpose", pt.Digits(True))
+    harness.check_texts(tally, config, hf.Digits(False), "probe", ["a12b", "x", "345"])
+    assert tally.differences == 3  # two texts + the batch comparison
+    assert "a12b" in tally.first and "piece #1" in tally.first
+
+
+def test_regex_disagreements_are_counted_separately():
+    tally = harness.Tally("split")
+    text = "l\U0003d666W\u1e9e"  # a Unicode-18 letter: `regex` sees a letter, stock (Unicode 16) does not
+    config = harness.Config("split", pt.Split(Regex(pt.RECOGNISED_PATTERNS["cl100k"]), "isolated"))
+
+    harness.check_texts(tally, config, config.ours.stock(), "probe", [text], regex.compile(pt.RECOGNISED_PATTERNS["cl100k"]))
+    assert tally.differences == 0
+    assert tally.regex_disagreements == 1
+
+
+def test_cli_exit_status_and_mode_selection(capsys):
+    assert cli.main(["--mode", "pretok", "--config", "Digits(True)", "--no-sweep", "--fuzz", "5"]) == 0
+    assert "Digits(True)" in capsys.readouterr().out
