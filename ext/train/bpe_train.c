@@ -47,6 +47,8 @@ struct tt_bpe {
     size_t n_merges, cap_merges;
     uint32_t *touched;
     size_t n_touched, cap_touched;
+    uint32_t *fresh; /* positions of the symbols merged in the current word */
+    size_t cap_fresh;
     int64_t step;
 };
 
@@ -270,7 +272,7 @@ void tt_bpe_free(tt_bpe *b) {
     for (uint32_t i = 0; i < b->n_pairs; i++) free(b->pairs[i].words);
     free(b->symbols); free(b->sym_start); free(b->sym_len); free(b->word_count); free(b->word_stamp);
     free(b->arena); free(b->tok_off); free(b->tok_len); free(b->tok_table);
-    free(b->pairs); free(b->pair_table); free(b->heap); free(b->merges); free(b->touched);
+    free(b->pairs); free(b->pair_table); free(b->heap); free(b->merges); free(b->touched); free(b->fresh);
     free(b);
 }
 
@@ -328,23 +330,41 @@ fail:
 
 /* ------------------------------------------------------------------ merge loop */
 
-/* Rewrites word w with every non-overlapping (left, right) -> merged, left to right, moving its
- * weighted pair counts from the old symbol sequence to the new one. */
+static int pair_change(tt_bpe *b, uint32_t l, uint32_t r, int64_t delta, int64_t word) {
+    int64_t idx = pair_get(b, l, r);
+    if (idx < 0 || pair_touch(b, (uint32_t)idx)) return -1;
+    b->pairs[idx].count += delta;
+    return word >= 0 ? pair_add_word(&b->pairs[idx], (uint32_t)word) : 0;
+}
+
+/* Rewrites word w with every non-overlapping (left, right) -> merged, left to right. Only pairs next
+ * to a merge change: the old ones around each match lose the word's weight, the new ones around
+ * each merged symbol gain it (and index the word, since they hold the new symbol). */
 static int merge_word(tt_bpe *b, uint32_t w, uint32_t left, uint32_t right, uint32_t merged) {
     uint32_t *s = b->symbols + b->sym_start[w];
     uint32_t n = b->sym_len[w];
     int64_t weight = b->word_count[w];
-    uint32_t i = 0;
-    while (i + 1 < n && !(s[i] == left && s[i + 1] == right)) i++;
-    if (i + 1 >= n) return 0; /* stale index entry: the word no longer holds the pair */
-    for (uint32_t k = 0; k + 1 < n; k++) {
-        int64_t idx = pair_get(b, s[k], s[k + 1]);
-        if (idx < 0 || pair_touch(b, (uint32_t)idx)) return -1;
-        b->pairs[idx].count -= weight;
-    }
-    uint32_t out = 0;
-    for (uint32_t k = 0; k < n; out++) {
+    int64_t last = -1; /* start of the last pair already counted */
+    uint32_t out = 0, k = 0, found = 0;
+    while (k < n) {
         if (k + 1 < n && s[k] == left && s[k + 1] == right) {
+            for (int64_t p = (int64_t)k - 1; p <= (int64_t)k + 1; p++) {
+                if (p <= last || p < 0 || p + 1 >= n) continue;
+                if (pair_change(b, s[p], s[p + 1], -weight, -1)) return -1;
+                last = p;
+            }
+            found = 1;
+            k += 2;
+        } else {
+            k++;
+        }
+    }
+    if (!found) return 0; /* stale index entry: the word no longer holds the pair */
+    if (grow((void **)&b->fresh, &b->cap_fresh, n, sizeof(uint32_t))) return -1;
+    size_t n_fresh = 0;
+    for (k = 0; k < n; out++) {
+        if (k + 1 < n && s[k] == left && s[k + 1] == right) {
+            b->fresh[n_fresh++] = out; /* `merged` may already occur in the word: track the new ones */
             s[out] = merged;
             k += 2;
         } else {
@@ -352,12 +372,14 @@ static int merge_word(tt_bpe *b, uint32_t w, uint32_t left, uint32_t right, uint
         }
     }
     b->sym_len[w] = n = out;
-    for (uint32_t k = 0; k + 1 < n; k++) {
-        int64_t idx = pair_get(b, s[k], s[k + 1]);
-        if (idx < 0 || pair_touch(b, (uint32_t)idx)) return -1;
-        b->pairs[idx].count += weight;
-        /* only pairs holding the new symbol can be new to this word */
-        if ((s[k] == merged || s[k + 1] == merged) && pair_add_word(&b->pairs[idx], w)) return -1;
+    last = -1;
+    for (size_t f = 0; f < n_fresh; f++) {
+        uint32_t j = b->fresh[f];
+        for (int64_t p = (int64_t)j - 1; p <= (int64_t)j; p++) {
+            if (p <= last || p < 0 || p + 1 >= n) continue;
+            if (pair_change(b, s[p], s[p + 1], weight, w)) return -1;
+            last = p;
+        }
     }
     return 0;
 }
