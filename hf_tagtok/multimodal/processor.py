@@ -177,6 +177,18 @@ class MultimodalProcessor(ProcessorMixin):
 
     get_number_of_video_patches = get_num_of_video_patches  # the name transformers uses after PR #48894
 
+    def create_mm_token_type_ids(self, input_ids):
+        """Stock values (0 text, 1 image pad, 2 video pad), one vectorized pass per row."""
+        rows = []
+        for ids in input_ids:
+            array = np.asarray(ids)
+            types = np.zeros(array.shape, dtype=np.int64)
+            for value, pad in ((1, self.image_token_id), (2, self.video_token_id)):
+                if pad is not None:
+                    types[array == pad] = value
+            rows.append(types.tolist())
+        return rows
+
     @property
     def model_input_names(self):
         names = super().model_input_names
@@ -671,7 +683,8 @@ def _block_spans(ids, items, marker_ids, truncation_side):
     positions; a short pad list means truncation removed pads from the end it cuts.
     """
     modalities = {item[0] for item in items}
-    positions = {m: [i for i, t in enumerate(ids) if t == marker_ids[m]] for m in modalities}
+    array = np.asarray(ids)
+    positions = {m: np.flatnonzero(array == marker_ids[m]).tolist() for m in modalities}
     expected = {m: sum(item[1] for item in items if item[0] == m) for m in modalities}
     taken = {"image": 0, "video": 0}
     spans = []
