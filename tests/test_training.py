@@ -51,9 +51,9 @@ def slow_merges(words, counts, byte_base, vocab_size, min_pair_freq=1):
     return merges, token
 
 
-def stock_pretoken_counts(texts, special_tokens=()):
+def stock_pretoken_counts(texts, special_tokens=(), pre=None):
     """Reference pre-token counts: split out specials literally, then stock's own pre-tokenizer."""
-    pre = training.default_pre_tokenizer()
+    pre = pre or training.default_pre_tokenizer()
     counts = collections.Counter()
     for text in texts:
         parts = [text]
@@ -144,6 +144,27 @@ def test_engine_counts_equal_stock_counts():
     assert engine == dict(stock_pretoken_counts(units, specials))
 
 
+@pytest.mark.parametrize("make_pre", [
+    lambda: pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True),  # prefix space: stock path
+    lambda: pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+    lambda: pre_tokenizers.Whitespace(),
+    lambda: pre_tokenizers.Metaspace(),  # rewrites spaces: stock path
+], ids=["gpt2-prefix", "gpt2", "whitespace", "metaspace"])
+def test_other_pre_tokenizers_match_recount_and_round_trip(make_pre):
+    texts = CORPUS[:120]
+    tok = training.train_bpe(texts, 256 + 80, pre_tokenizer=make_pre(), progress=False)
+    pipeline = tokenizers.Tokenizer.from_str(tok.to_str()).pre_tokenizer
+    counts = stock_pretoken_counts(texts, pre=pipeline)
+    words = sorted(counts)
+    expected, token_bytes = slow_merges(words, [counts[w] for w in words], 0, 256 + 80)
+    got = [(to_bytes(a), to_bytes(b)) for a, b in json.loads(tok.to_str())["model"]["merges"]]
+    assert got == [(token_bytes[l], token_bytes[r]) for l, r, _ in expected]
+    reloaded = tokenizers.Tokenizer.from_str(tok.to_str(pretty=True))
+    for text in texts[:10]:
+        assert reloaded.encode(text).tokens == [t for piece, _ in pipeline.pre_tokenize_str(text)
+                                                for t in _rank_encode_tokens(tok, piece)]
+
+
 def test_seed_layout_ids():
     tok = training.train_bpe(CORPUS[:100], 300, layout="seed", progress=False)
     assert [tok.id_to_token(i) for i in range(3)] == list(training.SEED_SPECIAL_TOKENS)
@@ -203,6 +224,12 @@ def _rank_encode(model, data: bytes):
         parts[i:i + 2] = [parts[i] + parts[i + 1]]
 
 
+def _rank_encode_tokens(tok, piece):
+    model = json.loads(tok.to_str())["model"]
+    char_of_byte = {byte: char for char, byte in BYTE_OF_CHAR.items()}
+    return ["".join(char_of_byte[b] for b in part) for part in _rank_encode(model, to_bytes(piece))]
+
+
 def test_stock_loads_output_and_encodes_like_hf_tagtok(tmp_path):
     tok = training.train_bpe(CORPUS, 1500, layout="seed", progress=False)
     path = training.save(tok, tmp_path)
@@ -249,11 +276,20 @@ def test_bad_arguments_raise_clearly():
         training.train_bpe(["abc"], 300, min_pair_freq=0)
 
 
+def test_progress_bars_report_counting_and_merging(capsys):
+    pytest.importorskip("tqdm")
+    training.train_bpe(CORPUS[:50], 300, progress=True)
+    err = capsys.readouterr().err
+    assert "counting pre-tokens" in err and "merging" in err
+
+
 def test_cli_train_writes_a_loadable_tokenizer(tmp_path, capsys):
     src = tmp_path / "in.txt"
     src.write_text("".join(CORPUS[:200]), encoding="utf-8")
-    assert training.main(["--vocab-size", "400", "--out", str(tmp_path / "tok"), "--no-progress",
-                          "--layout", "seed", str(src)]) == 0
+    from hf_tagtok import cli
+
+    assert cli.main(["train", "--vocab-size", "400", "--out", str(tmp_path / "tok"), "--no-progress",
+                     "--layout", "seed", str(src)]) == 0
     out = capsys.readouterr().out
     from blake3 import blake3
 
