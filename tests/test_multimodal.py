@@ -238,6 +238,21 @@ def test_qwen_hook_equals_stock_image_processor_on_random_sizes(tokenizer):
     assert got.num_image_tokens == [patches // 4 for patches in got.num_image_patches]
 
 
+def test_qwen3_vl_image_settings_match_stock(tokenizer, images):
+    # Qwen3-VL images: patch 16, 0.5 mean/std, pixel bounds from its hub config; same grid rule as Qwen2-VL.
+    stock, ours = qwen_pair(tokenizer, patch_size=16, image_mean=[0.5] * 3, image_std=[0.5] * 3,
+                            min_pixels=65536, max_pixels=16777216)
+    text = ["<|vision_start|><|image_pad|><|vision_end|> hello"] * len(images)
+    expected = stock(text=text, images=images)
+    got = ours(text=text, images=images)
+    assert got["input_ids"] == expected["input_ids"]
+    np.testing.assert_array_equal(got["image_grid_thw"], expected["image_grid_thw"])
+    np.testing.assert_array_equal(got["pixel_values"], expected["pixel_values"])
+    assert expected["pixel_values"].shape[1] == 1536
+    sizes = [(image.height, image.width) for image in images]
+    assert ours(text=text, image_sizes=sizes)["input_ids"] == expected["input_ids"]
+
+
 def test_smart_resize_equals_stock_on_sweep():
     bounds = [(3136, 1003520), (3136, 12845056), (65536, 16777216), (100000, 100000)]
     sides = list(range(1, 120, 3)) + [140, 200, 333, 479, 480, 640, 1000, 2047, 4000]
