@@ -219,11 +219,12 @@ def bytelevel_map(cps):
     """byte -> code point, read from stock ByteLevel's rendering of every scalar's UTF-8 bytes."""
     text = text_of(cps)
     (rendered, _), = pt.ByteLevel(add_prefix_space=False, use_regex=False).pre_tokenize_str(text)
-    raw = text.encode("utf-8")
-    assert len(rendered) == len(raw)
-    mapping = {}
-    for byte, ch in zip(raw, rendered):
-        assert mapping.setdefault(byte, ord(ch)) == ord(ch)
+    raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+    shown = np.frombuffer(rendered.encode("utf-32-le"), dtype="<u4")
+    assert len(raw) == len(shown)
+    pairs = np.unique(np.stack([raw, shown]), axis=1)
+    assert len(np.unique(pairs[0])) == pairs.shape[1], "a byte renders as two different chars"
+    mapping = dict(zip(pairs[0].tolist(), pairs[1].tolist()))
     # C0, C1 and F5..FF never occur in valid UTF-8: give them the unused alphabet chars in order.
     rest = sorted(set(map(ord, pt.ByteLevel.alphabet())) - set(mapping.values()))
     unseen = [b for b in range(256) if b not in mapping]
