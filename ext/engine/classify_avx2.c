@@ -105,7 +105,8 @@ static AVX2 void gather_leads(const tt_classifier *c, const uint8_t *p, uint32_t
         } else {
             found = _mm256_i32gather_epi32((const int *)c->bmp, cp, 1);
         }
-        __m256i merged = _mm256_blendv_epi8(widen8(out + 8 * g), _mm256_and_si256(found, low8), lanes);
+        /* found: only byte 0 of each dword is meaningful, and only byte 0 is kept by `pick` */
+        __m256i merged = _mm256_blendv_epi8(widen8(out + 8 * g), found, lanes);
         merged = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(merged, pick), join);
         _mm_storel_epi64((__m128i *)(out + 8 * g), _mm256_castsi256_si128(merged));
     }
