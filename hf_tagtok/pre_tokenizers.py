@@ -12,6 +12,7 @@ Hugging Face names, JSON layouts and regex pattern texts.
 `pre_tokenize_offsets(texts)` is the batch API (numpy char offsets, GIL released); `to_hf()` wraps the
 object with `tokenizers.pre_tokenizers.PreTokenizer.custom` so it runs inside any stock `Tokenizer`.
 """
+import functools
 import json
 import operator
 
@@ -151,18 +152,15 @@ def _render_bytes(piece):
         piece.replace(marker, _byte_render(char))
 
 
-def _byte_render(char, _cache={}):
-    rendered = _cache.get(char)
-    if rendered is None:
-        table = _byte_table()
-        rendered = _cache[char] = "".join(table[byte] for byte in char.encode("utf-8"))
-    return rendered
+@functools.lru_cache(maxsize=1 << 14)
+def _byte_render(char):
+    alphabet = _byte_alphabet()
+    return "".join(alphabet[byte] for byte in char.encode("utf-8"))
 
 
-def _byte_table(_cache=[]):
-    if not _cache:
-        _cache.append(ByteLevel.alphabet())
-    return _cache[0]
+@functools.cache
+def _byte_alphabet():
+    return ByteLevel.alphabet()
 
 
 def _plan(steps):
@@ -224,6 +222,8 @@ class PreTokenizer:
 
     def pre_tokenize_offsets(self, texts):
         """Batch API: (offsets int64 (n_pieces, 2), counts int64 (n_texts,)) of char offsets, no per-piece objects."""
+        if isinstance(texts, str):  # iterating a str would silently pre-tokenize each char as a text
+            raise TypeError("pre_tokenize_offsets expects a list of str, not a str")
         stages = self._plan()
         if len(stages) == 1 and isinstance(stages[0], _Stage):
             return stages[0].program.pre_tokenize_offsets(texts if isinstance(texts, list) else list(texts))

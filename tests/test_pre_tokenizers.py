@@ -85,6 +85,16 @@ def test_non_str_input_raises_the_stock_type_error(bad):
         assert _raised(lambda: twin.stock().pre_tokenize_str(bad)) == (TypeError, str(ours.value))
 
 
+def test_batch_api_rejects_non_str_items_and_a_bare_str():
+    for twin in (pt.Whitespace(), pt.Sequence([pt.ByteLevel(use_regex=False), pt.Digits()])):
+        with pytest.raises(TypeError):
+            twin.pre_tokenize_offsets("not a list")
+        with pytest.raises(TypeError):
+            twin.pre_tokenize_offsets(["ok", 1])
+        with pytest.raises(UnicodeEncodeError):
+            twin.pre_tokenize_offsets(["ok", "a\ud800"])
+
+
 @pytest.mark.parametrize("text", ["a\ud800", "\udfff", "ok \udc80 ok"])
 def test_lone_surrogates_raise_like_stock(text):
     for twin in (pt.Whitespace(), pt.Metaspace(), pt.Sequence([pt.ByteLevel(use_regex=False), pt.Digits()])):
