@@ -5,7 +5,9 @@ The expectation for a code point comes from the generated run tables (tt_*_run_s
 encoding of the same data that no kernel reads; the kernels read the two-level stage tables.
 """
 import os
+import pathlib
 import random
+import shutil
 import subprocess
 import sys
 
@@ -15,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hf_tagtok import _engine
+from hf_tagtok.sample_text import multiscript_texts
 
 ALPHABETS = ("atoms", "scripts")
 SIMD_IMPLS = [name for name in _engine.impl_names() if name != "scalar" and _engine.impl_available(name)]
@@ -240,3 +243,71 @@ def test_env_var_naming_unavailable_impl_is_a_clear_error(value):
     result = run_with_impl(value)
     assert result.returncode != 0
     assert "RuntimeError" in result.stderr and f"HF_TAGTOK_IMPL={value!r}" in result.stderr
+
+
+CROSS_CHECK_C = r"""
+/* Every kernel available on this CPU vs the scalar reader, over argv[1] shifted by 0..argv[2]-1 bytes
+ * and cut to every length below 200. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tagtok.h"
+
+static long compare(const unsigned char *text, size_t len, unsigned char *t0, unsigned char *t1,
+                    uint64_t *s0, uint64_t *s1) {
+    long bad = 0;
+    for (int alphabet = 0; alphabet < 2; alphabet++) {
+        tt_classify_with(TT_IMPL_SCALAR, alphabet, text, len, t0, s0);
+        for (int impl = TT_IMPL_SSE2; impl <= TT_IMPL_NEON; impl++) {
+            if (!tt_impl_available(impl)) continue;
+            tt_classify_with(impl, alphabet, text, len, t1, s1);
+            if (memcmp(t0, t1, len) || memcmp(s0, s1, 8 * ((len + 63) / 64))) {
+                printf("%s differs: alphabet %d, %zu bytes\n", tt_impl_name(impl), alphabet, len);
+                bad++;
+            }
+        }
+    }
+    return bad;
+}
+
+int main(int argc, char **argv) {
+    FILE *f = fopen(argv[1], "rb");
+    int shifts = atoi(argv[2]);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *buf = malloc(n + 64), *t0 = malloc(n + 64), *t1 = malloc(n + 64);
+    uint64_t *s0 = calloc(n / 64 + 3, 8), *s1 = calloc(n / 64 + 3, 8);
+    memset(buf, 'x', 64);
+    if (fread(buf + 64, 1, n, f) != (size_t)n) return 2;
+    long bad = 0;
+    for (int shift = 0; shift < shifts; shift++) bad += compare(buf + 64 - shift, n + shift, t0, t1, s0, s1);
+    for (size_t len = 0; len < 200 && len <= (size_t)n; len++)
+        if ((buf[64 + len] & 0xC0) != 0x80) bad += compare(buf + 64, len, t0, t1, s0, s1);
+    printf("active %s, %ld differences\n", tt_impl_name(tt_impl_active()), bad);
+    return bad != 0;
+}
+"""
+
+
+@pytest.mark.skipif(not (shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64")),
+                    reason="needs aarch64-linux-gnu-gcc and qemu-aarch64 to run the NEON kernel here")
+def test_neon_kernel_matches_scalar_under_qemu(tmp_path):
+    root = pathlib.Path(__file__).resolve().parent.parent
+    (tmp_path / "check.c").write_text(CROSS_CHECK_C)
+    sources = sorted(str(p) for p in (root / "ext" / "engine").glob("classify_*.c"))
+    sources += sorted(str(p) for p in (root / "tables").glob("*.c"))
+    includes = [f"-I{root / d}" for d in ("ext/include", "ext", "tables")]
+    binary = tmp_path / "check"
+    subprocess.run(["aarch64-linux-gnu-gcc", "-O2", "-std=gnu11", "-static", "-pthread", *includes,
+                    str(tmp_path / "check.c"), *sources, "-o", str(binary)], check=True, timeout=300)
+    chars = list(ALL_SCALARS[::3])
+    random.Random(11).shuffle(chars)
+    inputs = [("multiscript", "\n".join(multiscript_texts()), "64"), ("scalars", "".join(chars), "4")]
+    for name, text, shifts in inputs:
+        path = tmp_path / f"{name}.txt"
+        path.write_bytes(text.encode("utf-8"))
+        result = subprocess.run(["qemu-aarch64", str(binary), str(path), shifts], capture_output=True,
+                                text=True, timeout=600)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert result.stdout.startswith("active neon"), result.stdout
