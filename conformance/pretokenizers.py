@@ -32,7 +32,7 @@ class Config:
     ours: pt.PreTokenizer
     contexts: tuple = ()        # sweep contexts run for this configuration (one config per predicate)
     regex_text: str = None      # pattern compared with the `regex` module (isolated, not inverted only)
-    corpus_step: int = 1        # every n-th corpus document only (matrix variants)
+    sample_step: int = 1        # every n-th corpus document / transition text only (matrix variants)
 
 
 def configurations(quick=False):
@@ -49,33 +49,33 @@ def configurations(quick=False):
     matrix = 5
     for behavior in pt.BEHAVIORS:
         contexts = ("sequence", "between_a") if behavior == "isolated" else ()
-        configs.append(Config(f"Punctuation({behavior})", pt.Punctuation(behavior), contexts, corpus_step=matrix))
+        configs.append(Config(f"Punctuation({behavior})", pt.Punctuation(behavior), contexts, sample_step=matrix))
     configs.append(Config("Digits(False)", pt.Digits(False), ("sequence", "between_a")))
-    configs.append(Config("Digits(True)", pt.Digits(True), corpus_step=matrix))
+    configs.append(Config("Digits(True)", pt.Digits(True), sample_step=matrix))
     for replacement, scheme, split in itertools.product(("\u2581", "_"), pt.PREPEND_SCHEMES, (True, False)):
         contexts = ("sequence", "between_space") if (replacement, scheme, split) == ("\u2581", "always", True) else ()
         configs.append(Config(f"Metaspace({replacement!r}, {scheme}, split={split})",
-                              pt.Metaspace(replacement, scheme, split), contexts, corpus_step=matrix))
+                              pt.Metaspace(replacement, scheme, split), contexts, sample_step=matrix))
     for delimiter in (" ", "-", "\u00e9", "\U0001f600", "\n"):
-        configs.append(Config(f"CharDelimiterSplit({delimiter!r})", pt.CharDelimiterSplit(delimiter), corpus_step=matrix))
+        configs.append(Config(f"CharDelimiterSplit({delimiter!r})", pt.CharDelimiterSplit(delimiter), sample_step=matrix))
     for literal, behavior, invert in itertools.product((" ", "-", "", "ab", "--", "\r\n", "\u00e9\U0001f600", ".*"),
                                                        pt.BEHAVIORS, (False, True)):
         configs.append(Config(f"Split({literal!r}, {behavior}, invert={invert})",
-                              pt.Split(literal, behavior, invert), corpus_step=matrix))
+                              pt.Split(literal, behavior, invert), sample_step=matrix))
     for kind, behavior, invert in itertools.product(patterns, pt.BEHAVIORS, (False, True)):
         plain = behavior == "isolated" and not invert
         configs.append(Config(f"Split({kind}, {behavior}, invert={invert})",
                               pt.Split(Regex(patterns[kind]), behavior, invert),
                               ("sequence", "between_bang") if plain else (),
                               regex_text=patterns[kind] if plain else None,
-                              corpus_step=1 if plain else matrix))
+                              sample_step=1 if plain else matrix))
     for add_prefix_space, trim_offsets, use_regex in itertools.product((True, False), repeat=3):
         contexts = ("sequence",) if (add_prefix_space, use_regex) == (True, True) and trim_offsets else ()
         configs.append(Config(f"ByteLevel(add_prefix_space={add_prefix_space}, trim_offsets={trim_offsets}, "
                               f"use_regex={use_regex})", pt.ByteLevel(add_prefix_space, trim_offsets, use_regex),
                               contexts))
     for length in (1, 2, 5, 64):
-        configs.append(Config(f"FixedLength({length})", pt.FixedLength(length), corpus_step=matrix))
+        configs.append(Config(f"FixedLength({length})", pt.FixedLength(length), sample_step=matrix))
     for name, config in real_world_sequences():
         configs.append(Config(name, pt.from_hf(config)))
     if quick:
@@ -244,32 +244,21 @@ def check_texts(tally, config, stock, source, texts, compiled=None):
     check_batch(tally, source, config.ours, texts, stock_results)
 
 
-def fuzz(tally, config, stock, examples, pool):
-    """Hypothesis-generated strings (derandomized, so runs are reproducible); stops at the first
-    difference and reports hypothesis' shrunk example."""
+def fuzz(checks, examples, pool):
+    """Hypothesis-generated strings (derandomized: reproducible), each run through every configuration so
+    the generation cost is shared; every difference is counted against its configuration."""
     from hypothesis import HealthCheck, given, settings, strategies as st
 
     alphabet = st.one_of(st.sampled_from(pool), st.characters(codec="utf-8"))
-    failures = []
 
     @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(st.text(alphabet=alphabet, max_size=48))
     def same_as_stock(text):
-        ours, expected = config.ours.pre_tokenize_str(text), stock.pre_tokenize_str(text)
-        if ours != expected:
-            failures.append((text, ours, expected))
-            raise AssertionError
+        for tally, config, stock in checks:
+            tally.compare("fuzz", text, config.ours.pre_tokenize_str(text), stock.pre_tokenize_str(text))
 
-    try:
-        same_as_stock()
-    except AssertionError:
-        pass
-    tally.inputs += examples
-    if failures:
-        tally.differences += 1
-        text, ours, expected = failures[-1]
-        tally.first = tally.first or f"[fuzz] {describe(text, ours, expected)}"
+    same_as_stock()
 
 
 # ---------------------------------------------------------------- the mode
@@ -277,34 +266,33 @@ def fuzz(tally, config, stock, examples, pool):
 def add_arguments(parser):
     parser.add_argument("--config", default="", help="only configurations whose name contains this text")
     parser.add_argument("--no-sweep", action="store_true", help="skip the exhaustive code-point sweeps")
-    parser.add_argument("--fuzz", type=int, default=None, help="hypothesis examples per configuration")
+    parser.add_argument("--fuzz", type=int, default=None, help="hypothesis examples (each runs every configuration)")
 
 
 def run(args):
     """Run every configuration; print the report; return the number of differences vs stock."""
     quick = getattr(args, "quick", False)
-    examples = args.fuzz if getattr(args, "fuzz", None) is not None else (25 if quick else 100)
+    examples = args.fuzz if getattr(args, "fuzz", None) is not None else (50 if quick else 300)
     corpus = multiscript_texts()
     transitions = transition_inputs()
     pool = class_representatives(per_class=3)
     step = 13 if quick else 1
-    tallies, started = [], time.perf_counter()
-    for config in configurations(quick):
-        if getattr(args, "config", "") not in config.name:
-            continue
-        tally, config_started = Tally(config.name), time.process_time()
-        stock = config.ours.stock()
+    started = time.perf_counter()
+    checks = [(Tally(config.name), config, config.ours.stock()) for config in configurations(quick)
+              if getattr(args, "config", "") in config.name]
+    if examples:
+        fuzz(checks, examples, pool)
+    for tally, config, stock in checks:
+        config_started = time.process_time()
         compiled = regex.compile(config.regex_text) if config.regex_text else None
-        check_texts(tally, config, stock, "corpus", corpus[:: config.corpus_step], compiled)
-        check_texts(tally, config, stock, "transitions", transitions, compiled)
+        check_texts(tally, config, stock, "corpus", corpus[:: config.sample_step], compiled)
+        check_texts(tally, config, stock, "transitions", transitions[:: config.sample_step], compiled)
         if not getattr(args, "no_sweep", False):
             for context in config.contexts:
                 check_texts(tally, config, stock, f"sweep:{context}", list(sweep_inputs(context, step)), compiled)
-        if examples:
-            fuzz(tally, config, stock, examples, pool)
         tally.cpu_seconds = time.process_time() - config_started
-        tallies.append(tally)
         print(_row(tally), flush=True)
+    tallies = [tally for tally, _, _ in checks]
     return _summary(tallies, time.perf_counter() - started)
 
 

@@ -11,7 +11,7 @@ from hf_tagtok import pre_tokenizers as pt
 
 
 def test_pretok_mode_has_zero_differences_vs_stock(capsys):
-    args = argparse.Namespace(quick=False, config="", no_sweep=False, fuzz=40)
+    args = argparse.Namespace(quick=False, config="", no_sweep=False, fuzz=200)
     differences = harness.run(args)
     report = capsys.readouterr().out
     assert "configurations" in report
