@@ -68,7 +68,7 @@ def save(tokenizer: tokenizers.Tokenizer, out_dir) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "tokenizer.json"
     _write_atomic(path, tokenizer.to_str(pretty=True).encode("utf-8"))
-    config = {"tokenizer_class": "PreTrainedTokenizerFast", "model_max_length": 1_000_000_000_000_000_019_884_624_838_656}
+    config = {"tokenizer_class": "PreTrainedTokenizerFast"}
     names = [t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special]
     if tuple(names[:3]) == SEED_SPECIAL_TOKENS:
         config.update(bos_token=names[0], eos_token=names[1], unk_token=names[2])
@@ -157,11 +157,9 @@ def _special_token_cutter(special_tokens):
 
 
 def _text_batches(source):
-    if isinstance(source, (str, os.PathLike)):
-        source = [source]
-    if isinstance(source, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in source) \
-            and all(os.path.isfile(s) for s in source):
-        yield from _file_batches(source)
+    paths = _as_paths(source)
+    if paths is not None:
+        yield from _file_batches(paths)
         return
     batch = []
     for item in source:
@@ -178,11 +176,31 @@ def _text_batches(source):
         yield batch
 
 
+def _as_paths(source):
+    """Files to read, or None for an iterable of texts. Path objects are files; a list of strings
+    is files when any of them names an existing file (then all must)."""
+    if isinstance(source, (str, os.PathLike)):
+        source = [source]
+    if not isinstance(source, (list, tuple)) or not source:
+        return None
+    if not all(isinstance(s, os.PathLike) or (isinstance(s, str) and os.path.isfile(s)) for s in source):
+        if any(isinstance(s, os.PathLike) or (isinstance(s, str) and os.path.isfile(s)) for s in source):
+            missing = next(s for s in source if not os.path.isfile(s))
+            raise FileNotFoundError(f"training file not found: {missing}")
+        return None
+    for path in source:
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"training file not found: {path}")
+    return list(source)
+
+
 def _file_batches(paths):
+    # Lines end at "\n" only (a lone "\r" stays inside its line), as stock's line reader splits them.
     for path in paths:
-        with open(path, encoding="utf-8", newline="") as f:  # keep "\r\n" like stock's line reader
-            while batch := f.readlines(_BATCH_CHARS):
-                yield batch
+        with open(path, "rb") as f:
+            while lines := f.readlines(_BATCH_CHARS):
+                parts = b"".join(lines).decode("utf-8").split("\n")
+                yield [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 # ---------------------------------------------------------------------- merges and assembly

@@ -202,6 +202,24 @@ def test_no_merge_crosses_a_line_or_a_file(tmp_path):
     assert json.loads(tok.to_str())["model"]["merges"] == [["b", "a"]]
 
 
+def test_files_split_into_lines_at_newline_only(tmp_path):
+    text = "x\ry z\r\nabc\n\n tail"
+    (tmp_path / "t.txt").write_bytes(text.encode("utf-8"))
+    pre = training._with_byte_level(training.default_pre_tokenizer())
+    from_file = training.count_pretokens(training._text_batches(tmp_path / "t.txt"), pre).to_dict()
+    assert from_file == dict(stock_pretoken_counts(["x\ry z\r\n", "abc\n", "\n", " tail"]))
+
+
+def test_paths_and_texts_are_told_apart(tmp_path):
+    (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
+    with pytest.raises(FileNotFoundError, match="missing.txt"):
+        training.train_bpe([str(tmp_path / "a.txt"), str(tmp_path / "missing.txt")], 300, progress=False)
+    with pytest.raises(FileNotFoundError):
+        training.train_bpe(tmp_path / "nope.txt", 300, progress=False)
+    assert training.train_bpe(["hello\n"], 300, progress=False).to_str() == \
+        training.train_bpe(str(tmp_path / "a.txt"), 300, progress=False).to_str()
+
+
 def test_min_pair_freq_stops_training():
     tok = training.train_bpe(["abab abab", "cd"], 400, min_pair_freq=3, progress=False)
     merges = json.loads(tok.to_str())["model"]["merges"]
