@@ -69,7 +69,8 @@ def save(tokenizer: tokenizers.Tokenizer, out_dir) -> Path:
     path = out / "tokenizer.json"
     _write_atomic(path, tokenizer.to_str(pretty=True).encode("utf-8"))
     config = {"tokenizer_class": "PreTrainedTokenizerFast"}
-    names = [t.content for t in tokenizer.get_added_tokens_decoder().values() if t.special]
+    added = sorted(tokenizer.get_added_tokens_decoder().items())
+    names = [token.content for _, token in added if token.special]
     if tuple(names[:3]) == SEED_SPECIAL_TOKENS:
         config.update(bos_token=names[0], eos_token=names[1], unk_token=names[2])
     _write_atomic(out / "tokenizer_config.json", (json.dumps(config, indent=2) + "\n").encode("utf-8"))
@@ -80,7 +81,8 @@ def save(tokenizer: tokenizers.Tokenizer, out_dir) -> Path:
 
 def count_pretokens(batches, pre_tokenizer, special_tokens=(), threads=None, progress=False, use_engine=None):
     """Occurrences of every pre-token (as bytes) over batches of text units, special tokens cut out
-    first; a `_train.PieceCounts` (`.to_dict()` for inspection). The engine twin of the pre-tokenizer
+    first; a `_train.PieceCounts` (`.to_dict()` for inspection). pre_tokenizer is the whole stock
+    pipeline, ending in ByteLevel rendering (see `_with_byte_level`). The engine twin of the pre-tokenizer
     does the splitting when it has one whose pieces are plain slices of the text (use_engine=None:
     whenever possible); stock's pre_tokenize_str otherwise. Both give the same counts."""
     from hf_tagtok._train import PieceCounts
@@ -177,16 +179,13 @@ def _text_batches(source):
 
 
 def _as_paths(source):
-    """Files to read, or None for an iterable of texts. Path objects are files; a list of strings
-    is files when any of them names an existing file (then all must)."""
+    """Files to read, or None for an iterable of texts: a single str/Path is a file; so is every item
+    of a list whose first item is a Path or names an existing file."""
     if isinstance(source, (str, os.PathLike)):
         source = [source]
-    if not isinstance(source, (list, tuple)) or not source:
+    elif not isinstance(source, (list, tuple)) or not source:
         return None
-    if not all(isinstance(s, os.PathLike) or (isinstance(s, str) and os.path.isfile(s)) for s in source):
-        if any(isinstance(s, os.PathLike) or (isinstance(s, str) and os.path.isfile(s)) for s in source):
-            missing = next(s for s in source if not os.path.isfile(s))
-            raise FileNotFoundError(f"training file not found: {missing}")
+    elif not (isinstance(source[0], os.PathLike) or (isinstance(source[0], str) and os.path.isfile(source[0]))):
         return None
     for path in source:
         if not os.path.isfile(path):

@@ -214,8 +214,9 @@ def test_paths_and_texts_are_told_apart(tmp_path):
     (tmp_path / "a.txt").write_text("hello\n", encoding="utf-8")
     with pytest.raises(FileNotFoundError, match="missing.txt"):
         training.train_bpe([str(tmp_path / "a.txt"), str(tmp_path / "missing.txt")], 300, progress=False)
-    with pytest.raises(FileNotFoundError):
-        training.train_bpe(tmp_path / "nope.txt", 300, progress=False)
+    for missing in (tmp_path / "nope.txt", str(tmp_path / "nope.txt")):
+        with pytest.raises(FileNotFoundError):
+            training.train_bpe(missing, 300, progress=False)
     assert training.train_bpe(["hello\n"], 300, progress=False).to_str() == \
         training.train_bpe(str(tmp_path / "a.txt"), 300, progress=False).to_str()
 
