@@ -222,9 +222,10 @@ def bytelevel_map(cps):
     raw = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
     shown = np.frombuffer(rendered.encode("utf-32-le"), dtype="<u4")
     assert len(raw) == len(shown)
-    pairs = np.unique(np.stack([raw, shown]), axis=1)
-    assert len(np.unique(pairs[0])) == pairs.shape[1], "a byte renders as two different chars"
-    mapping = dict(zip(pairs[0].tolist(), pairs[1].tolist()))
+    table = np.zeros(256, dtype=np.int64)
+    table[raw] = shown
+    assert np.array_equal(table[raw], shown), "a byte renders as two different chars"
+    mapping = {b: int(table[b]) for b in np.unique(raw).tolist()}
     # C0, C1 and F5..FF never occur in valid UTF-8: give them the unused alphabet chars in order.
     rest = sorted(set(map(ord, pt.ByteLevel.alphabet())) - set(mapping.values()))
     unseen = [b for b in range(256) if b not in mapping]
