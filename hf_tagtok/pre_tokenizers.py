@@ -562,6 +562,9 @@ class Sequence(PreTokenizer):
     def __len__(self):
         return len(self._pretokenizers)
 
+    def __repr__(self):
+        return f"Sequence([{', '.join(map(repr, self._pretokenizers))}])"
+
     def _steps(self):
         return [step for item in self._pretokenizers for step in item._steps()]
 
