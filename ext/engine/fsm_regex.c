@@ -91,7 +91,7 @@ static uint32_t numbers_up_to(const tt_view *v, uint32_t p, uint32_t hi, int max
 }
 
 static uint32_t gpt2_at(const tt_view *v, uint32_t p, uint32_t hi) {
-    uint32_t e = contraction(v, p, hi, 0);
+    uint32_t e = v->text[p] == '\'' ? contraction(v, p, hi, 0) : 0;
     if (e) return e;
     uint32_t s = p;
     if (v->text[p] == ' ' && p + 1 < hi && (tt_props_at(v, p + 1) & (L_ | N_))) s = p + 1;
@@ -105,7 +105,7 @@ static uint32_t gpt2_at(const tt_view *v, uint32_t p, uint32_t hi) {
 
 /* cl100k and qwen2 differ only in how many digits one match takes. */
 static uint32_t cl100k_at(const tt_view *v, uint32_t p, uint32_t hi, int max_digits, uint32_t trail) {
-    uint32_t e = contraction(v, p, hi, 1);
+    uint32_t e = v->text[p] == '\'' ? contraction(v, p, hi, 1) : 0;
     if (e) return e;
     uint32_t props = tt_props_at(v, p);
     if (props & L_) return tt_run(v, p, hi, L_);
@@ -140,7 +140,7 @@ static uint32_t upper_plus_lower_star(const tt_view *v, uint32_t s, uint32_t hi)
 }
 
 static uint32_t with_contraction(const tt_view *v, uint32_t e, uint32_t hi) {
-    uint32_t c = contraction(v, e, hi, 1);
+    uint32_t c = e < hi && v->text[e] == '\'' ? contraction(v, e, hi, 1) : 0;
     return c ? c : e;
 }
 
