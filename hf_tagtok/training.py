@@ -93,7 +93,7 @@ def count_pretokens(batches, pre_tokenizer, special_tokens=(), threads=None, pro
         raise ValueError(f"no engine twin with slice pieces for {pre_tokenizer}")
 
     def count(batch):
-        parts = [part for unit in batch for part in cut(unit)]
+        parts = cut(batch)
         counts = PieceCounts()
         if split is not None:
             counts.add_offsets(parts, *split(parts))
@@ -151,11 +151,18 @@ def bytelevel_bytes(piece: str) -> bytes:
 
 
 def _special_token_cutter(special_tokens):
+    """batch of units -> the non-empty parts left once special tokens are cut out."""
     if not special_tokens:
-        return lambda text: (text,) if text else ()
+        return lambda batch: [unit for unit in batch if unit]
     # longest first: at one position the longest special wins, as stock's added-token matcher does
     pattern = re.compile("|".join(re.escape(t) for t in sorted(special_tokens, key=len, reverse=True)))
-    return lambda text: [part for part in pattern.split(text) if part]
+
+    def cut(batch):
+        if not pattern.search("".join(batch)):  # one C scan spares the per-unit split in the usual case
+            return [unit for unit in batch if unit]
+        return [part for unit in batch for part in pattern.split(unit) if part]
+
+    return cut
 
 
 def _text_batches(source):
@@ -296,6 +303,17 @@ def _write_atomic(path: Path, data: bytes):
 
 # ---------------------------------------------------------------------- CLI
 
+def _pre_tokenizer_of(path):
+    path = Path(path)
+    try:
+        pre_tokenizer = tokenizers.Tokenizer.from_file(str(path / "tokenizer.json" if path.is_dir() else path)).pre_tokenizer
+    except Exception as exc:  # stock raises a bare Exception for unreadable files
+        raise ValueError(f"cannot load a tokenizer from {path}: {exc}") from None
+    if pre_tokenizer is None:
+        raise ValueError(f"{path} has no pre-tokenizer")
+    return pre_tokenizer
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="hf-tagtok train", description="Train a deterministic byte-level BPE tokenizer.")
     parser.add_argument("files", nargs="+", help="UTF-8 text files (one text unit per line)")
@@ -305,11 +323,14 @@ def main(argv=None):
     parser.add_argument("--layout", choices=LAYOUTS, default="plain")
     parser.add_argument("--special-token", action="append", default=[], dest="special_tokens")
     parser.add_argument("--min-pair-freq", type=int, default=1)
+    parser.add_argument("--pre-tokenizer-from", metavar="TOKENIZER",
+                        help="use the pre-tokenizer of this tokenizer directory or tokenizer.json (default: cl100k-style)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     try:
+        pre_tokenizer = _pre_tokenizer_of(args.pre_tokenizer_from) if args.pre_tokenizer_from else None
         tokenizer = train_bpe(args.files, args.vocab_size, special_tokens=args.special_tokens, layout=args.layout,
-                              min_pair_freq=args.min_pair_freq, threads=args.threads,
+                              pre_tokenizer=pre_tokenizer, min_pair_freq=args.min_pair_freq, threads=args.threads,
                               progress=False if args.no_progress else None)
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         parser.exit(2, f"hf-tagtok train: error: {exc}\n")

@@ -328,3 +328,16 @@ def test_example_walkthrough_runs(tmp_path, capsys):
     example.main(tmp_path)
     out = capsys.readouterr().out
     assert "byte tokens   256/256, ids 3-258, in byte order" in out and "refused:" in out
+
+
+def test_cli_pre_tokenizer_from_another_tokenizer(tmp_path, capsys):
+    gpt2_style = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    training.save(training.train_bpe(CORPUS[:20], 300, pre_tokenizer=gpt2_style, progress=False), tmp_path / "src")
+    src = tmp_path / "in.txt"
+    src.write_text("".join(CORPUS[:100]), encoding="utf-8")
+    assert training.main(["--vocab-size", "350", "--out", str(tmp_path / "tok"), "--no-progress",
+                          "--pre-tokenizer-from", str(tmp_path / "src"), str(src)]) == 0
+    saved = json.loads((tmp_path / "tok" / "tokenizer.json").read_text(encoding="utf-8"))
+    assert saved["pre_tokenizer"] == json.loads(gpt2_style.__getstate__())
+    with pytest.raises(SystemExit):
+        training.main(["--vocab-size", "350", "--out", str(tmp_path / "x"), "--pre-tokenizer-from", str(src), str(src)])
