@@ -35,6 +35,9 @@ def test_identity_of_objects_equals_identity_of_what_save_writes(tmp_path):
     stock = train_bpe(["a small corpus for a small tokenizer\n"] * 3, 300, progress=False)
     stock.save(str(tmp_path / "tokenizer.json"))
     assert identity(stock) == identity(tmp_path) == blake3((tmp_path / "tokenizer.json").read_bytes()).hexdigest()
+    from hf_tagtok.tokenizer import Tokenizer
+
+    assert identity(Tokenizer.from_hf(stock)) == identity(stock)
     transformers = pytest.importorskip("transformers")
     fast = transformers.PreTrainedTokenizerFast(tokenizer_object=stock)
     fast.save_pretrained(str(tmp_path / "hf"))
