@@ -15,7 +15,8 @@
  *   scripts table (6 thresholds) they tie (range 3.8-6.9, shuffle 4.9-6.0), so AVX2 always shuffles
  *   and the range kernel lives in the SSE2 kernel, which has no pshufb.
  *   Non-ASCII chars: gathers alone 0.4-0.7 GB/s on Cyrillic/Devanagari/Latin-1/emoji text; with the
- *   prefix lane 1.0-2.4. A range search over the thousands of runs above ASCII is not competitive.
+ *   prefix lane 1.0-2.4 (4 rounds; 0, 2, 8, 32 rounds and two prefixes per round were all slower).
+ *   A range search over the thousands of runs above ASCII is not competitive.
  */
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -26,7 +27,7 @@
 #define AVX2 __attribute__((target("avx2")))
 #define BLOCK 32
 #define LOOKAHEAD 3 /* a lead at the last byte of a block reads 3 more bytes */
-#define PREFIX_ROUNDS 4 /* measured best of 0 (gather only), 2, 4, 8, 32 on single-script and mixed text */
+#define PREFIX_ROUNDS 4
 
 typedef struct {
     __m256i ascii[8];  /* XOR-chained 16-entry slices of the ASCII table */

@@ -82,7 +82,7 @@ static int build_classifier(tt_classifier *c, const uint16_t *stage1, const uint
     return 1;
 }
 
-int tt_impl_available(tt_impl impl) {
+static int available_here(tt_impl impl) {
     switch (impl) {
     case TT_IMPL_SCALAR: return 1;
 #if defined(__x86_64__) || defined(_M_X64)
@@ -100,7 +100,7 @@ static void init(void) {
     simd_tables_ready = build_classifier(&classifiers[TT_ALPHABET_ATOMS], tt_atom_stage1, tt_atom_stage2, 0) &
                         build_classifier(&classifiers[TT_ALPHABET_SCRIPTS], tt_script_stage1, tt_script_stage2, 1);
     for (int impl = IMPL_COUNT - 1; impl >= 0; impl--) {
-        if (tt_impl_available((tt_impl)impl)) {
+        if (available_here((tt_impl)impl)) {
             active_impl = (tt_impl)impl;
             break;
         }
@@ -109,7 +109,7 @@ static void init(void) {
     if (!forced || !*forced) return;
     for (int impl = 0; impl < IMPL_COUNT; impl++) {
         if (strcmp(forced, IMPL_NAMES[impl]) != 0) continue;
-        if (tt_impl_available((tt_impl)impl)) {
+        if (available_here((tt_impl)impl)) {
             active_impl = (tt_impl)impl;
             return;
         }
@@ -124,6 +124,11 @@ static void ensure_init(void) { pthread_once(&init_once, init); }
 const tt_classifier *tt_classifier_get(tt_alphabet alphabet) {
     ensure_init();
     return &classifiers[alphabet == TT_ALPHABET_SCRIPTS];
+}
+
+int tt_impl_available(tt_impl impl) {
+    ensure_init();
+    return available_here(impl);
 }
 
 const char *tt_impl_env_error(void) {
