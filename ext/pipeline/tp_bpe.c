@@ -1,0 +1,241 @@
+/* BPE over raw bytes: vocab and merge tables are open-addressing hashes built once; each thread's
+ * scratch carries a direct-mapped cache of short words, so encoding shares nothing mutable. */
+#include "tp_bpe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_hash.h"
+
+#define NO_ID UINT32_MAX
+#define CACHE_WORD 24   /* words up to this many bytes are cached */
+#define CACHE_SLOTS 8192
+
+struct tp_bpe {
+    uint8_t *bytes;      /* all token byte strings, concatenated */
+    uint64_t *offset;    /* id -> start in bytes; offset[id+1]-offset[id] = length */
+    uint8_t *has_bytes;  /* id -> 0 when the id has no byte string */
+    uint32_t n_tokens;
+    uint32_t *vocab_slots; uint64_t vocab_mask;     /* bytes -> id */
+    uint64_t *merge_keys; uint32_t *merge_rank; uint32_t *merge_new; uint64_t merge_mask;
+    uint32_t byte_id[256];
+    int ignore_merges;
+};
+
+typedef struct {
+    uint64_t hash;
+    uint8_t len, n;
+    uint8_t word[CACHE_WORD];
+    uint8_t ends[CACHE_WORD];
+    uint32_t ids[CACHE_WORD];
+} cache_entry;
+
+struct tp_bpe_scratch {
+    uint32_t *ids, *starts, *ends, *ranks;
+    size_t cap;
+    cache_entry *cache;
+};
+
+static uint64_t merge_hash(uint64_t key) { return tp_mix64(key); }
+
+static uint32_t vocab_find(const tp_bpe *bpe, const uint8_t *word, size_t len, uint64_t hash) {
+    for (uint64_t slot = hash & bpe->vocab_mask;; slot = (slot + 1) & bpe->vocab_mask) {
+        uint32_t id = bpe->vocab_slots[slot];
+        if (id == NO_ID) return NO_ID;
+        uint64_t start = bpe->offset[id], n = bpe->offset[id + 1] - start;
+        if (n == len && memcmp(bpe->bytes + start, word, len) == 0) return id;
+    }
+}
+
+static int merge_find(const tp_bpe *bpe, uint32_t left, uint32_t right, uint32_t *rank, uint32_t *merged) {
+    uint64_t key = ((uint64_t)left << 32) | right;
+    for (uint64_t slot = merge_hash(key) & bpe->merge_mask;; slot = (slot + 1) & bpe->merge_mask) {
+        if (bpe->merge_rank[slot] == NO_ID) return 0;
+        if (bpe->merge_keys[slot] == key) {
+            *rank = bpe->merge_rank[slot];
+            *merged = bpe->merge_new[slot];
+            return 1;
+        }
+    }
+}
+
+static uint64_t table_size(uint64_t n) {
+    uint64_t size = 16;
+    while (size < 2 * n) size <<= 1;
+    return size;
+}
+
+static int build_vocab(tp_bpe *bpe, const uint8_t *const *tokens, const uint32_t *lens, uint32_t n) {
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++) total += lens[i] == NO_ID ? 0 : lens[i];
+    bpe->bytes = malloc(total ? total : 1);
+    bpe->offset = malloc(sizeof(uint64_t) * ((size_t)n + 1));
+    bpe->has_bytes = calloc(n ? n : 1, 1);
+    uint64_t size = table_size(n);
+    bpe->vocab_slots = malloc(sizeof(uint32_t) * size);
+    if (!bpe->bytes || !bpe->offset || !bpe->has_bytes || !bpe->vocab_slots) return -1;
+    memset(bpe->vocab_slots, 0xFF, sizeof(uint32_t) * size);
+    bpe->vocab_mask = size - 1;
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        bpe->offset[i] = at;
+        if (lens[i] == NO_ID) continue;
+        memcpy(bpe->bytes + at, tokens[i], lens[i]);
+        at += lens[i];
+        bpe->has_bytes[i] = 1;
+    }
+    bpe->offset[n] = at;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!bpe->has_bytes[i]) continue;
+        const uint8_t *word = bpe->bytes + bpe->offset[i];
+        size_t len = bpe->offset[i + 1] - bpe->offset[i];
+        uint64_t hash = tp_hash_bytes(word, len);
+        if (vocab_find(bpe, word, len, hash) != NO_ID) continue; /* duplicate bytes: first id wins */
+        uint64_t slot = hash & bpe->vocab_mask;
+        while (bpe->vocab_slots[slot] != NO_ID) slot = (slot + 1) & bpe->vocab_mask;
+        bpe->vocab_slots[slot] = i;
+    }
+    return 0;
+}
+
+static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
+    uint64_t size = table_size(n);
+    bpe->merge_keys = malloc(sizeof(uint64_t) * size);
+    bpe->merge_rank = malloc(sizeof(uint32_t) * size);
+    bpe->merge_new = malloc(sizeof(uint32_t) * size);
+    if (!bpe->merge_keys || !bpe->merge_rank || !bpe->merge_new) return -1;
+    memset(bpe->merge_rank, 0xFF, sizeof(uint32_t) * size);
+    bpe->merge_mask = size - 1;
+    for (uint32_t rank = 0; rank < n; rank++) {
+        uint64_t key = ((uint64_t)merges[rank].left << 32) | merges[rank].right;
+        uint64_t slot = merge_hash(key) & bpe->merge_mask;
+        while (bpe->merge_rank[slot] != NO_ID && bpe->merge_keys[slot] != key) slot = (slot + 1) & bpe->merge_mask;
+        if (bpe->merge_rank[slot] != NO_ID) continue; /* a repeated pair keeps its first (lowest) rank */
+        bpe->merge_keys[slot] = key;
+        bpe->merge_rank[slot] = rank;
+        bpe->merge_new[slot] = merges[rank].merged;
+    }
+    return 0;
+}
+
+tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t n_tokens,
+                   const tp_merge *merges, uint32_t n_merges, int ignore_merges) {
+    tp_bpe *bpe = calloc(1, sizeof(*bpe));
+    if (!bpe) return NULL;
+    bpe->n_tokens = n_tokens;
+    bpe->ignore_merges = ignore_merges;
+    if (build_vocab(bpe, tokens, lens, n_tokens) || build_merges(bpe, merges, n_merges)) goto fail;
+    for (int byte = 0; byte < 256; byte++) {
+        uint8_t one = (uint8_t)byte;
+        bpe->byte_id[byte] = vocab_find(bpe, &one, 1, tp_hash_bytes(&one, 1));
+        if (bpe->byte_id[byte] == NO_ID) goto fail;
+    }
+    return bpe;
+fail:
+    tp_bpe_free(bpe);
+    return NULL;
+}
+
+void tp_bpe_free(tp_bpe *bpe) {
+    if (!bpe) return;
+    free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes); free(bpe->vocab_slots);
+    free(bpe->merge_keys); free(bpe->merge_rank); free(bpe->merge_new);
+    free(bpe);
+}
+
+tp_bpe_scratch *tp_bpe_scratch_new(void) {
+    tp_bpe_scratch *scratch = calloc(1, sizeof(*scratch));
+    if (!scratch) return NULL;
+    scratch->cache = calloc(CACHE_SLOTS, sizeof(cache_entry));
+    if (!scratch->cache) { free(scratch); return NULL; }
+    return scratch;
+}
+
+void tp_bpe_scratch_free(tp_bpe_scratch *scratch) {
+    if (!scratch) return;
+    free(scratch->ids); free(scratch->starts); free(scratch->ends); free(scratch->ranks);
+    free(scratch->cache);
+    free(scratch);
+}
+
+static int reserve(tp_bpe_scratch *s, size_t n) {
+    if (n <= s->cap) return 0;
+    size_t cap = s->cap ? s->cap : 64;
+    while (cap < n) cap *= 2;
+    uint32_t *ids = realloc(s->ids, cap * 4); if (!ids) return -1; s->ids = ids;
+    uint32_t *starts = realloc(s->starts, cap * 4); if (!starts) return -1; s->starts = starts;
+    uint32_t *ends = realloc(s->ends, cap * 4); if (!ends) return -1; s->ends = ends;
+    uint32_t *ranks = realloc(s->ranks, cap * 4); if (!ranks) return -1; s->ranks = ranks;
+    s->cap = cap;
+    return 0;
+}
+
+static uint32_t pair_rank(const tp_bpe *bpe, const uint32_t *ids, size_t i, uint32_t *merged) {
+    uint32_t rank;
+    return merge_find(bpe, ids[i], ids[i + 1], &rank, merged) ? rank : NO_ID;
+}
+
+/* Leftmost lowest-rank merge first, like HF's (rank, position) heap: the results are the same. */
+static size_t merge_all(const tp_bpe *bpe, tp_bpe_scratch *s, size_t n) {
+    uint32_t *ids = s->ids, *ends = s->ends, *ranks = s->ranks, *starts = s->starts, merged;
+    for (size_t i = 0; i + 1 < n; i++) ranks[i] = pair_rank(bpe, ids, i, &merged);
+    while (n > 1) {
+        size_t best = 0;
+        for (size_t i = 1; i + 1 < n; i++)
+            if (ranks[i] < ranks[best]) best = i;
+        if (ranks[best] == NO_ID) break;
+        pair_rank(bpe, ids, best, &merged);
+        ids[best] = merged;
+        ends[best] = ends[best + 1];
+        size_t tail = n - best - 2;
+        memmove(ids + best + 1, ids + best + 2, tail * 4);
+        memmove(starts + best + 1, starts + best + 2, tail * 4);
+        memmove(ends + best + 1, ends + best + 2, tail * 4);
+        memmove(ranks + best + 1, ranks + best + 2, (tail ? tail - 1 : 0) * 4);
+        n--;
+        if (best > 0) ranks[best - 1] = pair_rank(bpe, ids, best - 1, &merged);
+        if (best + 1 < n) ranks[best] = pair_rank(bpe, ids, best, &merged);
+    }
+    return n;
+}
+
+int tp_bpe_encode(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *word, size_t len,
+                  const uint32_t **ids, const uint32_t **starts, const uint32_t **ends, size_t *n_out) {
+    if (reserve(s, len + 1)) return -1;
+    *ids = s->ids; *starts = s->starts; *ends = s->ends;
+    uint64_t hash = tp_hash_bytes(word, len);
+    cache_entry *entry = NULL;
+    if (len <= CACHE_WORD) {
+        entry = &s->cache[hash & (CACHE_SLOTS - 1)];
+        if (entry->hash == hash && entry->len == len && entry->n && memcmp(entry->word, word, len) == 0) {
+            uint32_t start = 0;
+            for (size_t k = 0; k < entry->n; k++) {
+                s->ids[k] = entry->ids[k];
+                s->starts[k] = start;
+                s->ends[k] = start = entry->ends[k];
+            }
+            *n_out = entry->n;
+            return 0;
+        }
+    }
+    size_t n;
+    uint32_t whole = bpe->ignore_merges ? vocab_find(bpe, word, len, hash) : NO_ID;
+    if (whole != NO_ID) {
+        s->ids[0] = whole; s->starts[0] = 0; s->ends[0] = (uint32_t)len;
+        n = 1;
+    } else {
+        for (size_t i = 0; i < len; i++) {
+            s->ids[i] = bpe->byte_id[word[i]];
+            s->starts[i] = (uint32_t)i;
+            s->ends[i] = (uint32_t)i + 1;
+        }
+        n = merge_all(bpe, s, len);
+    }
+    if (entry) {
+        entry->hash = hash; entry->len = (uint8_t)len; entry->n = (uint8_t)n;
+        memcpy(entry->word, word, len);
+        for (size_t k = 0; k < n; k++) { entry->ids[k] = s->ids[k]; entry->ends[k] = (uint8_t)s->ends[k]; }
+    }
+    *n_out = n;
+    return 0;
+}

@@ -1,0 +1,34 @@
+/* Byte-pair-encoding model over raw bytes (byte-level vocabularies are mapped back to bytes in Python).
+ *
+ * Thread-safety: a tp_bpe is immutable after tp_bpe_new; every call that needs memory takes a
+ * tp_bpe_scratch, one per thread (it also holds that thread's word cache, so no locks). */
+#ifndef TP_BPE_H
+#define TP_BPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tp_bpe tp_bpe;
+typedef struct tp_bpe_scratch tp_bpe_scratch;
+
+typedef struct {
+    uint32_t left, right, merged; /* token ids; rank = index in the merge list */
+} tp_merge;
+
+/* tokens[i] (len lens[i]) is the byte string of id i; lens[i] == UINT32_MAX marks an id with no
+ * byte string (never produced from bytes). ignore_merges: a word found whole in the vocab is one
+ * token, as HF BPE's ignore_merges. Returns NULL on OOM or when a single byte has no token. */
+tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t n_tokens,
+                   const tp_merge *merges, uint32_t n_merges, int ignore_merges);
+void tp_bpe_free(tp_bpe *bpe);
+
+tp_bpe_scratch *tp_bpe_scratch_new(void);
+void tp_bpe_scratch_free(tp_bpe_scratch *scratch);
+
+/* Encode one word (the rendered piece). Writes *n_out tokens: ids[k] and the byte range
+ * [starts[k], ends[k]) of the word each covers. Arrays are valid until the next call on scratch.
+ * Returns 0, or -1 on OOM. */
+int tp_bpe_encode(const tp_bpe *bpe, tp_bpe_scratch *scratch, const uint8_t *word, size_t len,
+                  const uint32_t **ids, const uint32_t **starts, const uint32_t **ends, size_t *n_out);
+
+#endif

@@ -1,0 +1,28 @@
+/* Fast non-cryptographic hashing shared by the pipeline's tables. */
+#ifndef TP_HASH_H
+#define TP_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline uint64_t tp_mix64(uint64_t x) {
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+static inline uint64_t tp_hash_bytes(const uint8_t *data, size_t len) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len;
+    while (len >= 8) {
+        uint64_t chunk;
+        memcpy(&chunk, data, 8);
+        h = tp_mix64(h ^ chunk);
+        data += 8; len -= 8;
+    }
+    uint64_t tail = 0;
+    memcpy(&tail, data, len);
+    return tp_mix64(h ^ tail ^ ((uint64_t)len << 56));
+}
+
+#endif

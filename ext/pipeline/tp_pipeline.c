@@ -1,0 +1,244 @@
+/* Batch driver: texts are cut into chunks, threads claim chunks with an atomic counter, each chunk
+ * writes its own columns, and the chunks are concatenated in order at the end. */
+#include "tp_pipeline.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_pool.h"
+
+struct tp_workspace {
+    tt_scratch *pre;
+    tp_bpe_scratch *bpe;
+    tp_segment *segments;
+    size_t segments_cap;
+    uint8_t *word;      /* rendered piece */
+    size_t word_cap;
+};
+
+tp_workspace *tp_workspace_new(void) {
+    tp_workspace *ws = calloc(1, sizeof(*ws));
+    if (!ws) return NULL;
+    ws->pre = tt_scratch_new();
+    ws->bpe = tp_bpe_scratch_new();
+    if (!ws->pre || !ws->bpe) { tp_workspace_free(ws); return NULL; }
+    return ws;
+}
+
+void tp_workspace_free(tp_workspace *ws) {
+    if (!ws) return;
+    tt_scratch_free(ws->pre);
+    tp_bpe_scratch_free(ws->bpe);
+    free(ws->segments);
+    free(ws->word);
+    free(ws);
+}
+
+void tp_columns_free(tp_columns *c) {
+    free(c->ids); free(c->type_ids); free(c->offsets); free(c->special); free(c->words);
+    memset(c, 0, sizeof(*c));
+}
+
+static int columns_reserve(tp_columns *c, size_t extra) {
+    if (c->n + extra <= c->cap) return 0;
+    size_t cap = c->cap ? c->cap : 256;
+    while (cap < c->n + extra) cap *= 2;
+    void *p;
+    if (!(p = realloc(c->ids, cap * 4))) return -1;
+    c->ids = p;
+    if (!(p = realloc(c->type_ids, cap * 4))) return -1;
+    c->type_ids = p;
+    if (!(p = realloc(c->offsets, cap * 16))) return -1;
+    c->offsets = p;
+    if (!(p = realloc(c->special, cap))) return -1;
+    c->special = p;
+    if (!(p = realloc(c->words, cap * 4))) return -1;
+    c->words = p;
+    c->cap = cap;
+    return 0;
+}
+
+/* Byte position -> char index, walking forward only (token positions never go back). */
+typedef struct {
+    const uint8_t *text;
+    size_t pos, chars; /* chars = char starts in [0, pos) */
+} char_cursor;
+
+static size_t chars_before(char_cursor *cur, size_t pos) {
+    for (; cur->pos < pos; cur->pos++) cur->chars += (cur->text[cur->pos] & 0xC0) != 0x80;
+    return cur->chars;
+}
+
+static size_t utf8_len(uint8_t lead) {
+    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+}
+
+typedef struct {
+    char_cursor starts, ends;
+    int32_t word;
+} text_state;
+
+/* Append one sequence token covering original bytes [start, end). */
+static void put_token(const tp_pipeline *p, tp_columns *c, text_state *st, uint32_t id, size_t start, size_t end) {
+    size_t k = c->n++;
+    c->ids[k] = id;
+    c->type_ids[k] = p->type_id;
+    c->special[k] = 0;
+    c->words[k] = st->word;
+    c->offsets[2 * k] = (int64_t)chars_before(&st->starts, start + 1) - 1;
+    c->offsets[2 * k + 1] = (int64_t)chars_before(&st->ends, end);
+}
+
+static void put_specials(tp_columns *c, const tp_special *specials, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        size_t k = c->n++;
+        c->ids[k] = specials[i].id;
+        c->type_ids[k] = specials[i].type_id;
+        c->special[k] = 1;
+        c->words[k] = -1;
+        c->offsets[2 * k] = c->offsets[2 * k + 1] = 0;
+    }
+}
+
+static int encode_piece(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
+                        const uint8_t *text, size_t base, const tt_piece *piece) {
+    size_t start = base + piece->start, end = base + piece->end;
+    size_t prefix = (piece->flags & TT_PIECE_PREFIX) ? 1 : 0, len = end - start + prefix;
+    if (len > ws->word_cap) {
+        uint8_t *grown = realloc(ws->word, len * 2);
+        if (!grown) return -1;
+        ws->word = grown; ws->word_cap = len * 2;
+    }
+    if (prefix) ws->word[0] = ' ';
+    memcpy(ws->word + prefix, text + start, end - start);
+    const uint32_t *ids, *from, *to;
+    size_t n;
+    if (tp_bpe_encode(p->bpe, ws->bpe, ws->word, len, &ids, &from, &to, &n)) return -1;
+    if (columns_reserve(c, n)) return -1;
+    /* the prefix char aligns to the char it precedes */
+    size_t prefix_end = start + (start < end ? utf8_len(text[start]) : 0);
+    for (size_t k = 0; k < n; k++) {
+        size_t s = from[k] < prefix ? start : start + from[k] - prefix;
+        size_t e = to[k] <= prefix ? prefix_end : start + to[k] - prefix;
+        put_token(p, c, st, ids[k], s, e);
+    }
+    st->word++;
+    return 0;
+}
+
+static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len,
+                       int add_special, tp_columns *c) {
+    text_state st = {{text, 0, 0}, {text, 0, 0}, 0};
+    if (add_special && (columns_reserve(c, p->n_before) == 0)) put_specials(c, p->before, p->n_before);
+    else if (add_special) return -1;
+    long n_segments = tp_added_split(p->added, text, len, &ws->segments, &ws->segments_cap);
+    if (n_segments < 0) return -1;
+    for (long i = 0; i < n_segments; i++) {
+        tp_segment seg = ws->segments[i];
+        if (seg.id != TP_ADDED_TEXT) {
+            if (columns_reserve(c, 1)) return -1;
+            put_token(p, c, &st, seg.id, seg.start, seg.end);
+            st.word++;
+            continue;
+        }
+        const tt_piece *pieces;
+        size_t n_pieces;
+        if (tt_program_run(p->program, ws->pre, text + seg.start, seg.end - seg.start, &pieces, &n_pieces)) return -1;
+        for (size_t k = 0; k < n_pieces; k++)
+            if (encode_piece(p, ws, c, &st, text, seg.start, &pieces[k])) return -1;
+    }
+    if (add_special) {
+        if (columns_reserve(c, p->n_after)) return -1;
+        put_specials(c, p->after, p->n_after);
+    }
+    return 0;
+}
+
+typedef struct {
+    const tp_pipeline *p;
+    tp_workspace **workspaces;
+    const uint8_t *const *texts;
+    const size_t *lens;
+    size_t *chunk_start; /* n_chunks + 1 text indices */
+    size_t n_chunks;
+    tp_columns *chunks;
+    int64_t *lengths;
+    int add_special;
+    atomic_size_t next;
+    atomic_int failed;
+} batch;
+
+static void run_chunks(void *arg, int slot) {
+    batch *b = arg;
+    tp_workspace *ws = slot >= 0 ? b->workspaces[slot] : NULL;
+    if (!ws) {
+        ws = tp_workspace_new();
+        if (!ws) { atomic_store(&b->failed, 1); return; }
+        if (slot >= 0) b->workspaces[slot] = ws;
+    }
+    for (;;) {
+        size_t chunk = atomic_fetch_add(&b->next, 1);
+        if (chunk >= b->n_chunks || atomic_load(&b->failed)) break;
+        tp_columns *c = &b->chunks[chunk];
+        for (size_t t = b->chunk_start[chunk]; t < b->chunk_start[chunk + 1]; t++) {
+            size_t before = c->n;
+            if (encode_text(b->p, ws, b->texts[t], b->lens[t], b->add_special, c)) {
+                atomic_store(&b->failed, 1);
+                break;
+            }
+            b->lengths[t] = (int64_t)(c->n - before);
+        }
+    }
+    if (slot < 0) tp_workspace_free(ws);
+}
+
+#define CHUNK_BYTES (32 * 1024)
+#define PARALLEL_BYTES (64 * 1024)
+
+static int concat(tp_columns *chunks, size_t n_chunks, tp_columns *out) {
+    size_t total = 0;
+    for (size_t i = 0; i < n_chunks; i++) total += chunks[i].n;
+    if (n_chunks == 1) { *out = chunks[0]; memset(&chunks[0], 0, sizeof(tp_columns)); return 0; }
+    memset(out, 0, sizeof(*out));
+    if (columns_reserve(out, total ? total : 1)) return -1;
+    for (size_t i = 0; i < n_chunks; i++) {
+        tp_columns *c = &chunks[i];
+        size_t k = out->n;
+        memcpy(out->ids + k, c->ids, c->n * 4);
+        memcpy(out->type_ids + k, c->type_ids, c->n * 4);
+        memcpy(out->offsets + 2 * k, c->offsets, c->n * 16);
+        memcpy(out->special + k, c->special, c->n);
+        memcpy(out->words + k, c->words, c->n * 4);
+        out->n += c->n;
+    }
+    return 0;
+}
+
+int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
+                    const size_t *lens, size_t n, int add_special, tp_columns *out, int64_t *lengths) {
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += lens[i];
+    int threads = total >= PARALLEL_BYTES ? tp_pool_threads() : 1;
+    size_t target = total / ((size_t)threads * 8) + 1;
+    if (target < CHUNK_BYTES && threads > 1) target = CHUNK_BYTES;
+    if (threads == 1) target = total + 1;
+    size_t *chunk_start = malloc((n + 2) * sizeof(size_t));
+    if (!chunk_start) return -1;
+    size_t n_chunks = 0, acc = 0;
+    chunk_start[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        acc += lens[i] + 1;
+        if (acc >= target) { chunk_start[++n_chunks] = i + 1; acc = 0; }
+    }
+    if (chunk_start[n_chunks] != n || n_chunks == 0) chunk_start[++n_chunks] = n;
+    tp_columns *chunks = calloc(n_chunks, sizeof(tp_columns));
+    if (!chunks) { free(chunk_start); return -1; }
+    batch b = {p, workspaces, texts, lens, chunk_start, n_chunks, chunks, lengths, add_special, 0, 0};
+    tp_pool_run(run_chunks, &b, threads < (int)n_chunks ? threads : (int)n_chunks);
+    int rc = atomic_load(&b.failed) ? -1 : concat(chunks, n_chunks, out);
+    for (size_t i = 0; i < n_chunks; i++) tp_columns_free(&chunks[i]);
+    free(chunks);
+    free(chunk_start);
+    return rc;
+}

@@ -1,0 +1,53 @@
+/* The native encode pipeline for single sequences:
+ *   added-token split -> (normalizer hook) -> pre-tokenizer program -> model -> post-processor
+ * over a batch of UTF-8 texts, spread over the process thread pool, into flat columns.
+ *
+ * Hook points for more stages (see .coord/native.md): a normalizer would run per text stretch
+ * between added tokens and hand the pre-tokenizer normalized bytes plus a byte alignment map;
+ * another model (WordPiece, WordLevel) would sit beside tp_bpe behind the same encode signature. */
+#ifndef TP_PIPELINE_H
+#define TP_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tagtok.h"
+#include "tp_added.h"
+#include "tp_bpe.h"
+
+typedef struct {
+    uint32_t id, type_id;
+} tp_special;
+
+typedef struct {
+    const tt_program *program; /* must render bytelevel or none (bytes go to the model unchanged) */
+    const tp_bpe *bpe;
+    const tp_added *added;     /* NULL: no added tokens */
+    const tp_special *before, *after; /* post-processor tokens around the sequence */
+    size_t n_before, n_after;
+    uint32_t type_id;          /* type id of the sequence's own tokens */
+} tp_pipeline;
+
+/* Output columns; token k of the batch. words[k] is -1 for post-processor tokens. */
+typedef struct {
+    uint32_t *ids, *type_ids;
+    int64_t *offsets;   /* 2 per token: char offsets into its text */
+    uint8_t *special;
+    int32_t *words;
+    size_t n, cap;
+} tp_columns;
+
+void tp_columns_free(tp_columns *columns);
+
+/* Per-slot working memory of one pipeline (slot as in tp_pool); created lazily, freed with it. */
+typedef struct tp_workspace tp_workspace;
+tp_workspace *tp_workspace_new(void);
+void tp_workspace_free(tp_workspace *ws);
+
+/* Encode n texts. lengths[i] receives the token count of text i. workspaces: tp_pool_threads()
+ * entries (NULL entries are created on demand). Safe to call from several threads at once.
+ * Returns 0, or -1 on OOM. */
+int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
+                    const size_t *lens, size_t n, int add_special, tp_columns *out, int64_t *lengths);
+
+#endif

@@ -1,0 +1,111 @@
+#define _GNU_SOURCE
+#include "tp_pool.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static struct {
+    pthread_mutex_t busy;              /* held by the caller of a run for its whole duration */
+    pthread_mutex_t mu;                /* guards everything below */
+    pthread_cond_t wake, done;
+    int spawned, active, pending;
+    uint64_t generation;
+    uint64_t born[TP_POOL_MAX];        /* generation each worker starts waiting after */
+    tp_task fn;
+    void *ctx;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+          PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, {0}, 0, 0};
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int n_threads_cached;
+
+/* The child has only the forking thread: forget the parent's workers and any lock state. */
+static void reset_in_child(void) {
+    pthread_mutex_init(&pool.busy, NULL);
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pool.spawned = pool.active = pool.pending = 0;
+}
+
+static void register_atfork(void) { pthread_atfork(NULL, NULL, reset_in_child); }
+
+int tp_pool_threads(void) {
+    if (n_threads_cached) return n_threads_cached;
+    int n = 0;
+    const char *env = getenv("HF_TAGTOK_THREADS");
+    if (env && *env) n = atoi(env);
+    if (n <= 0) {
+        cpu_set_t set;
+        n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+    }
+    if (n < 1) n = 1;
+    if (n > TP_POOL_MAX) n = TP_POOL_MAX;
+    return n_threads_cached = n;
+}
+
+static void *worker(void *arg) {
+    int slot = (int)(intptr_t)arg;
+    pthread_mutex_lock(&pool.mu);
+    uint64_t seen = pool.born[slot];
+    for (;;) {
+        while (pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.mu);
+        seen = pool.generation;
+        int mine = slot < pool.active;
+        tp_task fn = pool.fn;
+        void *ctx = pool.ctx;
+        pthread_mutex_unlock(&pool.mu);
+        if (mine) fn(ctx, slot);
+        pthread_mutex_lock(&pool.mu);
+        if (mine && --pool.pending == 0) pthread_cond_signal(&pool.done);
+    }
+    return NULL;
+}
+
+/* Called with pool.mu held. Returns how many slots (caller included) are usable. */
+static int spawn_up_to(int want) {
+    while (pool.spawned + 1 < want) {
+        int slot = pool.spawned + 1;
+        pool.born[slot] = pool.generation;
+        pthread_t thread;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int failed = pthread_create(&thread, &attr, worker, (void *)(intptr_t)slot);
+        pthread_attr_destroy(&attr);
+        if (failed) break;
+        pool.spawned++;
+    }
+    return pool.spawned + 1 < want ? pool.spawned + 1 : want;
+}
+
+void tp_pool_run(tp_task fn, void *ctx, int want) {
+    pthread_once(&atfork_once, register_atfork);
+    if (want > tp_pool_threads()) want = tp_pool_threads();
+    if (pthread_mutex_trylock(&pool.busy) != 0) {
+        fn(ctx, -1);
+        return;
+    }
+    if (want <= 1) {
+        fn(ctx, 0);
+        pthread_mutex_unlock(&pool.busy);
+        return;
+    }
+    pthread_mutex_lock(&pool.mu);
+    int slots = spawn_up_to(want);
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.active = slots;
+    pool.pending = slots - 1;
+    pool.generation++;
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.mu);
+    fn(ctx, 0);
+    pthread_mutex_lock(&pool.mu);
+    while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.mu);
+    pthread_mutex_unlock(&pool.mu);
+    pthread_mutex_unlock(&pool.busy);
+}

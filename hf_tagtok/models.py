@@ -1,0 +1,153 @@
+"""Translate a stock tokenizer's config into the native pipeline, stage by stage.
+
+`report` says for each stage whether the native pipeline covers it and why not; `plan` builds the
+native pipeline when every stage is covered, else returns None (stock then runs the whole encode).
+The native pipeline receives engine-neutral specs only (bytes, ids, flags): no tokenizer.json in C.
+"""
+import json
+
+_PIPELINE_STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor")
+
+
+def _bytes_to_unicode():
+    # GPT-2's reversible byte <-> printable-char map, as the ByteLevel pre-tokenizer defines it.
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    chars = printable[:]
+    extra = 0
+    for byte in range(256):
+        if byte not in printable:
+            printable.append(byte)
+            chars.append(256 + extra)
+            extra += 1
+    return dict(zip(printable, map(chr, chars)))
+
+
+BYTE_TO_CHAR = _bytes_to_unicode()
+CHAR_TO_BYTE = {char: byte for byte, char in BYTE_TO_CHAR.items()}
+
+
+class Unsupported(Exception):
+    """A stage the native pipeline does not cover; the message says why."""
+
+
+def _native_module():
+    try:
+        from hf_tagtok import _native
+    except ImportError as error:
+        raise Unsupported(f"the _native extension is not built ({error})")
+    return _native
+
+
+def _pre_tokenizer_steps(config):
+    try:
+        from hf_tagtok import pre_tokenizers
+        convert = pre_tokenizers.engine_steps
+    except (ImportError, AttributeError) as error:
+        raise Unsupported(f"no pre-tokenizer translation available yet ({error})")
+    try:
+        return convert(config)
+    except ValueError as error:
+        raise Unsupported(f"pre-tokenizer: {error}")
+
+
+def _render(steps):
+    kinds = [step["kind"] for step in steps]
+    return "bytelevel" if "bytelevel" in kinds else "metaspace" if "metaspace" in kinds else "none"
+
+
+def _bpe_spec(model, render):
+    if model.get("type") != "BPE":
+        raise Unsupported(f"model {model.get('type')} is not native yet")
+    for key, ok in (("dropout", None), ("unk_token", None), ("continuing_subword_prefix", None),
+                    ("end_of_word_suffix", None)):
+        if model.get(key) not in (ok, ""):
+            raise Unsupported(f"BPE {key}={model.get(key)!r} is not native yet")
+    if model.get("byte_fallback"):
+        raise Unsupported("BPE byte_fallback is not native yet")
+    if render != "bytelevel":
+        raise Unsupported("only byte-level BPE is native yet")
+    vocab = model["vocab"]
+    size = max(vocab.values()) + 1 if vocab else 0
+    tokens = [None] * size
+    for token, token_id in vocab.items():
+        try:
+            tokens[token_id] = bytes(CHAR_TO_BYTE[char] for char in token)
+        except KeyError:
+            tokens[token_id] = None  # unreachable from byte-level input
+    merges = []
+    for merge in model["merges"]:
+        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
+        if left in vocab and right in vocab and left + right in vocab:
+            merges.append((vocab[left], vocab[right], vocab[left + right]))
+    return {"tokens": tokens, "merges": merges, "ignore_merges": bool(model.get("ignore_merges"))}
+
+
+def _added_spec(added_tokens, has_normalizer):
+    spec = []
+    for token in added_tokens:
+        if token["normalized"] and has_normalizer:
+            raise Unsupported("normalized added tokens with a normalizer are not native yet")
+        flags = [flag for flag in ("single_word", "lstrip", "rstrip") if token[flag]]
+        if flags:
+            raise Unsupported(f"added token {token['content']!r}: {', '.join(flags)} not native yet")
+        spec.append({"content": token["content"].encode(), "id": token["id"],
+                     "single_word": token["single_word"], "lstrip": token["lstrip"],
+                     "rstrip": token["rstrip"], "normalized": token["normalized"], "special": token["special"]})
+    return spec
+
+
+class NativeEncoder:
+    """A built pipeline plus what encodings need to name their tokens."""
+
+    def __init__(self, pipeline, stock, post):
+        self.pipeline = pipeline
+        vocab = stock.get_vocab(with_added_tokens=True)
+        self.token_names = [None] * (max(vocab.values()) + 1 if vocab else 0)
+        for token, token_id in vocab.items():
+            self.token_names[token_id] = token
+        self.before = [token for _, _, token in post["before"]]
+        self.after = [token for _, _, token in post["after"]]
+
+    def encode(self, texts, add_special_tokens):
+        return self.pipeline.encode(texts, add_special_tokens)
+
+
+def analyse(stock):
+    """(per-stage report, spec or None): the spec is complete only when every stage is native."""
+    from hf_tagtok import normalizers, processors  # they import Unsupported from here
+
+    config = json.loads(stock.to_str())
+    report, spec = {}, {}
+
+    def stage(name, build):
+        try:
+            spec[name] = build()
+            report[name] = {"native": True, "reason": "native"}
+        except Unsupported as error:
+            report[name] = {"native": False, "reason": str(error)}
+
+    stage("normalizer", lambda: normalizers.spec(config.get("normalizer")))
+    stage("added_tokens", lambda: _added_spec(config.get("added_tokens") or [], config.get("normalizer") is not None))
+    stage("pre_tokenizer", lambda: _pre_tokenizer_steps(config.get("pre_tokenizer")))
+    steps = spec.get("pre_tokenizer") or []
+    stage("model", lambda: _bpe_spec(config["model"], _render(steps)))
+    stage("post_processor", lambda: processors.spec(config.get("post_processor")))
+    complete = all(report[name]["native"] for name in _PIPELINE_STAGES)
+    spec["encode_special_tokens"] = bool(stock.encode_special_tokens)
+    return report, (spec if complete else None)
+
+
+def report(stock) -> dict:
+    return analyse(stock)[0]
+
+
+def plan(stock):
+    """The native pipeline for `stock`, or None when some stage is not covered."""
+    _, spec = analyse(stock)
+    if spec is None:
+        return None
+    try:
+        native = _native_module()
+    except Unsupported:
+        return None
+    return NativeEncoder(native.Pipeline(spec), stock, spec["post_processor"])

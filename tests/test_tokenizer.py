@@ -1,0 +1,145 @@
+"""hf_tagtok.Tokenizer against stock tokenizers.Tokenizer, computed in the test, field by field."""
+import copy
+import os
+import pickle
+import threading
+
+import pytest
+import tokenizers
+
+import hf_tagtok
+from conformance import tokenizer_mode, tokenizer_zoo
+from hf_tagtok import sample_text
+
+EDGE_CASES = [
+    "", " ", "  ", "\n", "\r\n", "a", "Hello world", "Hello  world!  ", "don't I'LL we've", "\u00a0nbsp\u00a0",
+    "e\u0301 combining", "👩‍👩‍👧 🇫🇷 👍🏽", "١٢٣ ٤٥ 123456789", "\t tabs\t\t", "<|special|>", "x<|special|>y",
+    " <|lstrip|> a <|rstrip|> b ", "word words sword word", "normal norm", "<|special|>x <|special|>",
+    "<|endoftext|>hi<|endoftext|>", "<|begin_of_text|>Hi<|eot_id|>", "\ue000 private \U0010fffd",
+]
+REAL_TEXTS = sample_text.multiscript_texts()[::7] + EDGE_CASES
+SMALL_TEXTS = sample_text.multiscript_texts()[::23] + EDGE_CASES
+NAMES = tokenizer_zoo.available()
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def zoo(request):
+    return request.param, tokenizer_zoo.load(request.param)
+
+
+def _texts(name):
+    return REAL_TEXTS if name in tokenizer_zoo.REAL else SMALL_TEXTS
+
+
+@pytest.mark.parametrize("variant", list(tokenizer_mode.VARIANTS))
+def test_every_field_matches_stock(zoo, variant):
+    name, stock = zoo
+    if name in tokenizer_zoo.REAL and variant not in ("plain", "truncate", "pad"):
+        pytest.skip("real vocabularies: the small tokenizers cover the other variants (CI time)")
+    assert tokenizer_mode.diff_tokenizer(stock, _texts(name), variant) == []
+
+
+@pytest.mark.parametrize("variant", ["plain", "truncate", "pad_left_truncate"])
+def test_pairs_match_stock(zoo, variant):
+    name, stock = zoo
+    if name in tokenizer_zoo.REAL and variant != "plain":
+        pytest.skip("real vocabularies: the small tokenizers cover the other variants (CI time)")
+    assert tokenizer_mode.diff_tokenizer(stock, _texts(name)[:40], variant, pairs=True) == []
+
+
+def test_add_special_tokens_false_and_encode_special_tokens(zoo):
+    name, stock = zoo
+    texts = _texts(name)[-len(EDGE_CASES):]
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    for flag in (False, True):
+        ours.encode_special_tokens = flag
+        reference = tokenizers.Tokenizer.from_str(stock.to_str())
+        reference.encode_special_tokens = flag
+        for add in (True, False):
+            expected = reference.encode_batch(texts, add_special_tokens=add)
+            got = ours.encode_batch(texts, add_special_tokens=add)
+            assert [tokenizer_mode.encoding_diff(g, e) for g, e in zip(got, expected)] == [None] * len(texts)
+            assert tokenizer_mode.columns_diff(ours.encode_batch_arrays(texts, add_special_tokens=add), expected) is None
+
+
+def test_acceleration_reports_every_stage(zoo):
+    _, stock = zoo
+    report = hf_tagtok.Tokenizer.from_hf(stock).acceleration
+    assert set(report) == {"added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor",
+                           "truncation", "padding"}
+    for entry in report.values():
+        assert isinstance(entry["native"], bool) and entry["reason"]
+
+
+def test_pickle_and_deepcopy_keep_settings():
+    stock = tokenizer_zoo.load("small_added_flags")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    ours.enable_truncation(8, stride=2)
+    ours.encode_special_tokens = True
+    for clone in (pickle.loads(pickle.dumps(ours)), copy.deepcopy(ours)):
+        assert clone.truncation == ours.truncation
+        assert clone.encode_special_tokens
+        assert tokenizer_mode.encoding_diff(clone.encode(EDGE_CASES[16]), ours.encode(EDGE_CASES[16])) is None
+    clone.no_truncation()
+    assert ours.truncation is not None
+
+
+def test_from_hf_does_not_share_settings():
+    stock = tokenizer_zoo.load("small_bytelevel")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    ours.enable_padding(length=50)
+    assert stock.padding is None
+
+
+def test_bad_input_raises_like_stock():
+    stock = tokenizer_zoo.load("small_bytelevel")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    for bad in ("\ud800", 12, None):
+        with pytest.raises(Exception) as expected:
+            stock.encode_batch([bad])
+        with pytest.raises(expected.type):
+            ours.encode_batch([bad])
+        with pytest.raises(Exception):
+            ours.encode_batch_arrays([bad])
+    with pytest.raises(TypeError):
+        hf_tagtok.Tokenizer.from_hf("not a tokenizer")
+
+
+def test_threads_share_one_tokenizer():
+    stock = tokenizer_zoo.load("small_split_bytelevel_template")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    texts = SMALL_TEXTS
+    expected = [e.ids for e in stock.encode_batch(texts)]
+    results = [None] * 4
+
+    def work(slot):
+        results[slot] = [[e.ids for e in ours.encode_batch(texts)], ours.encode_batch_arrays(texts).ids.tolist()]
+
+    threads = [threading.Thread(target=work, args=(slot,)) for slot in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    flat = [i for ids in expected for i in ids]
+    assert all(result == [expected, flat] for result in results)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_child_forked_after_encoding_encodes():
+    stock = tokenizer_zoo.load("small_split_bytelevel_template")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    texts = SMALL_TEXTS
+    expected = [e.ids for e in stock.encode_batch(texts)]
+    assert [e.ids for e in ours.encode_batch(texts)] == expected  # the pool is warm before fork
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        ok = [e.ids for e in ours.encode_batch(texts)] == expected
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(write)
+    import select
+    ready, _, _ = select.select([read], [], [], 60)
+    verdict = os.read(read, 1) if ready else b"hang"
+    os.waitpid(pid, 0)
+    assert verdict == b"1"
