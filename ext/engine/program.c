@@ -64,7 +64,9 @@ static int is_transform(tt_step_kind kind) { return kind == TT_STEP_METASPACE ||
 
 static int check_step(const tt_step *s, char *err, size_t err_len) {
     if ((unsigned)s->kind > TT_STEP_FIXED_LENGTH) return fail(err, err_len, "unknown step kind");
-    if ((unsigned)s->behavior > TT_BEHAVIOR_CONTIGUOUS) return fail(err, err_len, "unknown split behavior");
+    int splits_by_pattern = s->kind <= TT_STEP_SPLIT_REGEX; /* the SPLIT_* kinds carry a behavior */
+    if (splits_by_pattern && (unsigned)s->behavior > TT_BEHAVIOR_CONTIGUOUS)
+        return fail(err, err_len, "unknown split behavior");
     if (s->kind == TT_STEP_SPLIT_REGEX && (unsigned)s->regex > TT_REGEX_O200K)
         return fail(err, err_len, "unknown regex kind");
     if (s->kind == TT_STEP_METASPACE && (unsigned)s->prepend > TT_PREPEND_NEVER)
