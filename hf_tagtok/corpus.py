@@ -17,6 +17,7 @@ temporary file renamed into place, so a file at the final path is always complet
 import argparse
 import builtins
 import dataclasses
+import itertools
 import json
 import os
 import struct
@@ -133,28 +134,39 @@ class CorpusWriter:
         return self
 
     def add(self, ids, response_mask=None):
-        """One document: ids without the start marker (one is written first); response_mask, when
-        given, marks its training targets (otherwise every token of the document is one)."""
-        ids = np.asarray(ids, dtype=np.int64)
+        """One document: its ids (a start marker is written first; a leading one is reused) and,
+        optionally, its training targets (otherwise every token of the document is one)."""
+        ids = np.asarray(ids, dtype=np.int64).ravel()
+        self.add_batch(ids, [ids.size], response_mask)
+
+    def add_batch(self, ids, lengths, response_mask=None):
+        """Documents back to back: ids flat, lengths per document, response_mask flat or None."""
+        ids = np.asarray(ids, dtype=np.int64).ravel()
+        lengths = np.asarray(lengths, dtype=np.int64).ravel()
+        if lengths.min(initial=0) < 0 or lengths.sum() != ids.size:
+            raise ValueError("lengths must be >= 0 and add up to the number of ids")
         if ids.size and (ids.min() < 0 or ids.max() > np.iinfo(self.dtype).max):
             raise ValueError("token id outside the corpus id width")
-        if ids.size and ids[0] == self.start_id:
-            ids, response_mask = ids[1:], None if response_mask is None else np.asarray(response_mask)[1:]
+        mask = np.ones(ids.size, np.uint8) if response_mask is None else np.asarray(response_mask, np.uint8).ravel()
+        if mask.shape != ids.shape or mask.max(initial=0) > 1:
+            raise ValueError("response_mask must be 0/1 with one entry per id")
+        starts = np.cumsum(lengths) - lengths
+        leading = np.zeros(lengths.size, bool)
+        nonempty = lengths > 0
+        leading[nonempty] = ids[starts[nonempty]] == self.start_id
+        keep = np.ones(ids.size, bool)
+        keep[starts[leading]] = False
+        ids, mask, lengths = ids[keep], mask[keep], lengths - leading
         if np.any(ids == self.start_id):
-            raise ValueError(f"document contains the start marker id {self.start_id}; pick another start token")
-        if response_mask is None:
-            mask = np.ones(ids.size, np.uint8)
-        else:
-            mask = np.asarray(response_mask, dtype=np.uint8)
-            if mask.shape != ids.shape or mask.max(initial=0) > 1:
-                raise ValueError("response_mask must be 0/1 with one entry per id")
-            self.has_dialogue = True
-        data = np.concatenate(([self.start_id], ids)).astype(self.dtype).tobytes()
+            raise ValueError(f"a document contains the start marker id {self.start_id}; pick another start token")
+        at = np.cumsum(lengths) - lengths
+        data = np.insert(ids, at, self.start_id).astype(self.dtype).tobytes()
         self._ids.write(data)
         self._hasher.update(data)
-        self._mask.write(b"\0" + mask.tobytes())
-        self.n_tokens += ids.size + 1
-        self.n_documents += 1
+        self._mask.write(np.insert(mask, at, 0).tobytes())
+        self.has_dialogue |= response_mask is not None
+        self.n_tokens += ids.size + lengths.size
+        self.n_documents += lengths.size
 
     def __exit__(self, exc_type, exc, tb):
         try:
@@ -211,8 +223,8 @@ def prepare(inputs, out, tokenizer, *, text_field="text", messages_field="messag
             documents = _dataset_documents(inputs, encoder, text_field, messages_field, batch_size, num_proc)
         else:
             documents = _file_documents(inputs, encoder, text_field, messages_field, batch_size)
-        for ids, mask in documents:
-            writer.add(ids, mask)
+        for ids, lengths, mask in documents:
+            writer.add_batch(ids, lengths, mask)
     return open(out, tokenizer=tokenizer)
 
 
@@ -240,15 +252,18 @@ class _Encoder:
                          f"the tokenizer has none of {list(_START_TOKEN_CANDIDATES)}; pass start_token")
 
     def texts(self, texts):
+        """(ids flat, lengths, None) for a batch of plain documents."""
         batch = self.tokenizer.encode_batch_arrays(list(texts), add_special_tokens=False)
-        return np.split(batch.ids, np.cumsum(batch.lengths)[:-1]) if len(texts) else []
+        return batch.ids, batch.lengths, None
 
     def dialogue(self, messages):
+        """(ids, [length], response mask) for one conversation."""
         if self._dialogue is None:
             from hf_tagtok.dialogue import DialogueProtocol
 
             self._dialogue = DialogueProtocol(self.path if self.path.is_dir() else self.path.parent)
-        return self._dialogue.encode(messages)
+        ids, mask = self._dialogue.encode(messages)
+        return np.asarray(ids, np.int64), [len(ids)], np.asarray(mask, np.uint8)
 
 
 def _file_documents(inputs, encoder, text_field, messages_field, batch_size):
@@ -271,8 +286,9 @@ def _encode_records(records, encoder, text_field, messages_field, batch_size, so
     pending = []
 
     def flush():
-        yield from ((ids, None) for ids in encoder.texts(pending))
-        pending.clear()
+        if pending:
+            yield encoder.texts(pending)
+            pending.clear()
 
     for n, record in enumerate(records):
         if record.get(messages_field) is not None:
@@ -311,14 +327,23 @@ def _is_dataset(value):
 def _dataset_documents(dataset, encoder, text_field, messages_field, batch_size, num_proc):
     def encode(batch):
         records = [dict(zip(batch, row)) for row in zip(*batch.values())]
-        out = list(_encode_records(records, encoder, text_field, messages_field, len(records) + 1, "dataset"))
-        return {"_ids": [ids.tolist() for ids, _ in out],
-                "_mask": [None if mask is None else list(mask) for _, mask in out]}
+        ids, masks = [], []
+        for flat, lengths, mask in _encode_records(records, encoder, text_field, messages_field, len(records), "dataset"):
+            for part, part_mask in zip(np.split(flat, np.cumsum(lengths)[:-1]),
+                                       [None] * len(lengths) if mask is None else [mask]):
+                ids.append(part.tolist())
+                masks.append(None if part_mask is None else part_mask.tolist())
+        return {"_ids": ids, "_mask": masks}
 
     mapped = dataset.map(encode, batched=True, batch_size=batch_size, num_proc=num_proc,
                          remove_columns=dataset.column_names, desc="hf-tagtok prepare")
-    for row in mapped:
-        yield row["_ids"], row["_mask"]
+    for batch in mapped.iter(batch_size=batch_size):
+        lengths = [len(ids) for ids in batch["_ids"]]
+        flat = np.fromiter(itertools.chain.from_iterable(batch["_ids"]), np.int64, sum(lengths))
+        masks = batch["_mask"]
+        mask = None if all(m is None for m in masks) else np.fromiter(
+            itertools.chain.from_iterable([1] * n if m is None else m for n, m in zip(lengths, masks)), np.uint8, sum(lengths))
+        yield flat, lengths, mask
 
 
 # ---------------------------------------------------------------------- CLI

@@ -58,7 +58,7 @@ def train_bpe(files_or_iterator, vocab_size, *, special_tokens=(), layout="plain
     show = sys.stderr.isatty() if progress is None else progress
     counts = count_pretokens(_text_batches(files_or_iterator), pre_tokenizer, specials, threads, show)
     vocab, merges = _learn_merges(counts, vocab_size, len(specials), min_pair_freq, show)
-    return _assemble(vocab, merges, specials, pre_tokenizer, layout)
+    return _assemble(vocab, merges, specials, pre_tokenizer)
 
 
 def save(tokenizer: tokenizers.Tokenizer, out_dir) -> Path:
@@ -232,11 +232,11 @@ def _render(token: bytes) -> str:
     return "".join(BYTE_TO_CHAR[b] for b in token)
 
 
-def _assemble(vocab_bytes, merges, specials, pre_tokenizer, layout):
+def _assemble(vocab_bytes, merges, specials, pre_tokenizer):
     names = list(specials) + [_render(t) for t in vocab_bytes]
     model = {
         "type": "BPE", "dropout": None,
-        "unk_token": SEED_SPECIAL_TOKENS[2] if layout == "seed" else None,
+        "unk_token": None,  # every byte is a token, so a byte-level model never needs one
         "continuing_subword_prefix": None, "end_of_word_suffix": None, "fuse_unk": False,
         "byte_fallback": False, "ignore_merges": False,
         "vocab": {name: i for i, name in enumerate(names)},

@@ -171,6 +171,20 @@ def test_bad_documents_raise_value_error(tmp_path):
             writer.add([5, 6], [1])
 
 
+def test_add_batch_matches_single_adds(tmp_path):
+    docs = [[5, 6], [], [0, 7, 8], [9]]  # an empty document, and one opening with the marker
+    for name, add in (("one", lambda w: [w.add(d) for d in docs]),
+                      ("batch", lambda w: w.add_batch([i for d in docs for i in d], [len(d) for d in docs]))):
+        with corpus.CorpusWriter(tmp_path / name, identity="00" * 32, vocab_size=300, start_id=0) as writer:
+            add(writer)
+    c = corpus.open(tmp_path / "batch", tokenizer="00" * 32)
+    assert (tmp_path / "one").read_bytes() == (tmp_path / "batch").read_bytes()
+    assert c.ids.tolist() == [0, 5, 6, 0, 0, 7, 8, 0, 9] and c.n_documents == 4
+    with corpus.CorpusWriter(tmp_path / "bad", identity="00" * 32, vocab_size=300, start_id=0) as writer:
+        with pytest.raises(ValueError, match="lengths"):
+            writer.add_batch([1, 2, 3], [1, 1])
+
+
 def test_bad_inputs_raise_value_error(tmp_path, tok_dir):
     (tmp_path / "x.csv").write_text("a,b", encoding="utf-8")
     with pytest.raises(ValueError, match="unsupported input"):
