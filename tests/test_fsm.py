@@ -167,6 +167,14 @@ def test_batch_offsets_equal_per_text_offsets():
     assert offsets.shape == (0, 2) and counts.shape == (0,)
 
 
+def test_reference_batch_offsets_equal_native():
+    texts = EDGE_CASES + _random_strings(6, 20)
+    for steps in (CONFIGS[-4][1], [{"kind": "bytelevel"}], [{"kind": "metaspace", "prepend_scheme": "first"}]):
+        ours, counts = _engine.Program(steps).pre_tokenize_offsets(texts)
+        twin, twin_counts = _reference.Program(steps).pre_tokenize_offsets(texts)
+        assert np.array_equal(ours, twin) and np.array_equal(counts, twin_counts)
+
+
 def test_random_programs_equal_stock_sequences():
     splits = [c for c in CONFIGS if not c[0].startswith(("metaspace", "bytelevel", "seq"))]
     finals = [c for c in CONFIGS if c[0].startswith(("metaspace", "bytelevel"))]
