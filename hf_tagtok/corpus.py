@@ -41,7 +41,7 @@ class CorpusError(ValueError):
     """A prepared corpus that is malformed, tampered with, or made by another tokenizer."""
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class PreparedCorpus:
     path: Path
     ids: np.ndarray              # np.memmap, uint16 or uint32
