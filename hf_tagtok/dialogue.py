@@ -78,10 +78,13 @@ class DialogueProtocol:
         prefix = self._ids(messages, add_generation_prompt)
         if ids[:len(prefix)] != prefix:
             at = next((i for i, (a, b) in enumerate(zip(ids, prefix)) if a != b), len(ids))
-            where = "prompt before" if add_generation_prompt else "end of"
+            where, cause = (("prompt before", "the template's text before the reply merges with the reply")
+                            if add_generation_prompt else
+                            ("end of", "the turn's last token merges with what follows, or the template renders "
+                             "earlier turns differently once later ones exist"))
             raise ValueError(
                 f"turn {turn}: the tokens of the {where} this turn are not a prefix of the conversation's tokens "
                 f"(first difference at token {at}: {self.tokenizer.convert_ids_to_tokens(prefix[at:at + 2])} vs "
-                f"{self.tokenizer.convert_ids_to_tokens(ids[at:at + 2])}); the template's text before the reply "
-                "merges with the reply, so chat and training would use different token segments")
+                f"{self.tokenizer.convert_ids_to_tokens(ids[at:at + 2])}); {cause}, so chat and training would "
+                "use different token segments")
         return prefix
