@@ -96,3 +96,13 @@ def test_loads_from_a_directory_and_needs_a_template_or_bos_eos(tmp_path, hf_tok
     bare = transformers.PreTrainedTokenizerFast(tokenizer_object=training.train_bpe(["ab\n"], 260, progress=False))
     with pytest.raises(ValueError, match="no chat template"):
         DialogueProtocol(bare)
+
+
+def test_template_that_rewrites_earlier_turns_is_refused(hf_tokenizer):
+    hides_old_replies = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+                         "{{ m['content'] if loop.last or m['role'] != 'assistant' else '...' }}<|im_end|>\n{% endfor %}"
+                         "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    protocol = DialogueProtocol(hf_tokenizer, chat_template=hides_old_replies)
+    assert protocol.encode(CONVERSATIONS[0])[0]  # one reply: nothing earlier to rewrite
+    with pytest.raises(ValueError, match="turn 2: the tokens of the end of this turn"):
+        protocol.encode(CONVERSATIONS[1])
