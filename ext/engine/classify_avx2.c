@@ -11,7 +11,8 @@
  *              prefix take their tags from one 64-entry shuffle of the stage tables (prefix_lane); lanes
  *              left after PREFIX_ROUNDS prefixes are decoded 8 at a time and gathered (gather_leads).
  * Measured here (Xeon, AVX-512 capable, shared and noisy; 2026-11-30), GB/s:
- *   ASCII lane on the atoms table (19 thresholds): shuffle 4-6, branchless range search 1.7-2.8; on the
+ *   ASCII lane on the atoms table (19 thresholds): shuffle 4-8 (XOR chain; a vpblendvb tree over the
+ *   same 8 shuffles measured 4-6), branchless range search 1.7-2.8; on the
  *   scripts table (6 thresholds) they tie (range 3.8-6.9, shuffle 4.9-6.0), so AVX2 always shuffles
  *   and the range kernel lives in the SSE2 kernel, which has no pshufb.
  *   Non-ASCII chars: gathers alone 0.4-0.7 GB/s on Cyrillic/Devanagari/Latin-1/emoji text; with the
