@@ -7,6 +7,7 @@ The pre-tokenizer program executor is the engine's (pretok.pxi, compiled into th
 """
 include "classify.pxi"
 include "pretok.pxi"
+include "pipeline/models_normalize.pxi"
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc

@@ -24,6 +24,9 @@ def _bytes_to_unicode():
 
 BYTE_TO_CHAR = _bytes_to_unicode()
 CHAR_TO_BYTE = {char: byte for byte, char in BYTE_TO_CHAR.items()}
+# str.translate table to Latin-1 "bytes"; chars outside the byte alphabet become U+FFFF (unencodable).
+_TO_LATIN1 = {code: "\uffff" for code in range(256)}
+_TO_LATIN1.update({ord(char): chr(byte) for char, byte in CHAR_TO_BYTE.items()})
 
 
 class Unsupported(Exception):
@@ -50,12 +53,7 @@ def _pre_tokenizer_steps(config):
         raise Unsupported(f"pre-tokenizer: {error}")
 
 
-def _render(steps):
-    kinds = [step["kind"] for step in steps]
-    return "bytelevel" if "bytelevel" in kinds else "metaspace" if "metaspace" in kinds else "none"
-
-
-def _bpe_spec(model, render):
+def _bpe_spec(model, byte_level):
     if model.get("type") != "BPE":
         raise Unsupported(f"model {model.get('type')} is not native yet")
     for key, ok in (("dropout", None), ("unk_token", None), ("continuing_subword_prefix", None),
@@ -64,21 +62,22 @@ def _bpe_spec(model, render):
             raise Unsupported(f"BPE {key}={model.get(key)!r} is not native yet")
     if model.get("byte_fallback"):
         raise Unsupported("BPE byte_fallback is not native yet")
-    if render != "bytelevel":
-        raise Unsupported("only byte-level BPE is native yet")
+    if not byte_level:
+        raise Unsupported("only byte-level BPE (a ByteLevel pre-tokenizer) is native yet")
     vocab = model["vocab"]
     size = max(vocab.values()) + 1 if vocab else 0
-    tokens = [None] * size
+    tokens = [None] * size  # None: not a byte string, unreachable from byte-level input
     for token, token_id in vocab.items():
         try:
-            tokens[token_id] = bytes(CHAR_TO_BYTE[char] for char in token)
-        except KeyError:
-            tokens[token_id] = None  # unreachable from byte-level input
+            tokens[token_id] = token.translate(_TO_LATIN1).encode("latin-1")
+        except UnicodeEncodeError:
+            pass
     merges = []
     for merge in model["merges"]:
         left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
-        if left in vocab and right in vocab and left + right in vocab:
-            merges.append((vocab[left], vocab[right], vocab[left + right]))
+        merged = vocab.get(left + right)
+        if merged is not None and left in vocab and right in vocab:
+            merges.append((vocab[left], vocab[right], merged))
     return {"tokens": tokens, "merges": merges, "ignore_merges": bool(model.get("ignore_merges"))}
 
 
@@ -129,25 +128,22 @@ def analyse(stock):
     stage("normalizer", lambda: normalizers.spec(config.get("normalizer")))
     stage("added_tokens", lambda: _added_spec(config.get("added_tokens") or [], config.get("normalizer") is not None))
     stage("pre_tokenizer", lambda: _pre_tokenizer_steps(config.get("pre_tokenizer")))
-    steps = spec.get("pre_tokenizer") or []
-    stage("model", lambda: _bpe_spec(config["model"], _render(steps)))
+    byte_level = '"ByteLevel"' in json.dumps(config.get("pre_tokenizer"))
+    stage("model", lambda: _bpe_spec(config["model"], byte_level))
     stage("post_processor", lambda: processors.spec(config.get("post_processor")))
     complete = all(report[name]["native"] for name in _PIPELINE_STAGES)
     spec["encode_special_tokens"] = bool(stock.encode_special_tokens)
     return report, (spec if complete else None)
 
 
-def report(stock) -> dict:
-    return analyse(stock)[0]
-
-
 def plan(stock):
-    """The native pipeline for `stock`, or None when some stage is not covered."""
-    _, spec = analyse(stock)
+    """(per-stage report, native encoder or None when some stage is not covered)."""
+    report, spec = analyse(stock)
     if spec is None:
-        return None
+        return report, None
     try:
         native = _native_module()
-    except Unsupported:
-        return None
-    return NativeEncoder(native.Pipeline(spec), stock, spec["post_processor"])
+    except Unsupported as error:
+        report["model"] = {"native": False, "reason": str(error)}
+        return report, None
+    return report, NativeEncoder(native.Pipeline(spec), stock, spec["post_processor"])

@@ -34,7 +34,7 @@ class Tokenizer:
         if not isinstance(stock, tokenizers.Tokenizer):
             raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
         self._stock = stock
-        self._native = models.plan(stock)
+        self._report, self._native = models.plan(stock)
 
     @classmethod
     def from_file(cls, path) -> "Tokenizer":
@@ -116,16 +116,16 @@ class Tokenizer:
     @encode_special_tokens.setter
     def encode_special_tokens(self, value):
         self._stock.encode_special_tokens = value
-        self._native = models.plan(self._stock)
+        self._report, self._native = models.plan(self._stock)
 
     def add_tokens(self, tokens):
         added = self._stock.add_tokens(tokens)
-        self._native = models.plan(self._stock)
+        self._report, self._native = models.plan(self._stock)
         return added
 
     def add_special_tokens(self, tokens):
         added = self._stock.add_special_tokens(tokens)
-        self._native = models.plan(self._stock)
+        self._report, self._native = models.plan(self._stock)
         return added
 
     # ------------------------------------------------------------------ report
@@ -133,7 +133,7 @@ class Tokenizer:
     @property
     def acceleration(self) -> dict:
         """{stage: {"native": bool, "reason": str}} for the current settings."""
-        report = models.report(self._stock)
+        report = copy.deepcopy(self._report)
         for stage, setting in (("truncation", self._stock.truncation), ("padding", self._stock.padding)):
             if setting is None:
                 report[stage] = {"native": True, "reason": "disabled"}
@@ -215,7 +215,7 @@ def _columns(encodings) -> BatchArrays:
 def _encodings(native, texts, add_special_tokens):
     ids, type_ids, offsets, special, words, lengths = native.encode(texts, add_special_tokens)
     ends = np.cumsum(lengths).tolist()
-    columns = (ids.tolist(), type_ids.tolist(), offsets.tolist(), special.tolist(), words.tolist())
+    columns = (ids, type_ids, offsets, special, words)  # lists are made per field on access, like stock
     starts = [0] + ends[:-1]
     return [Encoding(native, columns, start, end) for start, end in zip(starts, ends)]
 
@@ -229,7 +229,7 @@ class Encoding:
         self._native, self._columns, self._start, self._end = native, columns, start, end
 
     def _column(self, index):
-        return self._columns[index][self._start:self._end]
+        return self._columns[index][self._start:self._end].tolist()
 
     def __len__(self):
         return self._end - self._start
@@ -248,7 +248,7 @@ class Encoding:
 
     @property
     def offsets(self):
-        return [tuple(pair) for pair in self._column(2)]
+        return list(map(tuple, self._column(2)))
 
     @property
     def special_tokens_mask(self):

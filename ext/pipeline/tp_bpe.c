@@ -9,7 +9,13 @@
 
 #define NO_ID UINT32_MAX
 #define CACHE_WORD 24   /* words up to this many bytes are cached */
-#define CACHE_SLOTS 8192
+#define CACHE_SLOTS 32768
+
+typedef struct {
+    uint64_t key;     /* left << 32 | right */
+    uint32_t rank;    /* NO_ID: empty slot */
+    uint32_t merged;
+} merge_slot;
 
 struct tp_bpe {
     uint8_t *bytes;      /* all token byte strings, concatenated */
@@ -17,7 +23,7 @@ struct tp_bpe {
     uint8_t *has_bytes;  /* id -> 0 when the id has no byte string */
     uint32_t n_tokens;
     uint32_t *vocab_slots; uint64_t vocab_mask;     /* bytes -> id */
-    uint64_t *merge_keys; uint32_t *merge_rank; uint32_t *merge_new; uint64_t merge_mask;
+    merge_slot *merges; uint64_t merge_mask; /* (left, right) -> (rank, merged), one cache line per probe */
     uint32_t byte_id[256];
     int ignore_merges;
 };
@@ -30,8 +36,13 @@ typedef struct {
     uint32_t ids[CACHE_WORD];
 } cache_entry;
 
+typedef struct {
+    uint32_t rank, pos;
+} heap_entry;
+
 struct tp_bpe_scratch {
-    uint32_t *ids, *starts, *ends, *ranks;
+    uint32_t *ids, *starts, *ends, *ranks, *next, *prev;
+    heap_entry *heap;
     size_t cap;
     cache_entry *cache;
 };
@@ -50,12 +61,13 @@ static uint32_t vocab_find(const tp_bpe *bpe, const uint8_t *word, size_t len, u
 static int merge_find(const tp_bpe *bpe, uint32_t left, uint32_t right, uint32_t *rank, uint32_t *merged) {
     uint64_t key = ((uint64_t)left << 32) | right;
     for (uint64_t slot = merge_hash(key) & bpe->merge_mask;; slot = (slot + 1) & bpe->merge_mask) {
-        if (bpe->merge_rank[slot] == NO_ID) return 0;
-        if (bpe->merge_keys[slot] == key) {
-            *rank = bpe->merge_rank[slot];
-            *merged = bpe->merge_new[slot];
+        const merge_slot *m = &bpe->merges[slot];
+        if (m->key == key && m->rank != NO_ID) {
+            *rank = m->rank;
+            *merged = m->merged;
             return 1;
         }
+        if (m->rank == NO_ID) return 0;
     }
 }
 
@@ -100,20 +112,16 @@ static int build_vocab(tp_bpe *bpe, const uint8_t *const *tokens, const uint32_t
 
 static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     uint64_t size = table_size(n);
-    bpe->merge_keys = malloc(sizeof(uint64_t) * size);
-    bpe->merge_rank = malloc(sizeof(uint32_t) * size);
-    bpe->merge_new = malloc(sizeof(uint32_t) * size);
-    if (!bpe->merge_keys || !bpe->merge_rank || !bpe->merge_new) return -1;
-    memset(bpe->merge_rank, 0xFF, sizeof(uint32_t) * size);
+    bpe->merges = malloc(sizeof(merge_slot) * size);
+    if (!bpe->merges) return -1;
+    memset(bpe->merges, 0xFF, sizeof(merge_slot) * size);
     bpe->merge_mask = size - 1;
     for (uint32_t rank = 0; rank < n; rank++) {
         uint64_t key = ((uint64_t)merges[rank].left << 32) | merges[rank].right;
         uint64_t slot = merge_hash(key) & bpe->merge_mask;
-        while (bpe->merge_rank[slot] != NO_ID && bpe->merge_keys[slot] != key) slot = (slot + 1) & bpe->merge_mask;
-        if (bpe->merge_rank[slot] != NO_ID) continue; /* a repeated pair keeps its first (lowest) rank */
-        bpe->merge_keys[slot] = key;
-        bpe->merge_rank[slot] = rank;
-        bpe->merge_new[slot] = merges[rank].merged;
+        while (bpe->merges[slot].rank != NO_ID && bpe->merges[slot].key != key) slot = (slot + 1) & bpe->merge_mask;
+        if (bpe->merges[slot].rank != NO_ID) continue; /* a repeated pair keeps its first (lowest) rank */
+        bpe->merges[slot] = (merge_slot){key, rank, merges[rank].merged};
     }
     return 0;
 }
@@ -139,7 +147,7 @@ fail:
 void tp_bpe_free(tp_bpe *bpe) {
     if (!bpe) return;
     free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes); free(bpe->vocab_slots);
-    free(bpe->merge_keys); free(bpe->merge_rank); free(bpe->merge_new);
+    free(bpe->merges);
     free(bpe);
 }
 
@@ -154,6 +162,7 @@ tp_bpe_scratch *tp_bpe_scratch_new(void) {
 void tp_bpe_scratch_free(tp_bpe_scratch *scratch) {
     if (!scratch) return;
     free(scratch->ids); free(scratch->starts); free(scratch->ends); free(scratch->ranks);
+    free(scratch->next); free(scratch->prev); free(scratch->heap);
     free(scratch->cache);
     free(scratch);
 }
@@ -166,6 +175,9 @@ static int reserve(tp_bpe_scratch *s, size_t n) {
     uint32_t *starts = realloc(s->starts, cap * 4); if (!starts) return -1; s->starts = starts;
     uint32_t *ends = realloc(s->ends, cap * 4); if (!ends) return -1; s->ends = ends;
     uint32_t *ranks = realloc(s->ranks, cap * 4); if (!ranks) return -1; s->ranks = ranks;
+    uint32_t *next = realloc(s->next, cap * 4); if (!next) return -1; s->next = next;
+    uint32_t *prev = realloc(s->prev, cap * 4); if (!prev) return -1; s->prev = prev;
+    heap_entry *heap = realloc(s->heap, cap * 3 * sizeof(heap_entry)); if (!heap) return -1; s->heap = heap;
     s->cap = cap;
     return 0;
 }
@@ -175,26 +187,83 @@ static uint32_t pair_rank(const tp_bpe *bpe, const uint32_t *ids, size_t i, uint
     return merge_find(bpe, ids[i], ids[i + 1], &rank, merged) ? rank : NO_ID;
 }
 
-/* Leftmost lowest-rank merge first, like HF's (rank, position) heap: the results are the same. */
+static int heap_less(heap_entry a, heap_entry b) { return a.rank < b.rank || (a.rank == b.rank && a.pos < b.pos); }
+
+static void heap_push(heap_entry *heap, size_t *n, heap_entry e) {
+    size_t i = (*n)++;
+    while (i > 0 && heap_less(e, heap[(i - 1) / 2])) { heap[i] = heap[(i - 1) / 2]; i = (i - 1) / 2; }
+    heap[i] = e;
+}
+
+static heap_entry heap_pop(heap_entry *heap, size_t *n) {
+    heap_entry top = heap[0], last = heap[--(*n)];
+    size_t i = 0;
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= *n) break;
+        if (child + 1 < *n && heap_less(heap[child + 1], heap[child])) child++;
+        if (!heap_less(heap[child], last)) break;
+        heap[i] = heap[child];
+        i = child;
+    }
+    if (*n) heap[i] = last;
+    return top;
+}
+
+#define NONE_POS UINT32_MAX
+
+/* Long words: symbols as a linked list over byte positions and a (rank, position) min-heap, as HF
+ * does; a popped entry is stale unless its pair still has the recorded rank. */
+static size_t merge_long(const tp_bpe *bpe, tp_bpe_scratch *s, size_t n) {
+    uint32_t *ids = s->ids, *ends = s->ends, *next = s->next, *prev = s->prev, merged, rank;
+    heap_entry *heap = s->heap;
+    size_t heap_n = 0;
+    for (size_t i = 0; i < n; i++) { next[i] = i + 1 < n ? (uint32_t)i + 1 : NONE_POS; prev[i] = i ? (uint32_t)i - 1 : NONE_POS; }
+    for (size_t i = 0; i + 1 < n; i++)
+        if (merge_find(bpe, ids[i], ids[i + 1], &rank, &merged)) heap_push(heap, &heap_n, (heap_entry){rank, (uint32_t)i});
+    while (heap_n) {
+        heap_entry top = heap_pop(heap, &heap_n);
+        uint32_t pos = top.pos, right = next[pos];
+        if (ids[pos] == NONE_POS || right == NONE_POS) continue;
+        if (!merge_find(bpe, ids[pos], ids[right], &rank, &merged) || rank != top.rank) continue;
+        ids[pos] = merged;
+        ends[pos] = ends[right];
+        ids[right] = NONE_POS;
+        next[pos] = next[right];
+        if (next[right] != NONE_POS) prev[next[right]] = pos;
+        if (prev[pos] != NONE_POS && merge_find(bpe, ids[prev[pos]], ids[pos], &rank, &merged))
+            heap_push(heap, &heap_n, (heap_entry){rank, prev[pos]});
+        if (next[pos] != NONE_POS && merge_find(bpe, ids[pos], ids[next[pos]], &rank, &merged))
+            heap_push(heap, &heap_n, (heap_entry){rank, pos});
+    }
+    size_t out = 0;
+    for (uint32_t i = 0; i != NONE_POS; i = next[i]) {
+        s->ids[out] = ids[i]; s->starts[out] = s->starts[i]; s->ends[out] = ends[i];
+        out++;
+    }
+    return out;
+}
+
+/* Short words: leftmost lowest-rank merge first by scanning, the same order as the heap. */
 static size_t merge_all(const tp_bpe *bpe, tp_bpe_scratch *s, size_t n) {
-    uint32_t *ids = s->ids, *ends = s->ends, *ranks = s->ranks, *starts = s->starts, merged;
-    for (size_t i = 0; i + 1 < n; i++) ranks[i] = pair_rank(bpe, ids, i, &merged);
+    uint32_t *ids = s->ids, *ends = s->ends, *ranks = s->ranks, *starts = s->starts, *merged = s->prev;
+    for (size_t i = 0; i + 1 < n; i++) ranks[i] = pair_rank(bpe, ids, i, &merged[i]);
     while (n > 1) {
         size_t best = 0;
         for (size_t i = 1; i + 1 < n; i++)
             if (ranks[i] < ranks[best]) best = i;
         if (ranks[best] == NO_ID) break;
-        pair_rank(bpe, ids, best, &merged);
-        ids[best] = merged;
+        ids[best] = merged[best];
         ends[best] = ends[best + 1];
         size_t tail = n - best - 2;
         memmove(ids + best + 1, ids + best + 2, tail * 4);
         memmove(starts + best + 1, starts + best + 2, tail * 4);
         memmove(ends + best + 1, ends + best + 2, tail * 4);
         memmove(ranks + best + 1, ranks + best + 2, (tail ? tail - 1 : 0) * 4);
+        memmove(merged + best + 1, merged + best + 2, (tail ? tail - 1 : 0) * 4);
         n--;
-        if (best > 0) ranks[best - 1] = pair_rank(bpe, ids, best - 1, &merged);
-        if (best + 1 < n) ranks[best] = pair_rank(bpe, ids, best, &merged);
+        if (best > 0) ranks[best - 1] = pair_rank(bpe, ids, best - 1, &merged[best - 1]);
+        if (best + 1 < n) ranks[best] = pair_rank(bpe, ids, best, &merged[best]);
     }
     return n;
 }
@@ -229,7 +298,7 @@ int tp_bpe_encode(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *word, siz
             s->starts[i] = (uint32_t)i;
             s->ends[i] = (uint32_t)i + 1;
         }
-        n = merge_all(bpe, s, len);
+        n = len > 32 ? merge_long(bpe, s, len) : merge_all(bpe, s, len);
     }
     if (entry) {
         entry->hash = hash; entry->len = (uint8_t)len; entry->n = (uint8_t)n;

@@ -1,0 +1,132 @@
+# Bindings of the native normalizers (tp_normalize.h) and WordPiece/WordLevel (tp_wordpiece.h).
+#
+# Included by ext/_native.pyx. Specs are the engine-neutral dicts hf_tagtok.normalizers builds:
+#   normalizer: {"steps": [step names]}     model: {"type": "WordPiece"|"WordLevel", "tokens": [bytes],
+#   "ids": [int], "prefix": bytes, "max_chars": int, "unk_id": int}
+from libc.stdint cimport uint8_t, uint32_t
+from libc.stdlib cimport free, malloc
+
+
+cdef extern from "pipeline/tp_normalize.h" nogil:
+    ctypedef struct tp_normalizer:
+        pass
+    ctypedef struct tp_norm_scratch:
+        pass
+    enum:
+        TP_NORM_CLEAN_TEXT, TP_NORM_CHINESE, TP_NORM_NFD, TP_NORM_NFKD, TP_NORM_BERT_STRIP
+        TP_NORM_STRIP_ACCENTS, TP_NORM_LOWERCASE
+    tp_normalizer *tp_normalizer_new(const uint8_t *steps, size_t n)
+    void tp_normalizer_free(tp_normalizer *nz)
+    tp_norm_scratch *tp_norm_scratch_new()
+    void tp_norm_scratch_free(tp_norm_scratch *s)
+    int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                     const uint8_t **out, const uint32_t **from_, const uint32_t **to, size_t *out_len)
+
+cdef extern from "pipeline/tp_wordpiece.h" nogil:
+    ctypedef struct tp_wordpiece:
+        pass
+    ctypedef struct tp_wordpiece_scratch:
+        pass
+    tp_wordpiece *tp_wordpiece_new(const uint8_t *const *tokens, const uint32_t *lens, const uint32_t *ids,
+                                   size_t n, const uint8_t *prefix, size_t prefix_len, size_t max_chars,
+                                   uint32_t unk_id, int whole_words)
+    void tp_wordpiece_free(tp_wordpiece *wp)
+    tp_wordpiece_scratch *tp_wordpiece_scratch_new()
+    void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s)
+    int tp_wordpiece_encode(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *word, size_t len,
+                            const uint32_t **ids, const uint32_t **starts, const uint32_t **ends, size_t *n_out)
+
+
+NORMALIZER_STEPS = {"clean_text": TP_NORM_CLEAN_TEXT, "chinese": TP_NORM_CHINESE, "nfd": TP_NORM_NFD,
+                    "nfkd": TP_NORM_NFKD, "bert_strip": TP_NORM_BERT_STRIP,
+                    "strip_accents": TP_NORM_STRIP_ACCENTS, "lowercase": TP_NORM_LOWERCASE}
+
+
+cdef tp_normalizer *_build_normalizer(dict spec) except NULL:
+    kinds = bytes(NORMALIZER_STEPS[name] for name in spec["steps"])
+    cdef tp_normalizer *nz = tp_normalizer_new(kinds, len(kinds))
+    if nz == NULL:
+        raise MemoryError()
+    return nz
+
+
+cdef tp_wordpiece *_build_wordpiece(dict model) except NULL:
+    tokens, token_ids = model["tokens"], model["ids"]
+    cdef size_t n = len(tokens), i
+    cdef const uint8_t **ptrs = <const uint8_t **>malloc((n or 1) * sizeof(uint8_t *))
+    cdef uint32_t *lens = <uint32_t *>malloc((n or 1) * sizeof(uint32_t))
+    cdef uint32_t *ids = <uint32_t *>malloc((n or 1) * sizeof(uint32_t))
+    cdef tp_wordpiece *wp = NULL
+    prefix = model["prefix"]
+    try:
+        if ptrs == NULL or lens == NULL or ids == NULL:
+            raise MemoryError()
+        for i in range(n):
+            ptrs[i] = <const uint8_t *><const char *>tokens[i]
+            lens[i] = len(tokens[i])
+            ids[i] = token_ids[i]
+        wp = tp_wordpiece_new(ptrs, lens, ids, n, <const uint8_t *><const char *>prefix, len(prefix),
+                              model["max_chars"], model["unk_id"], model["type"] == "WordLevel")
+    finally:
+        free(ptrs); free(lens); free(ids)
+    if wp == NULL:
+        raise MemoryError()
+    return wp
+
+
+cdef class Normalizer:
+    """A native normalizer alone (for tests): normalize(str) -> (normalized str, [(start, end)] original
+    byte range per normalized byte), or None when the text needs stock."""
+    cdef tp_normalizer *_nz
+    cdef tp_norm_scratch *_scratch
+
+    def __cinit__(self, dict spec):
+        self._nz = _build_normalizer(spec)
+        self._scratch = tp_norm_scratch_new()
+        if self._scratch == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        tp_normalizer_free(self._nz)
+        tp_norm_scratch_free(self._scratch)
+
+    def normalize(self, str text):
+        data = text.encode("utf-8", "surrogatepass")
+        cdef const uint8_t *out
+        cdef const uint32_t *from_
+        cdef const uint32_t *to
+        cdef size_t n, i
+        rc = tp_normalize(self._nz, self._scratch, <const uint8_t *><const char *>data, len(data),
+                          &out, &from_, &to, &n)
+        if rc < 0:
+            raise MemoryError()
+        if rc == 1:
+            return None
+        return (<const char *>out)[:n].decode("utf-8"), [(from_[i], to[i]) for i in range(n)]
+
+
+cdef class WordPiece:
+    """A native WordPiece/WordLevel model alone (for tests): encode(word str) -> [(id, start, end)] byte ranges."""
+    cdef tp_wordpiece *_wp
+    cdef tp_wordpiece_scratch *_scratch
+
+    def __cinit__(self, dict model):
+        self._wp = _build_wordpiece(model)
+        self._scratch = tp_wordpiece_scratch_new()
+        if self._scratch == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        tp_wordpiece_free(self._wp)
+        tp_wordpiece_scratch_free(self._scratch)
+
+    def encode(self, str word):
+        data = word.encode("utf-8")
+        cdef const uint32_t *ids
+        cdef const uint32_t *starts
+        cdef const uint32_t *ends
+        cdef size_t n, i
+        if tp_wordpiece_encode(self._wp, self._scratch, <const uint8_t *><const char *>data, len(data),
+                               &ids, &starts, &ends, &n):
+            raise MemoryError()
+        return [(ids[i], starts[i], ends[i]) for i in range(n)]

@@ -1,0 +1,308 @@
+/* Normalizer steps over a char array (code point + original byte range), mirroring stock's
+ * NormalizedString::transform: an output char that replaces an input char takes that char's range;
+ * an inserted char (change +1) takes the range of the input char just before the insertion point,
+ * or [0, 0) at the very start. Every step is per char except the canonical reordering inside NFD/NFKD,
+ * which moves the replace/insert marks along with the chars (as stock's crate does). */
+#include "tp_normalize.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "normalization_tables.h"
+
+#define ASCII_DELETE 0xFF
+
+struct tp_normalizer {
+    uint8_t *steps;
+    size_t n, *expand; /* expand[k]: longest output of one char under step k */
+    uint8_t ascii[128]; /* whole-pipeline output byte of an ASCII char, or ASCII_DELETE */
+};
+
+typedef struct {
+    uint32_t *cp, *start, *end;
+    size_t n, cap;
+} chars;
+
+struct tp_norm_scratch {
+    chars a, b;
+    uint8_t *inserted; /* decompose() working arrays, b.cap entries */
+    uint32_t *rank;
+    size_t work_cap;
+    uint8_t *out;
+    uint32_t *from, *to;
+    size_t out_cap;
+};
+
+static int in_set(const tt_norm_set *set, uint32_t c) {
+    size_t lo = 0, hi = set->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c > set->ranges[2 * mid + 1]) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < set->n && c >= set->ranges[2 * lo];
+}
+
+/* Output of c under map (length in *n), or NULL when c maps to itself. */
+static const uint32_t *lookup(const tt_norm_map *map, uint32_t c, size_t *n) {
+    size_t lo = 0, hi = map->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (map->cps[mid] < c) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == map->n || map->cps[lo] != c) return NULL;
+    *n = map->offsets[lo + 1] - map->offsets[lo];
+    return map->out + map->offsets[lo];
+}
+
+static int chars_reserve(chars *c, size_t need) {
+    if (need <= c->cap) return 0;
+    size_t cap = c->cap ? c->cap : 256;
+    while (cap < need) cap *= 2;
+    void *p;
+    if (!(p = realloc(c->cp, cap * 4))) return -1;
+    c->cp = p;
+    if (!(p = realloc(c->start, cap * 4))) return -1;
+    c->start = p;
+    if (!(p = realloc(c->end, cap * 4))) return -1;
+    c->end = p;
+    c->cap = cap;
+    return 0;
+}
+
+static void push(chars *c, uint32_t cp, uint32_t start, uint32_t end) {
+    c->cp[c->n] = cp; c->start[c->n] = start; c->end[c->n] = end;
+    c->n++;
+}
+
+static const tt_norm_map *step_map(uint8_t kind) {
+    return kind == TP_NORM_NFD ? &tt_norm_nfd : kind == TP_NORM_NFKD ? &tt_norm_nfkd
+         : kind == TP_NORM_LOWERCASE ? &tt_norm_lowercase : NULL;
+}
+
+static const tt_norm_set *step_removes(uint8_t kind) {
+    return kind == TP_NORM_CLEAN_TEXT ? &tt_norm_clean_remove : kind == TP_NORM_BERT_STRIP ? &tt_norm_bert_strip
+         : kind == TP_NORM_STRIP_ACCENTS ? &tt_norm_strip_accents : NULL;
+}
+
+/* Longest output of one char under a step: chinese pads with 2 spaces; maps by their longest entry. */
+static size_t expansion(uint8_t kind) {
+    const tt_norm_map *map = step_map(kind);
+    size_t most = kind == TP_NORM_CHINESE ? 3 : 1;
+    for (uint32_t i = 0; map && i < map->n; i++)
+        if (map->offsets[i + 1] - map->offsets[i] > most) most = map->offsets[i + 1] - map->offsets[i];
+    return most;
+}
+
+static uint32_t ccc_rank(uint32_t c) {
+    size_t n;
+    const uint32_t *rank = c < tt_norm_ccc_rank.cps[0] ? NULL : lookup(&tt_norm_ccc_rank, c, &n);
+    return rank ? *rank : 0;
+}
+
+/* NFD/NFKD as stock's crate does it: each char becomes its decomposition, the first char marked as
+ * replacing it and the rest as inserted; runs of non-starters are stably sorted by combining class
+ * together with those marks; then stock's transform rule gives the alignments: a replacing char takes
+ * the next unconsumed input char's range, an inserted one the last consumed range ([0, 0) if none). */
+static void decompose(const tt_norm_map *map, const chars *in, chars *out, uint8_t *inserted, uint32_t *rank) {
+    for (size_t i = 0; i < in->n; i++) {
+        size_t n = 1;
+        uint32_t c = in->cp[i];
+        const uint32_t *mapped = lookup(map, c, &n);
+        if (!mapped) mapped = &c, n = 1;
+        for (size_t k = 0; k < n; k++) {
+            size_t j = out->n;
+            push(out, mapped[k], 0, 0);
+            inserted[j] = k > 0;
+            rank[j] = ccc_rank(mapped[k]);
+            for (; j > 0 && rank[j] && rank[j - 1] > rank[j]; j--) { /* insertion sort within the run */
+                uint32_t cp = out->cp[j]; out->cp[j] = out->cp[j - 1]; out->cp[j - 1] = cp;
+                uint8_t ins = inserted[j]; inserted[j] = inserted[j - 1]; inserted[j - 1] = ins;
+                uint32_t r = rank[j]; rank[j] = rank[j - 1]; rank[j - 1] = r;
+            }
+        }
+    }
+    size_t consumed = 0;
+    for (size_t j = 0; j < out->n; j++) {
+        if (!inserted[j]) consumed++;
+        out->start[j] = consumed ? in->start[consumed - 1] : 0;
+        out->end[j] = consumed ? in->end[consumed - 1] : 0;
+    }
+}
+
+/* One step from in to out (out has room for in->n times the step's expansion). Every other step
+ * keeps each char's own range: deletions drop it, replacements and chinese padding reuse it. */
+static void apply(uint8_t kind, const chars *in, chars *out, uint8_t *inserted, uint32_t *rank) {
+    out->n = 0;
+    const tt_norm_map *map = step_map(kind);
+    const tt_norm_set *removes = step_removes(kind);
+    if (kind == TP_NORM_NFD || kind == TP_NORM_NFKD) {
+        decompose(map, in, out, inserted, rank);
+        return;
+    }
+    for (size_t i = 0; i < in->n; i++) {
+        uint32_t c = in->cp[i], s = in->start[i], e = in->end[i];
+        if (removes) {
+            if (!in_set(removes, c)) push(out, kind == TP_NORM_CLEAN_TEXT && in_set(&tt_norm_clean_space, c) ? ' ' : c, s, e);
+        } else if (kind == TP_NORM_CHINESE) {
+            int pad = in_set(&tt_norm_chinese, c);
+            if (pad) push(out, ' ', s, e);
+            push(out, c, s, e);
+            if (pad) push(out, ' ', s, e);
+        } else {
+            size_t n = 1;
+            const uint32_t *mapped = lookup(map, c, &n);
+            if (!mapped) mapped = &c, n = 1;
+            for (size_t k = 0; k < n; k++) push(out, mapped[k], s, e);
+        }
+    }
+}
+
+static size_t utf8_put(uint8_t *p, uint32_t c) {
+    if (c < 0x80) { p[0] = (uint8_t)c; return 1; }
+    if (c < 0x800) { p[0] = 0xC0 | (c >> 6); p[1] = 0x80 | (c & 0x3F); return 2; }
+    if (c < 0x10000) { p[0] = 0xE0 | (c >> 12); p[1] = 0x80 | ((c >> 6) & 0x3F); p[2] = 0x80 | (c & 0x3F); return 3; }
+    p[0] = 0xF0 | (c >> 18); p[1] = 0x80 | ((c >> 12) & 0x3F); p[2] = 0x80 | ((c >> 6) & 0x3F); p[3] = 0x80 | (c & 0x3F);
+    return 4;
+}
+
+static uint32_t utf8_get(const uint8_t *p, size_t *len) {
+    uint8_t b = p[0];
+    if (b < 0x80) { *len = 1; return b; }
+    if (b < 0xE0) { *len = 2; return ((uint32_t)(b & 0x1F) << 6) | (p[1] & 0x3F); }
+    if (b < 0xF0) { *len = 3; return ((uint32_t)(b & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) | (p[2] & 0x3F); }
+    *len = 4;
+    return ((uint32_t)(b & 0x07) << 18) | ((uint32_t)(p[1] & 0x3F) << 12) | ((uint32_t)(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+}
+
+static int work_reserve(tp_norm_scratch *s, size_t need) {
+    if (need <= s->work_cap) return 0;
+    void *p;
+    if (!(p = realloc(s->inserted, need))) return -1;
+    s->inserted = p;
+    if (!(p = realloc(s->rank, need * 4))) return -1;
+    s->rank = p;
+    s->work_cap = need;
+    return 0;
+}
+
+static int out_reserve(tp_norm_scratch *s, size_t need) {
+    if (need <= s->out_cap) return 0;
+    size_t cap = s->out_cap ? s->out_cap : 1024;
+    while (cap < need) cap *= 2;
+    void *p;
+    if (!(p = realloc(s->out, cap))) return -1;
+    s->out = p;
+    if (!(p = realloc(s->from, cap * 4))) return -1;
+    s->from = p;
+    if (!(p = realloc(s->to, cap * 4))) return -1;
+    s->to = p;
+    s->out_cap = cap;
+    return 0;
+}
+
+static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, size_t *out_len) {
+    chars *in = &s->a, *next = &s->b;
+    if (chars_reserve(in, len + 1)) return -1;
+    in->n = 0;
+    for (size_t pos = 0; pos < len;) {
+        size_t n;
+        uint32_t c = utf8_get(text + pos, &n);
+        push(in, c, (uint32_t)pos, (uint32_t)(pos + n));
+        pos += n;
+    }
+    for (size_t k = 0; k < nz->n; k++) {
+        if (chars_reserve(next, in->n * nz->expand[k] + 1) || work_reserve(s, next->cap)) return -1;
+        apply(nz->steps[k], in, next, s->inserted, s->rank);
+        chars *t = in; in = next; next = t;
+    }
+    if (out_reserve(s, in->n * 4 + 1)) return -1;
+    size_t o = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        size_t n = utf8_put(s->out + o, in->cp[i]);
+        for (size_t b = 0; b < n; b++) { s->from[o + b] = in->start[i]; s->to[o + b] = in->end[i]; }
+        o += n;
+    }
+    *out_len = o;
+    return 0;
+}
+
+static int is_ascii(const uint8_t *text, size_t len) {
+    uint64_t acc = 0;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) { uint64_t w; memcpy(&w, text + i, 8); acc |= w; }
+    for (; i < len; i++) acc |= text[i];
+    return !(acc & 0x8080808080808080ULL);
+}
+
+int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                 const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
+    int rc = 0;
+    if (is_ascii(text, len)) {
+        if (out_reserve(s, len + 1)) return -1;
+        size_t o = 0;
+        for (size_t i = 0; i < len; i++) {
+            uint8_t b = nz->ascii[text[i]];
+            if (b == ASCII_DELETE) continue;
+            s->out[o] = b; s->from[o] = (uint32_t)i; s->to[o] = (uint32_t)i + 1;
+            o++;
+        }
+        *out_len = o;
+    } else {
+        rc = normalize_chars(nz, s, text, len, out_len);
+    }
+    *out = s->out; *from = s->from; *to = s->to;
+    return rc;
+}
+
+/* The whole pipeline on each ASCII char alone; every step keeps ASCII per char, so this is exact. */
+static int build_ascii(tp_normalizer *nz) {
+    tp_norm_scratch *s = tp_norm_scratch_new();
+    if (!s) return -1;
+    int rc = 0;
+    for (uint8_t c = 0; c < 128 && rc == 0; c++) {
+        size_t n = 0;
+        rc = normalize_chars(nz, s, &c, 1, &n);
+        if (rc == 0 && (n > 1 || (n == 1 && s->out[0] >= 0x80))) rc = -1;
+        nz->ascii[c] = n ? s->out[0] : ASCII_DELETE;
+    }
+    tp_norm_scratch_free(s);
+    return rc ? -1 : 0;
+}
+
+tp_normalizer *tp_normalizer_new(const uint8_t *steps, size_t n) {
+    tp_normalizer *nz = calloc(1, sizeof(*nz));
+    if (!nz) return NULL;
+    nz->steps = malloc(n ? n : 1);
+    nz->expand = malloc((n ? n : 1) * sizeof(size_t));
+    if (!nz->steps || !nz->expand) { tp_normalizer_free(nz); return NULL; }
+    for (size_t k = 0; k < n; k++) {
+        if (steps[k] >= TP_NORM_N_KINDS) { tp_normalizer_free(nz); return NULL; }
+        nz->steps[k] = steps[k];
+        nz->expand[k] = expansion(steps[k]);
+    }
+    nz->n = n;
+    if (build_ascii(nz)) { tp_normalizer_free(nz); return NULL; }
+    return nz;
+}
+
+void tp_normalizer_free(tp_normalizer *nz) {
+    if (!nz) return;
+    free(nz->steps);
+    free(nz->expand);
+    free(nz);
+}
+
+tp_norm_scratch *tp_norm_scratch_new(void) {
+    return calloc(1, sizeof(tp_norm_scratch));
+}
+
+void tp_norm_scratch_free(tp_norm_scratch *s) {
+    if (!s) return;
+    free(s->a.cp); free(s->a.start); free(s->a.end);
+    free(s->b.cp); free(s->b.start); free(s->b.end);
+    free(s->out); free(s->from); free(s->to);
+    free(s->inserted); free(s->rank);
+    free(s);
+}

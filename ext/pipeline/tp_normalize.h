@@ -1,0 +1,40 @@
+/* Normalizers with HF alignments: normalized UTF-8 plus, for every normalized byte, the original
+ * byte range of the char it came from (what stock's NormalizedString keeps), so token offsets can
+ * be mapped back. Each step rewrites a char array the way stock's `transform` does; the tables are
+ * probed from stock (tables/normalization_tables.c).
+ *
+ * Thread-safety: a tp_normalizer is immutable; each thread passes its own tp_norm_scratch. */
+#ifndef TP_NORMALIZE_H
+#define TP_NORMALIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    TP_NORM_CLEAN_TEXT,    /* BertNormalizer clean_text */
+    TP_NORM_CHINESE,       /* BertNormalizer handle_chinese_chars */
+    TP_NORM_NFD,
+    TP_NORM_NFKD,
+    TP_NORM_BERT_STRIP,    /* BertNormalizer strip_accents, after NFD: drop Mn */
+    TP_NORM_STRIP_ACCENTS, /* StripAccents: drop combining marks */
+    TP_NORM_LOWERCASE,
+    TP_NORM_N_KINDS
+};
+
+typedef struct tp_normalizer tp_normalizer;
+typedef struct tp_norm_scratch tp_norm_scratch;
+
+/* steps: n step kinds applied in order. NULL on OOM or an unknown kind. */
+tp_normalizer *tp_normalizer_new(const uint8_t *steps, size_t n);
+void tp_normalizer_free(tp_normalizer *nz);
+
+tp_norm_scratch *tp_norm_scratch_new(void);
+void tp_norm_scratch_free(tp_norm_scratch *s);
+
+/* Normalize text[0, len) (valid UTF-8). Writes *out_len bytes to *out and, per output byte,
+ * [from[b], to[b]) in text. Arrays live until the next call on s.
+ * Returns 0, or -1 on OOM. */
+int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                 const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len);
+
+#endif
