@@ -329,3 +329,30 @@ def test_c_entry_points_match_scalar(tmp_path):
 def test_neon_kernel_matches_scalar_under_qemu(tmp_path):
     expect = os.environ.get("HF_TAGTOK_IMPL") or "neon"
     run_c_cross_check(tmp_path, "aarch64-linux-gnu-gcc", ["qemu-aarch64"], expect)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses mprotect through ctypes")
+@pytest.mark.parametrize("alphabet", ALPHABETS)
+def test_never_reads_past_the_last_byte(alphabet):
+    # Texts end exactly where an inaccessible page begins: any read past text[n-1] faults.
+    import ctypes
+    import mmap
+
+    page = mmap.PAGESIZE
+    region = mmap.mmap(-1, 2 * page, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    address = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    prot_none = 0
+    assert libc.mprotect(address + page, page, prot_none) == 0
+    rng = random.Random(3)
+    pool = ["a", " ", "é", "ж", "中", "ไ", "😀", "\U0010FFFF"]
+    for n in range(131):
+        for _ in range(4):
+            data = text_of_exact_size(rng, n, pool).encode()
+            region[page - n:page] = data
+            view = memoryview(region)[page - n:page]
+            want = _engine.classify(data, alphabet, "scalar")
+            for impl in ["scalar", *SIMD_IMPLS]:
+                assert _engine.classify(view, alphabet, impl) == want
+            view.release()
