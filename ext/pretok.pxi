@@ -261,28 +261,59 @@ cdef class Program:
         cdef size_t *sizes = <size_t *>malloc((n_texts or 1) * sizeof(size_t))
         counts = _np.zeros(n_texts, dtype=_np.int64)
         cdef int64_t[::1] count_view = counts
-        cdef int64_t *buf = NULL
-        cdef size_t total = 0
+        cdef _Int64Buffer out = _Int64Buffer()
+        cdef size_t total = 0, total_bytes = 0
         cdef int failed = 0
+        cdef tt.tt_scratch *scratch = NULL
         try:
             if ptrs == NULL or sizes == NULL:
                 raise MemoryError()
             for i in range(n_texts):
                 ptrs[i] = _utf8(texts[i], &size)
                 sizes[i] = size
+                total_bytes += size
+            scratch = self._claim_scratch()
             with nogil:
-                buf = _offsets_batch(self._prog, ptrs, sizes, n_texts, &count_view[0] if n_texts else NULL,
-                                     &total, &failed)
+                out.data = _offsets_batch(self._prog, scratch, ptrs, sizes, n_texts,
+                                          &count_view[0] if n_texts else NULL, total_bytes, &total, &failed)
             if failed:
                 raise MemoryError("out of memory while pre-tokenizing")
-            offsets = _np.empty((total, 2), dtype=_np.int64)
-            if total:
-                memcpy(<void *><size_t>offsets.ctypes.data, buf, total * 2 * sizeof(int64_t))
-            return offsets, counts
+            if total == 0:
+                return _np.empty((0, 2), dtype=_np.int64), counts
+            out.length = 2 * total
+            return _np.frombuffer(out, dtype=_np.int64).reshape(total, 2), counts
         finally:
-            free(buf)
+            if scratch != NULL:
+                self._release_scratch(scratch)
             free(ptrs)
             free(sizes)
+
+
+cdef class _Int64Buffer:
+    # Hands a malloc'ed int64 array to numpy without copying (numpy keeps this owner alive).
+    cdef int64_t *data
+    cdef Py_ssize_t length
+    cdef Py_ssize_t shape[1]
+
+    def __getbuffer__(self, Py_buffer *view, int flags):
+        self.shape[0] = self.length
+        view.buf = self.data
+        view.obj = self
+        view.len = self.length * sizeof(int64_t)
+        view.readonly = 0
+        view.itemsize = sizeof(int64_t)
+        view.format = "q"
+        view.ndim = 1
+        view.shape = self.shape
+        view.strides = NULL
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer *view):
+        pass
+
+    def __dealloc__(self):
+        free(self.data)
 
 
 cdef inline void memset_step(tt.tt_step *s) noexcept:
@@ -301,16 +332,16 @@ cdef inline void memset_step(tt.tt_step *s) noexcept:
     s.length = 0
 
 
-cdef int64_t *_offsets_batch(const tt.tt_program *prog, const uint8_t **ptrs, const size_t *sizes,
-                             Py_ssize_t n_texts, int64_t *counts, size_t *total, int *failed) noexcept nogil:
-    # Appends each text's char offsets to one growing buffer (amortised doubling).
-    cdef tt.tt_scratch *scratch = tt.tt_scratch_new()
+cdef int64_t *_offsets_batch(const tt.tt_program *prog, tt.tt_scratch *scratch, const uint8_t **ptrs,
+                             const size_t *sizes, Py_ssize_t n_texts, int64_t *counts, size_t total_bytes,
+                             size_t *total, int *failed) noexcept nogil:
+    # Appends each text's char offsets to one buffer, sized for ~1 piece per 4 bytes, doubled as needed.
     cdef const tt.tt_piece *pieces
-    cdef size_t n, cap = 0, used = 0, new_cap
-    cdef int64_t *buf = NULL
+    cdef size_t n, cap = total_bytes // 4 + 16, used = 0, new_cap
+    cdef int64_t *buf = <int64_t *>malloc(cap * 2 * sizeof(int64_t))
     cdef int64_t *grown
     cdef Py_ssize_t i
-    if scratch == NULL:
+    if buf == NULL:
         failed[0] = 1
         return NULL
     for i in range(n_texts):
@@ -318,7 +349,7 @@ cdef int64_t *_offsets_batch(const tt.tt_program *prog, const uint8_t **ptrs, co
             failed[0] = 1
             break
         if used + n > cap:
-            new_cap = cap * 2 if cap else 1024
+            new_cap = cap * 2
             while new_cap < used + n:
                 new_cap *= 2
             grown = <int64_t *>realloc(buf, new_cap * 2 * sizeof(int64_t))
@@ -330,6 +361,9 @@ cdef int64_t *_offsets_batch(const tt.tt_program *prog, const uint8_t **ptrs, co
         tt.tt_char_offsets(ptrs[i], sizes[i], pieces, n, buf + 2 * used)
         counts[i] = n
         used += n
-    tt.tt_scratch_free(scratch)
     total[0] = used
+    if used and not failed[0]:
+        grown = <int64_t *>realloc(buf, used * 2 * sizeof(int64_t))  # give the unused tail back
+        if grown != NULL:
+            buf = grown
     return buf

@@ -19,12 +19,20 @@ typedef struct {
     uint32_t match;
 } tt_seg;
 
+/* Property bit of the continuation tag in tt_view.props: runs step over continuation bytes one byte
+ * at a time (they are transparent) instead of decoding char lengths. */
+#define TT_CONT_BIT (1u << 31)
+_Static_assert(TT_PROP_COUNT < 31, "property bits must leave room for TT_CONT_BIT");
+
 /* What an FSM looks at: original bytes plus the per-byte tags of one classify pass. */
 typedef struct {
     const uint8_t *text;
-    const uint8_t *tags;  /* atom tags (TT_TAG_CONT on continuation bytes) */
-    const uint8_t *stags; /* script tags, only for TT_STEP_SCRIPTS */
+    const uint8_t *tags;    /* atom tags (TT_TAG_CONT on continuation bytes) */
+    const uint8_t *stags;   /* script tags, only for TT_STEP_SCRIPTS */
+    const uint32_t *props;  /* tag -> tt_atom_props, and TT_TAG_CONT -> TT_CONT_BIT (tt_fill_props) */
 } tt_view;
+
+void tt_fill_props(uint32_t props[256]);
 
 /* Worst-case segment count an FSM can emit for a byte range of length n (one match and one gap per
  * char, plus zero-length matches of the empty literal): callers size their buffer with it once per
@@ -35,19 +43,21 @@ static inline uint32_t tt_char_len(uint8_t lead) {
     return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
 }
 
-static inline uint32_t tt_props_at(const tt_view *v, uint32_t p) { return tt_atom_props[v->tags[p]]; }
+/* Properties of the char starting at p (p must be a char start). */
+static inline uint32_t tt_props_at(const tt_view *v, uint32_t p) { return v->props[v->tags[p]]; }
 
 static inline uint32_t tt_next(const tt_view *v, uint32_t p) { return p + tt_char_len(v->text[p]); }
 
-/* First position >= p (and <= hi) whose char has none of `mask`. */
+/* First char start >= p (or hi) whose char has none of `mask`; p must be a char start. */
 static inline uint32_t tt_run(const tt_view *v, uint32_t p, uint32_t hi, uint32_t mask) {
-    while (p < hi && (tt_props_at(v, p) & mask)) p = tt_next(v, p);
+    mask |= TT_CONT_BIT;
+    while (p < hi && (v->props[v->tags[p]] & mask)) p++;
     return p;
 }
 
-/* First position >= p whose char has one of `mask` (the run of chars outside `mask`). */
+/* First char start >= p (or hi) whose char has one of `mask` (the run of chars outside `mask`). */
 static inline uint32_t tt_run_not(const tt_view *v, uint32_t p, uint32_t hi, uint32_t mask) {
-    while (p < hi && !(tt_props_at(v, p) & mask)) p = tt_next(v, p);
+    while (p < hi && !(v->props[v->tags[p]] & mask)) p++;
     return p;
 }
 

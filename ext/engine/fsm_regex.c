@@ -124,13 +124,15 @@ static uint32_t cl100k_at(const tt_view *v, uint32_t p, uint32_t hi, int max_dig
 /* [Lu Lt Lm Lo M]*[Ll Lm Lo M]+ from s: if the upper run is not followed by a lower char, the star
  * gives back chars until the last Lm/Lo/M of the run can serve as the one-char plus. */
 static uint32_t upper_star_lower_plus(const tt_view *v, uint32_t s, uint32_t hi) {
-    uint32_t last_shared = UINT32_MAX, u = s;
-    while (u < hi && (tt_props_at(v, u) & UPPERISH)) {
-        if (tt_props_at(v, u) & LOWERISH) last_shared = u;
-        u = tt_next(v, u);
-    }
+    uint32_t u = tt_run(v, s, hi, UPPERISH);
     if (u < hi && (tt_props_at(v, u) & LOWERISH)) return tt_run(v, u, hi, LOWERISH);
-    return last_shared == UINT32_MAX ? 0 : tt_next(v, last_shared);
+    while (u > s) {
+        uint32_t k = u - 1;
+        while (v->tags[k] == TT_TAG_CONT) k--;
+        if (tt_props_at(v, k) & LOWERISH) return u;
+        u = k;
+    }
+    return 0;
 }
 
 /* [Lu Lt Lm Lo M]+[Ll Lm Lo M]* from s */

@@ -15,6 +15,11 @@ uint32_t tt_decode(const uint8_t *s, uint32_t p) {
            ((uint32_t)(s[p + 2] & 0x3F) << 6) | (s[p + 3] & 0x3F);
 }
 
+void tt_fill_props(uint32_t props[256]) {
+    for (unsigned tag = 0; tag < 256; tag++) props[tag] = tag < TT_ATOM_COUNT ? tt_atom_props[tag] : 0;
+    props[TT_TAG_CONT] = TT_CONT_BIT;
+}
+
 static inline size_t emit(tt_seg *out, size_t n, uint32_t start, uint32_t end, uint32_t match) {
     out[n].start = start;
     out[n].end = end;

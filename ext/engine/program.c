@@ -18,6 +18,7 @@ struct tt_program {
     int needs_scripts;
     uint8_t repl[4]; /* Metaspace replacement, UTF-8 */
     uint32_t repl_len;
+    uint32_t props[256]; /* tt_view.props */
 };
 
 struct tt_scratch {
@@ -110,6 +111,7 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
         fail(err, err_len, "out of memory");
         return NULL;
     }
+    tt_fill_props(prog->props);
     for (size_t i = 0; i < n_steps; i++) {
         tt_step s = steps[i];
         int rc = 0;
@@ -273,7 +275,7 @@ static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *s
         vtags[0] = tt_atom_ascii[' '];
         memcpy(vtext + 1, v->text + lo, len - 1);
         memcpy(vtags + 1, v->tags + lo, len - 1);
-        tt_view pv = {vtext, vtags, NULL};
+        tt_view pv = {vtext, vtags, NULL, v->props};
         size_t k = tt_fsm_regex(&pv, 0, len, TT_REGEX_GPT2, sc->segs);
         size_t got = tt_apply_behavior(sc->segs, k, TT_BEHAVIOR_ISOLATED, 0, sc->next + out);
         for (size_t j = 0; j < got; j++) {
@@ -307,7 +309,7 @@ int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, 
         if (GROW(sc->stags, sc->stags_cap, len)) return -1;
         tt_classify(TT_ALPHABET_SCRIPTS, text, len, sc->stags, NULL);
     }
-    tt_view v = {text, sc->tags, sc->stags};
+    tt_view v = {text, sc->tags, sc->stags, prog->props};
     sc->cur[0] = (tt_piece){0, (uint32_t)len, 0};
     n = 1;
     for (size_t i = 0; i < prog->n_steps; i++)
