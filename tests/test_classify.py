@@ -356,3 +356,16 @@ def test_never_reads_past_the_last_byte(alphabet):
             for impl in ["scalar", *SIMD_IMPLS]:
                 assert _engine.classify(view, alphabet, impl) == want
             view.release()
+
+
+def test_concurrent_calls_agree():
+    # classify releases the GIL; the derived tables are shared read-only after the first call.
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = "\n".join(multiscript_texts()).encode()
+    want = {alphabet: _engine.classify(data, alphabet, "scalar") for alphabet in ALPHABETS}
+    jobs = [(alphabet, impl) for alphabet in ALPHABETS for impl in [None, "scalar", *SIMD_IMPLS]] * 4
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda job: (job[0], _engine.classify(data, *job)), jobs))
+    for alphabet, got in results:
+        assert got == want[alphabet]
