@@ -1,9 +1,11 @@
 """Classify-pass throughput per implementation, next to a plain copy of the same bytes, in one run.
 
-    python -m conformance.bench_classify [--mib 4] [--repeats 7]
+    python -m conformance.bench_classify [--mib 1] [--repeats 7]
 
 Prints GB/s (input bytes per second, best of `repeats`) for every implementation available here on the
 ASCII corpus and on the multi-script corpus, for both alphabets, and each one's ratio to the copy.
+Inputs well beyond L2 (--mib 4 here) slow the multibyte lanes down ~2x: the streaming text evicts the
+stage tables those lanes read; the ASCII lane reads no table memory and keeps its speed.
 """
 import argparse
 import time
@@ -28,7 +30,7 @@ def copy_seconds(data, repeats):
     src = np.frombuffer(data, dtype=np.uint8)
     dst = np.empty_like(src)
     best = float("inf")
-    for _ in range(repeats):
+    for _ in range(max(repeats, 20)):  # the cheapest row is the noisiest
         start = time.perf_counter()
         np.copyto(dst, src)
         best = min(best, time.perf_counter() - start)
@@ -37,7 +39,7 @@ def copy_seconds(data, repeats):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mib", type=float, default=4, help="corpus size per run (MiB)")
+    parser.add_argument("--mib", type=float, default=1, help="corpus size per run (MiB)")
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
     size = int(args.mib * 2**20)
