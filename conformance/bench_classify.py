@@ -4,8 +4,9 @@
 
 Prints GB/s (input bytes per second, best of `repeats`) for every implementation available here on the
 ASCII corpus and on the multi-script corpus, for both alphabets, and each one's ratio to the copy.
-Inputs well beyond L2 (--mib 4 here) slow the multibyte lanes down ~2x: the streaming text evicts the
-stage tables those lanes read; the ASCII lane reads no table memory and keeps its speed.
+Inputs well beyond L2 (--mib 4 here) slow the multibyte lanes (scalar reader included) down ~2x while the
+ASCII lane keeps its speed; most likely the streaming text evicts the stage tables only the multibyte
+lanes read (this VM exposes no cache counters to confirm it).
 """
 import argparse
 import time
