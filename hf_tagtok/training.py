@@ -23,9 +23,9 @@ import tokenizers
 from tokenizers import decoders, pre_tokenizers
 
 from hf_tagtok.models import BYTE_TO_CHAR, CHAR_TO_BYTE
+from hf_tagtok.pre_tokenizers import RECOGNISED_PATTERNS
 
-CL100K_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
-                  r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+CL100K_PATTERN = RECOGNISED_PATTERNS["cl100k"]  # exactly the text Llama-3's tokenizer.json ships
 SEED_SPECIAL_TOKENS = ("<|start|>", "<|end|>", "<|unk|>")
 MIN_VOCAB_SIZE, MAX_VOCAB_SIZE = 259, 65_536
 LAYOUTS = ("plain", "seed")

