@@ -90,7 +90,7 @@ static uint32_t numbers_up_to(const tt_view *v, uint32_t p, uint32_t hi, int max
     return q;
 }
 
-static uint32_t gpt2_at(const tt_view *v, uint32_t p, uint32_t hi) {
+static inline uint32_t gpt2_at(const tt_view *v, uint32_t p, uint32_t hi) {
     uint32_t e = v->text[p] == '\'' ? contraction(v, p, hi, 0) : 0;
     if (e) return e;
     uint32_t s = p;
@@ -104,7 +104,7 @@ static uint32_t gpt2_at(const tt_view *v, uint32_t p, uint32_t hi) {
 }
 
 /* cl100k and qwen2 differ only in how many digits one match takes. */
-static uint32_t cl100k_at(const tt_view *v, uint32_t p, uint32_t hi, int max_digits, uint32_t trail) {
+static inline uint32_t cl100k_at(const tt_view *v, uint32_t p, uint32_t hi, int max_digits, uint32_t trail) {
     uint32_t e = v->text[p] == '\'' ? contraction(v, p, hi, 1) : 0;
     if (e) return e;
     uint32_t props = tt_props_at(v, p);
@@ -146,7 +146,7 @@ static uint32_t with_contraction(const tt_view *v, uint32_t e, uint32_t hi) {
     return c ? c : e;
 }
 
-static uint32_t o200k_at(const tt_view *v, uint32_t p, uint32_t hi) {
+static inline uint32_t o200k_at(const tt_view *v, uint32_t p, uint32_t hi) {
     uint32_t props = tt_props_at(v, p), e;
     int prefix_ok = !(props & (NEWLINE | L_ | N_));
     uint32_t q = tt_next(v, p);
@@ -162,7 +162,8 @@ static uint32_t o200k_at(const tt_view *v, uint32_t p, uint32_t hi) {
     return (props & S_) ? whitespace_tail(v, p, hi) : p;
 }
 
-static inline uint32_t match_at(tt_regex_kind kind, const tt_view *v, uint32_t p, uint32_t hi) {
+static inline __attribute__((always_inline)) uint32_t match_at(tt_regex_kind kind, const tt_view *v,
+                                                               uint32_t p, uint32_t hi) {
     switch (kind) {
     case TT_REGEX_GPT2: return gpt2_at(v, p, hi);
     case TT_REGEX_CL100K: return cl100k_at(v, p, hi, 3, NEWLINE);
@@ -172,7 +173,10 @@ static inline uint32_t match_at(tt_regex_kind kind, const tt_view *v, uint32_t p
     return p;
 }
 
-size_t tt_fsm_regex(const tt_view *v, uint32_t lo, uint32_t hi, tt_regex_kind kind, tt_seg *out) {
+/* onig find_iter: matches, with the gaps between them as non-match segments. Always inlined with a
+ * constant kind so each pattern gets its own loop with the matcher inlined. */
+static inline __attribute__((always_inline)) size_t regex_loop(const tt_view *v, uint32_t lo, uint32_t hi,
+                                                               tt_regex_kind kind, tt_seg *out) {
     size_t n = 0;
     uint32_t gap = lo, p = lo;
     while (p < hi) {
@@ -187,4 +191,14 @@ size_t tt_fsm_regex(const tt_view *v, uint32_t lo, uint32_t hi, tt_regex_kind ki
     }
     if (gap < hi) out[n++] = (tt_seg){gap, hi, 0};
     return n;
+}
+
+size_t tt_fsm_regex(const tt_view *v, uint32_t lo, uint32_t hi, tt_regex_kind kind, tt_seg *out) {
+    switch (kind) {
+    case TT_REGEX_GPT2: return regex_loop(v, lo, hi, TT_REGEX_GPT2, out);
+    case TT_REGEX_CL100K: return regex_loop(v, lo, hi, TT_REGEX_CL100K, out);
+    case TT_REGEX_QWEN2: return regex_loop(v, lo, hi, TT_REGEX_QWEN2, out);
+    case TT_REGEX_O200K: return regex_loop(v, lo, hi, TT_REGEX_O200K, out);
+    }
+    return 0;
 }

@@ -332,7 +332,7 @@ static inline int64_t continuations(uint64_t w, uint64_t keep) {
 
 /* Chars in text[a, b): whole words, then one masked word when it can be read without overrunning the
  * text (pieces are short, so avoiding a per-byte loop avoids a branch miss per piece). */
-static int64_t count_chars(const uint8_t *text, size_t len, size_t a, size_t b) {
+static inline int64_t count_chars(const uint8_t *text, size_t len, size_t a, size_t b) {
     int64_t n = (int64_t)(b - a);
     uint64_t w;
     for (; a + 8 <= b; a += 8) {
@@ -348,7 +348,26 @@ static int64_t count_chars(const uint8_t *text, size_t len, size_t a, size_t b) 
     return n;
 }
 
+static int is_ascii(const uint8_t *text, size_t len) {
+    uint64_t any = 0, w;
+    size_t a = 0;
+    for (; a + 8 <= len; a += 8) {
+        memcpy(&w, text + a, 8);
+        any |= w;
+    }
+    for (; a < len; a++) any |= text[a];
+    return !(any & 0x8080808080808080ull);
+}
+
 void tt_char_offsets(const uint8_t *text, size_t len, const tt_piece *pieces, size_t n, int64_t *out) {
+    if (is_ascii(text, len)) { /* chars are bytes */
+        for (size_t i = 0; i < n; i++) {
+            int prefix_only = pieces[i].start == pieces[i].end && (pieces[i].flags & TT_PIECE_PREFIX);
+            out[2 * i] = pieces[i].start;
+            out[2 * i + 1] = prefix_only ? pieces[i].start + 1 : pieces[i].end;
+        }
+        return;
+    }
     size_t byte = 0;
     int64_t chars = 0;
     for (size_t i = 0; i < n; i++) {
