@@ -16,6 +16,7 @@ import time
 import numpy as np
 import regex
 from tokenizers import Regex
+from tokenizers import pre_tokenizers as _hf
 
 from hf_tagtok import pre_tokenizers as pt
 from hf_tagtok.sample_text import multiscript_texts
@@ -187,6 +188,7 @@ class Tally:
     first: str = ""
     regex_disagreements: int = 0
     regex_first: str = ""
+    regex_newer_unicode: int = 0  # disagreements whose input has code points assigned after Unicode 16
     cpu_seconds: float = 0.0
 
     def compare(self, source, text, ours, stock):
@@ -198,7 +200,18 @@ class Tally:
     def compare_regex(self, source, text, stock, reference):
         if stock != reference:
             self.regex_disagreements += 1
+            self.regex_newer_unicode += bool(newer_than_onig(text))
             self.regex_first = self.regex_first or f"[{source}] {describe(text, reference, stock, ('regex', 'stock'))}"
+
+
+_ONIG_UNASSIGNED = _hf.Split(Regex(r"\p{Cn}"), "removed", invert=True)  # keeps exactly what onig calls Cn
+_REGEX_ASSIGNED = regex.compile(r"\P{Cn}")
+
+
+def newer_than_onig(text):
+    """Code points of `text` the `regex` module knows as assigned but stock's Oniguruma (Unicode 16) does not."""
+    onig_unassigned = {char for piece, _ in _ONIG_UNASSIGNED.pre_tokenize_str(text) for char in piece}
+    return sorted(char for char in onig_unassigned if _REGEX_ASSIGNED.match(char))
 
 
 def describe(text, ours, stock, names=("ours", "stock")):
@@ -314,5 +327,6 @@ def _summary(tallies, seconds):
     if disagreeing:
         print("Reference disagreements (regex module vs stock tokenizers; not counted, stock is the contract):")
         for tally in disagreeing:
-            print(f"  {tally.name}: {tally.regex_disagreements} inputs; first: {tally.regex_first}")
+            print(f"  {tally.name}: {tally.regex_disagreements} inputs, {tally.regex_newer_unicode} of them with code "
+                  f"points assigned after Unicode 16 (regex: Unicode 18, onig: 16); first: {tally.regex_first}")
     return differences

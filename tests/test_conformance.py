@@ -35,6 +35,7 @@ def test_regex_disagreements_are_counted_separately():
     harness.check_texts(tally, config, config.ours.stock(), "probe", [text], regex.compile(pt.RECOGNISED_PATTERNS["cl100k"]))
     assert tally.differences == 0
     assert tally.regex_disagreements == 1
+    assert tally.regex_newer_unicode == 1  # attributed to the Unicode-version gap
 
 
 def test_cli_exit_status_and_mode_selection(capsys):
