@@ -14,7 +14,7 @@ ENGINE_C = sorted(glob.glob("tables/*.c") + glob.glob("ext/engine/*.c"))
 EXTENSIONS = {
     "_engine": ["ext/_engine.pyx", *ENGINE_C],
     "_native": ["ext/_native.pyx", *ENGINE_C, *sorted(glob.glob("ext/pipeline/*.c"))],
-    "_train": ["ext/_train.pyx", *ENGINE_C, *sorted(glob.glob("ext/train/*.c"))],
+    "_train": ["ext/_train.pyx", *sorted(glob.glob("ext/train/*.c"))],
 }
 
 only = {name for name in os.environ.get("HF_TAGTOK_BUILD_ONLY", "").split(",") if name}

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import hf_tagtok
 from hf_tagtok import corpus, training
-from hf_tagtok.identity import identity
-from hf_tagtok.inspect import describe, format_report
+from hf_tagtok.tokenizer_identity import identity
+from hf_tagtok.inspect_vocab import describe, format_report
 
 DATA = Path(__file__).resolve().parent / "data"
 

@@ -17,7 +17,7 @@ _LAZY = {
     "unpatch_transformers": ("hf_tagtok.fast", "unpatch_transformers"),
     "MultimodalProcessor": ("hf_tagtok.multimodal", "MultimodalProcessor"),
     "train_bpe": ("hf_tagtok.training", "train_bpe"),
-    "identity": ("hf_tagtok.identity", "identity"),
+    "identity": ("hf_tagtok.tokenizer_identity", "identity"),
     "corpus": ("hf_tagtok.corpus", None),
     "DialogueProtocol": ("hf_tagtok.dialogue", "DialogueProtocol"),
 }

@@ -10,8 +10,8 @@ COMMANDS = {
     "conformance": ("hf_tagtok.verify", "diff an accelerated tokenizer against stock on a corpus"),
     "train": ("hf_tagtok.training", "train a deterministic byte-level BPE tokenizer"),
     "prepare": ("hf_tagtok.corpus", "tokenize text/JSONL/Parquet into a fingerprinted prepared corpus"),
-    "identity": ("hf_tagtok.identity", "print the blake3 identity of a tokenizer"),
-    "inspect": ("hf_tagtok.inspect", "describe a tokenizer's vocabulary layout and number handling"),
+    "identity": ("hf_tagtok.tokenizer_identity", "print the blake3 identity of a tokenizer"),
+    "inspect": ("hf_tagtok.inspect_vocab", "describe a tokenizer's vocabulary layout and number handling"),
 }
 
 

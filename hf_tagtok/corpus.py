@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hf_tagtok.identity import _blake3, identity as tokenizer_identity
+from hf_tagtok.tokenizer_identity import _blake3, identity as tokenizer_identity
 
 MAGIC = b"TTC1"
 VERSION = 1

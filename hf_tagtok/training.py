@@ -335,7 +335,7 @@ def main(argv=None):
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         parser.exit(2, f"hf-tagtok train: error: {exc}\n")
     path = save(tokenizer, args.out)
-    from hf_tagtok.identity import identity
+    from hf_tagtok.tokenizer_identity import identity
 
     print(f"{path}  vocab={tokenizer.get_vocab_size()}  identity={identity(path)}")
     return 0

@@ -127,7 +127,7 @@ def test_edited_header_field_is_refused(prepared, tok_dir, field_offset):
 def test_wrong_tokenizer_is_refused(prepared, other_tok_dir, tok_dir):
     with pytest.raises(corpus.CorpusError, match="made by tokenizer"):
         corpus.open(prepared, tokenizer=other_tok_dir)
-    from hf_tagtok.identity import identity
+    from hf_tagtok.tokenizer_identity import identity
 
     assert corpus.open(prepared, tokenizer=identity(tok_dir)).n_documents == len(DOCS)
 

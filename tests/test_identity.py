@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from hf_tagtok import identity as identity_module
-from hf_tagtok.identity import identity
+from hf_tagtok import tokenizer_identity as identity_module
+from hf_tagtok.tokenizer_identity import identity
 
 blake3 = pytest.importorskip("blake3").blake3
 

@@ -5,7 +5,7 @@ import json
 import pytest
 import tokenizers
 
-from hf_tagtok import inspect as inspect_cmd
+from hf_tagtok import inspect_vocab as inspect_cmd
 from hf_tagtok import training
 from hf_tagtok.sample_text import ascii_texts
 
