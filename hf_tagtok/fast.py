@@ -95,7 +95,7 @@ def patch_transformers():
     """Make `AutoTokenizer.from_pretrained` return the accelerated twin whenever it can run natively."""
     from transformers import AutoTokenizer
     original = AutoTokenizer.__dict__["from_pretrained"]
-    if hasattr(original, "_hf_tagtok_original"):
+    if hasattr(original.__func__, "_hf_tagtok_original"):
         return
 
     def from_pretrained(cls, *args, **kwargs):
