@@ -296,7 +296,7 @@ int main(int argc, char **argv) {
 """
 
 
-def run_c_cross_check(tmp_path, compiler, runner, expect_active):
+def run_c_cross_check(tmp_path, compiler, runner, expect_active, env=None):
     """Build CROSS_CHECK_C against the engine's C files alone and run it on two corpora."""
     root = pathlib.Path(__file__).resolve().parent.parent
     (tmp_path / "check.c").write_text(CROSS_CHECK_C)
@@ -313,7 +313,7 @@ def run_c_cross_check(tmp_path, compiler, runner, expect_active):
         path = tmp_path / f"{name}.txt"
         path.write_bytes(text.encode("utf-8"))
         result = subprocess.run([*runner, str(binary), str(path), shifts], capture_output=True, text=True,
-                                timeout=600)
+                                timeout=600, env=env)
         assert result.returncode == 0, result.stdout + result.stderr
         assert result.stdout.startswith(f"active {expect_active}, 0 differences"), result.stdout
 
@@ -327,8 +327,8 @@ def test_c_entry_points_match_scalar(tmp_path):
 @pytest.mark.skipif(not (shutil.which("aarch64-linux-gnu-gcc") and shutil.which("qemu-aarch64")),
                     reason="needs aarch64-linux-gnu-gcc and qemu-aarch64 to run the NEON kernel here")
 def test_neon_kernel_matches_scalar_under_qemu(tmp_path):
-    expect = os.environ.get("HF_TAGTOK_IMPL") or "neon"
-    run_c_cross_check(tmp_path, "aarch64-linux-gnu-gcc", ["qemu-aarch64"], expect)
+    env = {key: value for key, value in os.environ.items() if key != "HF_TAGTOK_IMPL"}
+    run_c_cross_check(tmp_path, "aarch64-linux-gnu-gcc", ["qemu-aarch64"], "neon", env)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses mprotect through ctypes")
