@@ -1,9 +1,56 @@
-"""Translate a normalizer config into the native spec (pipeline2 extends this; see .coord/native.md)."""
+"""Translate normalizer and vocabulary-model configs (tokenizer.json dicts) into native specs.
+
+A normalizer becomes {"steps": [...]}: per-char steps the C normalizer (ext/pipeline/tp_normalize.c)
+runs in order, each with stock's alignment rules. Configs with no exact native twin raise
+`Unsupported` naming the part, so the tokenizer reports it and runs stock instead.
+"""
 from hf_tagtok.models import Unsupported
+
+_SIMPLE = {"NFD": ["nfd"], "NFKD": ["nfkd"], "Lowercase": ["lowercase"], "StripAccents": ["strip_accents"]}
+
+
+def _bert_steps(config):
+    lowercase = config.get("lowercase", True)
+    strip = config.get("strip_accents")
+    strip = lowercase if strip is None else strip  # stock: strip_accents follows lowercase when unset
+    return ((["clean_text"] if config.get("clean_text", True) else [])
+            + (["chinese"] if config.get("handle_chinese_chars", True) else [])
+            + (["nfd", "bert_strip"] if strip else [])
+            + (["lowercase"] if lowercase else []))
+
+
+def _steps(config):
+    kind = config.get("type")
+    if kind in _SIMPLE:
+        return list(_SIMPLE[kind])
+    if kind == "BertNormalizer":
+        return _bert_steps(config)
+    if kind == "Sequence":
+        return [step for part in config["normalizers"] for step in _steps(part)]
+    raise Unsupported(f"normalizer {kind} is not native yet")
 
 
 def spec(config):
-    """None when there is no normalizer; raises Unsupported for anything not native yet."""
+    """None when there is no normalizer, else {"steps": [...]}; raises Unsupported."""
     if config is None:
         return None
-    raise Unsupported(f"normalizer {config['type']} is not native yet")
+    return {"steps": _steps(config)}
+
+
+def model_spec(model):
+    """The native spec of a WordPiece or WordLevel model config; raises Unsupported for others."""
+    kind = model.get("type")
+    if kind not in ("WordPiece", "WordLevel"):
+        raise Unsupported(f"model {kind} is not native yet")
+    vocab = model["vocab"]
+    unk = model.get("unk_token")
+    if unk not in vocab:
+        raise Unsupported(f"{kind} unk token {unk!r} is not in the vocabulary (stock raises on unknown words)")
+    prefix = (model.get("continuing_subword_prefix") or "").encode() if kind == "WordPiece" else b""
+    if len(prefix) > 64:
+        raise Unsupported("WordPiece continuing_subword_prefix longer than 64 bytes is not native")
+    tokens = list(vocab)
+    return {"type": kind, "tokens": [token.encode() for token in tokens], "ids": [vocab[t] for t in tokens],
+            "prefix": prefix,
+            "max_chars": model.get("max_input_chars_per_word", 100) if kind == "WordPiece" else 0,
+            "unk_id": vocab[unk]}

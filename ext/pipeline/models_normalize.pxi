@@ -76,7 +76,7 @@ cdef tp_wordpiece *_build_wordpiece(dict model) except NULL:
 
 cdef class Normalizer:
     """A native normalizer alone (for tests): normalize(str) -> (normalized str, [(start, end)] original
-    byte range per normalized byte), or None when the text needs stock."""
+    byte range per normalized byte)."""
     cdef tp_normalizer *_nz
     cdef tp_norm_scratch *_scratch
 
@@ -100,8 +100,6 @@ cdef class Normalizer:
                           &out, &from_, &to, &n)
         if rc < 0:
             raise MemoryError()
-        if rc == 1:
-            return None
         return (<const char *>out)[:n].decode("utf-8"), [(from_[i], to[i]) for i in range(n)]
 
 
