@@ -69,11 +69,11 @@ def gpt2():
                   if line and not line.startswith("#version")]
         tokenizer = tokenizers.Tokenizer(models.BPE(vocab, merges))
         tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-        tokenizer.post_processor = processors.ByteLevel(trim_offsets=False)
+        tokenizer.post_processor = processors.ByteLevel(trim_offsets=True)  # as GPT-2's tokenizer.json
         tokenizer.decoder = decoders.ByteLevel()
         tokenizer.add_special_tokens([AddedToken("<|endoftext|>", normalized=False, special=True)])
         return tokenizer
-    return _cached("gpt2", build)
+    return _cached("gpt2-trim", build)
 
 
 def cl100k():
@@ -157,6 +157,13 @@ def small_added_flags():
                            processors.ByteLevel(trim_offsets=False), added=_flagged_added_tokens())
 
 
+def small_trim_offsets():
+    post = processors.Sequence([processors.ByteLevel(trim_offsets=True, add_prefix_space=True),
+                                processors.TemplateProcessing(single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 1)])])
+    added = [AddedToken(" spaced ", normalized=False), AddedToken("\u3000wide", normalized=False, special=True)]
+    return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True), post, added=added)
+
+
 def small_bert_processing():
     return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
                            processors.BertProcessing(("</s>", 1), ("<s>", 0)))
@@ -172,6 +179,7 @@ SMALL = {
     "small_bytelevel_prefix": small_bytelevel_prefix,
     "small_split_bytelevel_template": small_split_bytelevel_template,
     "small_added_flags": small_added_flags,
+    "small_trim_offsets": small_trim_offsets,
     "small_bert_processing": small_bert_processing,
     "small_roberta_processing": small_roberta_processing,
 }

@@ -46,6 +46,9 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         const tp_special *after
         size_t n_before, n_after
         uint32_t type_id
+        const uint8_t *trim_lead
+        const uint8_t *trim_trail
+        int trim_add_prefix_space
     ctypedef struct tp_columns:
         uint32_t *ids
         uint32_t *type_ids
@@ -84,6 +87,7 @@ cdef class Pipeline:
     cdef tp_workspace **_workspaces
     cdef int _n_workspaces
     cdef Program _program
+    cdef bytes _trim_lead, _trim_trail
 
     def __cinit__(self, dict spec):
         self._program = Program(spec["pre_tokenizer"])
@@ -100,6 +104,12 @@ cdef class Pipeline:
         self._p.after = _specials(post["after"])
         self._p.n_after = len(post["after"])
         self._p.type_id = post["type_id"]
+        trim = spec.get("trim")
+        if trim is not None:
+            self._trim_lead, self._trim_trail = trim["lead"], trim["trail"]
+            self._p.trim_lead = <const uint8_t *><const char *>self._trim_lead
+            self._p.trim_trail = <const uint8_t *><const char *>self._trim_trail
+            self._p.trim_add_prefix_space = trim["add_prefix_space"]
         self._n_workspaces = tp_pool_threads()
         self._workspaces = <tp_workspace **>calloc(self._n_workspaces, sizeof(tp_workspace *))
         if self._workspaces == NULL:

@@ -95,15 +95,42 @@ def _added_spec(added_tokens, has_normalizer):
     return spec
 
 
+def _token_names(stock):
+    vocab = stock.get_vocab(with_added_tokens=True)
+    names = [None] * (max(vocab.values()) + 1 if vocab else 0)
+    for token, token_id in vocab.items():
+        names[token_id] = token
+    return names
+
+
+def _space_counts(token_names):
+    """Per id: leading and trailing chars that HF's trim_offsets counts as spaces (Ġ or whitespace).
+
+    Whitespace is what stock's WhitespaceSplit removes (Rust char::is_whitespace), probed per token; the
+    byte-level alphabet itself holds no whitespace char, so pure-alphabet tokens only count 'Ġ'."""
+    from tokenizers.pre_tokenizers import WhitespaceSplit
+
+    splitter, space = WhitespaceSplit(), BYTE_TO_CHAR[ord(" ")]
+    lead, trail = bytearray(len(token_names)), bytearray(len(token_names))
+    for token_id, token in enumerate(token_names):
+        if not token:
+            continue
+        if all(char in CHAR_TO_BYTE for char in token):
+            spaces = [char == space for char in token]
+        else:
+            inside = {i for piece, (start, end) in splitter.pre_tokenize_str(token) for i in range(start, end)}
+            spaces = [char == space or i not in inside for i, char in enumerate(token)]
+        lead[token_id] = min(255, next((i for i, s in enumerate(spaces) if not s), len(spaces)))
+        trail[token_id] = min(255, next((i for i, s in enumerate(reversed(spaces)) if not s), len(spaces)))
+    return bytes(lead), bytes(trail)
+
+
 class NativeEncoder:
     """A built pipeline plus what encodings need to name their tokens."""
 
-    def __init__(self, pipeline, stock, post):
+    def __init__(self, pipeline, token_names, post):
         self.pipeline = pipeline
-        vocab = stock.get_vocab(with_added_tokens=True)
-        self.token_names = [None] * (max(vocab.values()) + 1 if vocab else 0)
-        for token, token_id in vocab.items():
-            self.token_names[token_id] = token
+        self.token_names = token_names
         self.before = [token for _, _, token in post["before"]]
         self.after = [token for _, _, token in post["after"]]
 
@@ -146,4 +173,9 @@ def plan(stock):
     except Unsupported as error:
         report["model"] = {"native": False, "reason": str(error)}
         return report, None
-    return report, NativeEncoder(native.Pipeline(spec), stock, spec["post_processor"])
+    trim = spec["post_processor"]["trim"]
+    token_names = _token_names(stock)
+    if trim is not None:
+        lead, trail = _space_counts(token_names)
+        spec["trim"] = dict(trim, lead=lead, trail=trail)
+    return report, NativeEncoder(native.Pipeline(spec), token_names, spec["post_processor"])

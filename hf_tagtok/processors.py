@@ -21,38 +21,42 @@ def _template(config):
             (token_id, type_id, token) for token_id, token in zip(entry["ids"], entry["tokens"]))
     if sequence_type is None:
         raise Unsupported("template without $A")
-    return {"before": before, "after": after, "type_id": sequence_type}
+    return {"before": before, "after": after, "type_id": sequence_type, "trim": None}
 
 
-def _no_trim(config, name):
-    if config.get("trim_offsets"):
-        raise Unsupported(f"{name} with trim_offsets=True is not native yet")
+def _trim(config):
+    # Byte-level offset trimming as HF's process_offsets; None when off.
+    return {"add_prefix_space": bool(config.get("add_prefix_space", True))} if config.get("trim_offsets") else None
 
 
 def spec(config):
-    """{"before": [(id, type_id, token)], "after": [...], "type_id": int}; raises Unsupported."""
+    """{"before": [(id, type_id, token)], "after": [...], "type_id": int, "trim": None | {...}}.
+
+    Raises Unsupported for anything the native pipeline does not cover."""
     if config is None:
-        return {"before": [], "after": [], "type_id": 0}
+        return {"before": [], "after": [], "type_id": 0, "trim": None}
     kind = config["type"]
     if kind == "TemplateProcessing":
         return _template(config)
     if kind == "BertProcessing":
         (cls, cls_id), (sep, sep_id) = config["cls"], config["sep"]
-        return {"before": [(cls_id, 0, cls)], "after": [(sep_id, 0, sep)], "type_id": 0}
+        return {"before": [(cls_id, 0, cls)], "after": [(sep_id, 0, sep)], "type_id": 0, "trim": None}
     if kind == "RobertaProcessing":
-        _no_trim(config, kind)
         (cls, cls_id), (sep, sep_id) = config["cls"], config["sep"]
-        return {"before": [(cls_id, 0, cls)], "after": [(sep_id, 0, sep)], "type_id": 0}
+        return {"before": [(cls_id, 0, cls)], "after": [(sep_id, 0, sep)], "type_id": 0, "trim": _trim(config)}
     if kind == "ByteLevel":
-        _no_trim(config, kind)
-        return {"before": [], "after": [], "type_id": 0}
+        return {"before": [], "after": [], "type_id": 0, "trim": _trim(config)}
     if kind == "Sequence":
-        combined = {"before": [], "after": [], "type_id": 0}
+        combined = {"before": [], "after": [], "type_id": 0, "trim": None}
         for child in config["processors"]:
             part = spec(child)
+            if part["trim"] is not None:
+                if combined["trim"] is not None or combined["before"] or combined["after"]:
+                    raise Unsupported("Sequence trimming offsets twice or after adding tokens")
+                combined["trim"] = part["trim"]
             if part["before"] or part["after"] or part["type_id"]:
                 if combined["before"] or combined["after"]:
                     raise Unsupported("Sequence with two token-adding processors")
-                combined = part
+                combined.update(before=part["before"], after=part["after"], type_id=part["type_id"])
         return combined
     raise Unsupported(f"post-processor {kind} is not native yet")

@@ -127,11 +127,25 @@ static int encode_piece(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
     return 0;
 }
 
+/* HF's byte-level process_offsets over the sequence's tokens [first, c->n). */
+static void trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first) {
+    for (size_t k = first; k < c->n; k++) {
+        int64_t *o = &c->offsets[2 * k];
+        int64_t lead = p->trim_lead[c->ids[k]], trail = p->trim_trail[c->ids[k]];
+        if (lead > 0) {
+            if ((k == first || o[0] == 0) && p->trim_add_prefix_space && lead == 1) lead = 0;
+            o[0] = o[0] + lead < o[1] ? o[0] + lead : o[1];
+        }
+        if (trail > 0 && o[1] >= trail) o[1] = o[1] - trail > o[0] ? o[1] - trail : o[0];
+    }
+}
+
 static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len,
                        int add_special, tp_columns *c) {
     text_state st = {{text, 0, 0}, {text, 0, 0}, 0};
     if (add_special && (columns_reserve(c, p->n_before) == 0)) put_specials(c, p->before, p->n_before);
     else if (add_special) return -1;
+    size_t first = c->n;
     long n_segments = tp_added_split(p->added, text, len, &ws->segments, &ws->segments_cap);
     if (n_segments < 0) return -1;
     for (long i = 0; i < n_segments; i++) {
@@ -148,6 +162,7 @@ static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *te
         for (size_t k = 0; k < n_pieces; k++)
             if (encode_piece(p, ws, c, &st, text, seg.start, &pieces[k])) return -1;
     }
+    if (p->trim_lead) trim_offsets(p, c, first);
     if (add_special) {
         if (columns_reserve(c, p->n_after)) return -1;
         put_specials(c, p->after, p->n_after);

@@ -26,6 +26,10 @@ typedef struct {
     const tp_special *before, *after; /* post-processor tokens around the sequence */
     size_t n_before, n_after;
     uint32_t type_id;          /* type id of the sequence's own tokens */
+    /* ByteLevel offset trimming (trim_offsets): per token id, how many leading/trailing chars of its
+     * string are spaces; NULL when off. */
+    const uint8_t *trim_lead, *trim_trail;
+    int trim_add_prefix_space;
 } tp_pipeline;
 
 /* Output columns; token k of the batch. words[k] is -1 for post-processor tokens. */
