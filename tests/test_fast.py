@@ -256,10 +256,17 @@ def test_accelerate_and_patch(llama3, tmp_path):
     call_both(plain, patched, TEXTS)
 
 
-def test_copies_stay_accelerated_and_equal(llama3):
-    stock, tag = llama3
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    # Copies and child processes rebuild the native twin; a small tokenizer keeps that quick.
+    return _pair(tokenizer_zoo.load("small_split_bytelevel_template"), tmp_path_factory.mktemp("small"))
+
+
+def test_copies_stay_accelerated_and_equal(small):
+    stock, tag = small
     for clone in (copy.deepcopy(tag), pickle.loads(pickle.dumps(tag)), dill.loads(dill.dumps(tag))):
         assert type(clone) is TagTokenizerFast
+        assert clone.acceleration == tag.acceleration
         call_both(stock, clone, TEXTS, padding=True, return_offsets_mapping=True)
     encoded = tag(TEXTS[:3], return_offsets_mapping=True)
     restored = pickle.loads(pickle.dumps(encoded))
@@ -272,8 +279,9 @@ def _encode_in_child(tokenizer, texts):
 
 
 @pytest.mark.parametrize("method", ["fork", "spawn"])
-def test_multiprocessing(llama3, method):
-    stock, tag = llama3
+def test_multiprocessing(small, method):
+    stock, tag = small
+    tag(TEXTS)  # the parent's twin exists (and may have run threads) before forking
     expected = stock(TEXTS, return_offsets_mapping=True)
     with multiprocessing.get_context(method).Pool(1) as pool:
         name, ids, offsets = pool.apply(_encode_in_child, (tag, TEXTS))
