@@ -12,7 +12,7 @@ import numpy as np
 FIELDS = ("ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tokens_mask", "word_ids",
           "sequence_ids")
 
-PAIR_CHARS = 300
+PAIR_CHARS = 120
 VARIANTS = {
     "plain": lambda tok: None,
     "truncate": lambda tok: tok.enable_truncation(24, stride=4),
@@ -62,16 +62,20 @@ def columns_diff(arrays, stock_encodings):
     return None
 
 
-def diff_tokenizer(stock, texts, variant="plain", pairs=False):
-    """List of (index, message) where hf_tagtok differs from `stock` (a fresh copy is configured)."""
-    import tokenizers
+def diff_tokenizer(stock, texts, variant="plain", pairs=False, ours=None):
+    """List of (index, message) where hf_tagtok differs from `stock` under a settings variant.
 
+    `stock` is configured in place (its truncation/padding are reset first); pass `ours` (an
+    hf_tagtok.Tokenizer built from the same tokenizer) to reuse it, it is configured the same way.
+    """
     import hf_tagtok
 
-    reference = tokenizers.Tokenizer.from_str(stock.to_str())
-    reference.encode_special_tokens = stock.encode_special_tokens
-    VARIANTS[variant](reference)
-    ours = hf_tagtok.Tokenizer.from_hf(reference)
+    reference = stock
+    ours = ours if ours is not None else hf_tagtok.Tokenizer.from_hf(stock)
+    for tokenizer in (reference, ours):
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        VARIANTS[variant](tokenizer)
     if pairs:  # stock's pair overflow grows with the product of both lengths: keep pairs short
         short = [text[:PAIR_CHARS] for text in texts]
         inputs = list(zip(short, short[1:] + short[:1]))
@@ -104,12 +108,14 @@ def run(args) -> int:
         texts = texts[:options.limit]
     total = 0
     for name in options.tokenizers.split(","):
-        stock = tokenizer_zoo.load(name)
         import hf_tagtok
-        native = [stage for stage, entry in hf_tagtok.Tokenizer.from_hf(stock).acceleration.items() if entry["native"]]
+
+        stock = tokenizer_zoo.load(name)
+        ours = hf_tagtok.Tokenizer.from_hf(stock)
+        native = [stage for stage, entry in ours.acceleration.items() if entry["native"]]
         for variant in VARIANTS:
             for pairs in (False, True):
-                found = diff_tokenizer(stock, texts, variant, pairs)
+                found = diff_tokenizer(stock, texts, variant, pairs, ours)
                 total += len(found)
                 label = f"{name:32s} {variant:18s} {'pairs' if pairs else 'single':6s}"
                 print(f"{label} {len(texts)} texts, {len(found)} differ"

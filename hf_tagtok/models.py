@@ -138,6 +138,33 @@ class NativeEncoder:
         return self.pipeline.encode(texts, add_special_tokens)
 
 
+def _vocab_spec(model, pre_tokenizer):
+    """The native spec of a WordPiece or WordLevel model config; raises Unsupported for others."""
+    model_kind = model.get("type")
+    if model_kind not in ("WordPiece", "WordLevel"):
+        raise Unsupported(f"model {model_kind} is not native yet")
+    if any(f'"{kind}"' in json.dumps(pre_tokenizer) for kind in ("ByteLevel", "Metaspace")):
+        raise Unsupported(f"{model_kind} after a ByteLevel/Metaspace pre-tokenizer is not native yet")
+    vocab = model["vocab"]
+    unk = model.get("unk_token")
+    if unk not in vocab:
+        raise Unsupported(f"{model_kind} unk token {unk!r} is not in the vocabulary (stock raises on unknown words)")
+    prefix = (model.get("continuing_subword_prefix") or "").encode() if model_kind == "WordPiece" else b""
+    if len(prefix) > 64:
+        raise Unsupported("WordPiece continuing_subword_prefix longer than 64 bytes is not native")
+    tokens = list(vocab)
+    return {"type": model_kind, "tokens": [token.encode() for token in tokens], "ids": [vocab[t] for t in tokens],
+            "prefix": prefix,
+            "max_chars": model.get("max_input_chars_per_word", 100) if model_kind == "WordPiece" else 0,
+            "unk_id": vocab[unk]}
+
+
+def _model_spec(model, byte_level, pre_tokenizer):
+    if model.get("type") in ("WordPiece", "WordLevel"):
+        return _vocab_spec(model, pre_tokenizer)
+    return _bpe_spec(model, byte_level)
+
+
 def analyse(stock):
     """(per-stage report, spec or None): the spec is complete only when every stage is native."""
     from hf_tagtok import normalizers, processors  # they import Unsupported from here
@@ -156,7 +183,7 @@ def analyse(stock):
     stage("added_tokens", lambda: _added_spec(config.get("added_tokens") or [], config.get("normalizer") is not None))
     stage("pre_tokenizer", lambda: _pre_tokenizer_steps(config.get("pre_tokenizer")))
     byte_level = '"ByteLevel"' in json.dumps(config.get("pre_tokenizer"))
-    stage("model", lambda: _bpe_spec(config["model"], byte_level))
+    stage("model", lambda: _model_spec(config["model"], byte_level, config.get("pre_tokenizer")))
     stage("post_processor", lambda: processors.spec(config.get("post_processor")))
     complete = all(report[name]["native"] for name in _PIPELINE_STAGES)
     spec["encode_special_tokens"] = bool(stock.encode_special_tokens)

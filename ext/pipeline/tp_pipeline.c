@@ -11,6 +11,8 @@
 struct tp_workspace {
     tt_scratch *pre;
     tp_bpe_scratch *bpe;
+    tp_norm_scratch *norm;
+    tp_wordpiece_scratch *wordpiece;
     tp_segment *segments;
     size_t segments_cap;
     uint8_t *word;      /* rendered piece */
@@ -22,7 +24,9 @@ tp_workspace *tp_workspace_new(void) {
     if (!ws) return NULL;
     ws->pre = tt_scratch_new();
     ws->bpe = tp_bpe_scratch_new();
-    if (!ws->pre || !ws->bpe) { tp_workspace_free(ws); return NULL; }
+    ws->norm = tp_norm_scratch_new();
+    ws->wordpiece = tp_wordpiece_scratch_new();
+    if (!ws->pre || !ws->bpe || !ws->norm || !ws->wordpiece) { tp_workspace_free(ws); return NULL; }
     return ws;
 }
 
@@ -30,6 +34,8 @@ void tp_workspace_free(tp_workspace *ws) {
     if (!ws) return;
     tt_scratch_free(ws->pre);
     tp_bpe_scratch_free(ws->bpe);
+    tp_norm_scratch_free(ws->norm);
+    tp_wordpiece_scratch_free(ws->wordpiece);
     free(ws->segments);
     free(ws->word);
     free(ws);
@@ -101,8 +107,15 @@ static void put_specials(tp_columns *c, const tp_special *specials, size_t n) {
     }
 }
 
+/* Normalized byte b of a text stretch came from original bytes [shift + from[b], shift + to[b]). */
+typedef struct {
+    const uint32_t *from, *to;
+    size_t shift;
+} alignment;
+
+/* text[base, limit) is the stretch the piece indexes (normalized bytes when a normalizer ran). */
 static int encode_piece(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
-                        const uint8_t *text, size_t base, const tt_piece *piece) {
+                        const uint8_t *text, size_t base, size_t limit, const tt_piece *piece, const alignment *al) {
     size_t start = base + piece->start, end = base + piece->end;
     size_t prefix = (piece->flags & TT_PIECE_PREFIX) ? 1 : 0, len = end - start + prefix;
     if (len > ws->word_cap) {
@@ -114,13 +127,19 @@ static int encode_piece(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
     memcpy(ws->word + prefix, text + start, end - start);
     const uint32_t *ids, *from, *to;
     size_t n;
-    if (tp_bpe_encode(p->bpe, ws->bpe, ws->word, len, &ids, &from, &to, &n)) return -1;
+    if (p->wordpiece ? tp_wordpiece_encode(p->wordpiece, ws->wordpiece, ws->word, len, &ids, &from, &to, &n)
+                     : tp_bpe_encode(p->bpe, ws->bpe, ws->word, len, &ids, &from, &to, &n)) return -1;
     if (columns_reserve(c, n)) return -1;
-    /* the prefix char aligns to the char it precedes */
-    size_t prefix_end = start + (start < end ? utf8_len(text[start]) : 0);
+    /* the prefix char aligns to the char it precedes (also when the piece is only the prefix) */
+    size_t prefix_end = start + (start < limit ? utf8_len(text[start]) : 0);
     for (size_t k = 0; k < n; k++) {
         size_t s = from[k] < prefix ? start : start + from[k] - prefix;
         size_t e = to[k] <= prefix ? prefix_end : start + to[k] - prefix;
+        if (al) { /* stock maps a normalized range to the span of its bytes' alignments */
+            size_t orig_s = al->shift + al->from[s];
+            e = e > s ? al->shift + al->to[e - 1] : orig_s;
+            s = orig_s;
+        }
         put_token(p, c, st, ids[k], s, e);
     }
     st->word++;
@@ -158,9 +177,18 @@ static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *te
         }
         const tt_piece *pieces;
         size_t n_pieces;
-        if (tt_program_run(p->program, ws->pre, text + seg.start, seg.end - seg.start, &pieces, &n_pieces)) return -1;
+        const uint8_t *stretch = text + seg.start;
+        size_t stretch_len = seg.end - seg.start, base = seg.start;
+        alignment al = {NULL, NULL, seg.start};
+        if (p->normalizer) {
+            if (tp_normalize(p->normalizer, ws->norm, text + seg.start, seg.end - seg.start, &stretch, &al.from,
+                             &al.to, &stretch_len)) return -1;
+            base = 0;
+        }
+        if (tt_program_run(p->program, ws->pre, stretch, stretch_len, &pieces, &n_pieces)) return -1;
         for (size_t k = 0; k < n_pieces; k++)
-            if (encode_piece(p, ws, c, &st, text, seg.start, &pieces[k])) return -1;
+            if (encode_piece(p, ws, c, &st, stretch - base, base, base + stretch_len, &pieces[k],
+                             p->normalizer ? &al : NULL)) return -1;
     }
     if (p->trim_lead) trim_offsets(p, c, first);
     if (add_special) {

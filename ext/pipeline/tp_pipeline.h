@@ -14,6 +14,8 @@
 #include "tagtok.h"
 #include "tp_added.h"
 #include "tp_bpe.h"
+#include "tp_normalize.h"
+#include "tp_wordpiece.h"
 
 typedef struct {
     uint32_t id, type_id;
@@ -30,6 +32,8 @@ typedef struct {
      * string are spaces; NULL when off. */
     const uint8_t *trim_lead, *trim_trail;
     int trim_add_prefix_space;
+    const tp_normalizer *normalizer; /* NULL: none (pipeline2) */
+    const tp_wordpiece *wordpiece;   /* non-NULL: the model instead of bpe (pipeline2) */
 } tp_pipeline;
 
 /* Output columns; token k of the batch. words[k] is -1 for post-processor tokens. */
