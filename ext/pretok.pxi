@@ -294,9 +294,11 @@ cdef class _Int64Buffer:
     cdef int64_t *data
     cdef Py_ssize_t length
     cdef Py_ssize_t shape[1]
+    cdef Py_ssize_t strides[1]
 
     def __getbuffer__(self, Py_buffer *view, int flags):
         self.shape[0] = self.length
+        self.strides[0] = sizeof(int64_t)
         view.buf = self.data
         view.obj = self
         view.len = self.length * sizeof(int64_t)
@@ -305,7 +307,7 @@ cdef class _Int64Buffer:
         view.format = "q"
         view.ndim = 1
         view.shape = self.shape
-        view.strides = NULL
+        view.strides = self.strides
         view.suboffsets = NULL
         view.internal = NULL
 
