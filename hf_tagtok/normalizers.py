@@ -1,4 +1,4 @@
-"""Translate normalizer and vocabulary-model configs (tokenizer.json dicts) into native specs.
+"""Translate a normalizer config (tokenizer.json dict) into the native normalizer spec.
 
 A normalizer becomes {"steps": [...]}: per-char steps the C normalizer (ext/pipeline/tp_normalize.c)
 runs in order, each with stock's alignment rules. Configs with no exact native twin raise
@@ -36,21 +36,3 @@ def spec(config):
         return None
     return {"steps": _steps(config)}
 
-
-def model_spec(model):
-    """The native spec of a WordPiece or WordLevel model config; raises Unsupported for others."""
-    kind = model.get("type")
-    if kind not in ("WordPiece", "WordLevel"):
-        raise Unsupported(f"model {kind} is not native yet")
-    vocab = model["vocab"]
-    unk = model.get("unk_token")
-    if unk not in vocab:
-        raise Unsupported(f"{kind} unk token {unk!r} is not in the vocabulary (stock raises on unknown words)")
-    prefix = (model.get("continuing_subword_prefix") or "").encode() if kind == "WordPiece" else b""
-    if len(prefix) > 64:
-        raise Unsupported("WordPiece continuing_subword_prefix longer than 64 bytes is not native")
-    tokens = list(vocab)
-    return {"type": kind, "tokens": [token.encode() for token in tokens], "ids": [vocab[t] for t in tokens],
-            "prefix": prefix,
-            "max_chars": model.get("max_input_chars_per_word", 100) if kind == "WordPiece" else 0,
-            "unk_id": vocab[unk]}

@@ -1,6 +1,7 @@
 # Bindings of the native normalizers (tp_normalize.h) and WordPiece/WordLevel (tp_wordpiece.h).
 #
-# Included by ext/_native.pyx. Specs are the engine-neutral dicts hf_tagtok.normalizers builds:
+# Included by ext/_native.pyx. Specs are the engine-neutral dicts hf_tagtok.normalizers (normalizer)
+# and hf_tagtok.models (model) build:
 #   normalizer: {"steps": [step names]}     model: {"type": "WordPiece"|"WordLevel", "tokens": [bytes],
 #   "ids": [int], "prefix": bytes, "max_chars": int, "unk_id": int}
 from libc.stdint cimport uint8_t, uint32_t
