@@ -9,8 +9,10 @@ import time
 
 
 def _load(tokenizer_path, cls):
+    # Loading includes building hf_tagtok's native twin (TagTokenizerFast.from_pretrained does it),
+    # so "cold" times the first call, not the load.
     path = pathlib.Path(tokenizer_path)
-    if path.is_file():
+    if path.is_file() and not hasattr(cls, "acceleration"):
         return cls(tokenizer_file=str(path))
     return cls.from_pretrained(path)
 

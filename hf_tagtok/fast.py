@@ -316,14 +316,19 @@ def _tag_class():
             layout = _Layout(lengths, widths, left, rectangular)
 
             fields = _requested_fields(self, call)
-            pad_values = {"input_ids": self.pad_token_id, "token_type_ids": self.pad_token_type_id,
+            pad_values = {"input_ids": padding["pad_id"] if padding else 0,
+                          "token_type_ids": padding["pad_type_id"] if padding else 0,
                           "attention_mask": 0, "special_tokens_mask": 1}
             data = {}
             for key, column in (("input_ids", columns.ids), ("token_type_ids", columns.type_ids),
                                 ("attention_mask", columns.attention_mask),
                                 ("special_tokens_mask", columns.special_tokens_mask)):
-                if key in fields:
-                    data[key] = layout.rows(column, pad_values.get(key), as_numpy)
+                if key not in fields:
+                    continue
+                if key == "attention_mask" and not layout.padded and not as_numpy:
+                    data[key] = [[1] * length for length in lengths.tolist()]  # no padding: all attended
+                else:
+                    data[key] = layout.rows(column, pad_values[key], as_numpy)
             if "offset_mapping" in fields:
                 data["offset_mapping"] = layout.offset_rows(columns.offsets, as_numpy)
             if "length" in fields:
