@@ -150,10 +150,14 @@ static inline uint32_t o200k_at(const tt_view *v, uint32_t p, uint32_t hi) {
     uint32_t props = tt_props_at(v, p), e;
     int prefix_ok = !(props & (NEWLINE | L_ | N_));
     uint32_t q = tt_next(v, p);
-    if (prefix_ok && (e = upper_star_lower_plus(v, q, hi))) return with_contraction(v, e, hi);
-    if ((e = upper_star_lower_plus(v, p, hi))) return with_contraction(v, e, hi);
-    if (prefix_ok && (e = upper_plus_lower_star(v, q, hi))) return with_contraction(v, e, hi);
-    if ((e = upper_plus_lower_star(v, p, hi))) return with_contraction(v, e, hi);
+    /* both letter alternatives need a cased-or-shared letter/mark right after the optional prefix */
+    int letter_at_q = prefix_ok && q < hi && (tt_props_at(v, q) & (UPPERISH | LOWERISH));
+    if (letter_at_q || (props & (UPPERISH | LOWERISH))) {
+        if (letter_at_q && (e = upper_star_lower_plus(v, q, hi))) return with_contraction(v, e, hi);
+        if ((e = upper_star_lower_plus(v, p, hi))) return with_contraction(v, e, hi);
+        if (letter_at_q && (e = upper_plus_lower_star(v, q, hi))) return with_contraction(v, e, hi);
+        if ((e = upper_plus_lower_star(v, p, hi))) return with_contraction(v, e, hi);
+    }
     if (props & N_) return numbers_up_to(v, p, hi, 3);
     e = space_then_other(v, p, hi);
     if (e > p) return tt_run(v, e, hi, NEWLINE | TT_PROP_SLASH);
