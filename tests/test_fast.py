@@ -308,3 +308,23 @@ def test_acceleration_report(llama3):
     report = tag.acceleration
     assert report and all(set(entry) == {"native", "reason"} for entry in report.values())
     assert isinstance(tag("x"), BatchEncoding)
+
+
+def test_conformance_cli_passes_and_catches_a_difference(tmp_path, monkeypatch, capsys):
+    from hf_tagtok import cli
+    tokenizer_zoo.load("small_split_bytelevel_template").save(str(tmp_path / "tokenizer.json"))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TEXTS[:6]) + "\n", encoding="utf-8")
+    assert cli.main(["conformance", "--tokenizer", str(tmp_path), "--corpus", str(corpus)]) == 0
+    assert "identical" in capsys.readouterr().out
+
+    original = TagTokenizerFast._batch_encoding
+
+    def off_by_one(self, texts, columns, call, batched):  # a wrong id in every columnar answer
+        columns = columns._replace(ids=columns.ids + 1)
+        return original(self, texts, columns, call, batched)
+
+    monkeypatch.setattr(TagTokenizerFast, "_batch_encoding", off_by_one)
+    assert cli.main(["conformance", "--tokenizer", str(tmp_path), "--corpus", str(corpus)]) == 1
+    out = capsys.readouterr().out
+    assert "DIFFERENT: input_ids" in out and "input: batch texts[0:6]" in out
