@@ -49,6 +49,8 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         const uint8_t *trim_lead
         const uint8_t *trim_trail
         int trim_add_prefix_space
+        const tp_normalizer *normalizer
+        const tp_wordpiece *wordpiece
     ctypedef struct tp_columns:
         uint32_t *ids
         uint32_t *type_ids
@@ -61,7 +63,9 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
     void tp_columns_free(tp_columns *columns)
     void tp_workspace_free(tp_workspace *ws)
     int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
-                        const size_t *lens, size_t n, int add_special, tp_columns *out, int64_t *lengths)
+                        const size_t *lens, size_t n, int add_special, tp_columns **out, size_t *n_out,
+                        int64_t *lengths)
+    void tp_chunks_free(tp_columns *chunks, size_t n)
 
 
 def pool_threads():
@@ -83,6 +87,8 @@ cdef class Pipeline:
     """One tokenizer's native pipeline; immutable, shareable across threads (per-slot scratch)."""
     cdef tp_pipeline _p
     cdef tp_bpe *_bpe
+    cdef tp_normalizer *_normalizer
+    cdef tp_wordpiece *_wordpiece
     cdef tp_added *_added
     cdef tp_workspace **_workspaces
     cdef int _n_workspaces
@@ -93,7 +99,14 @@ cdef class Pipeline:
         self._program = Program(spec["pre_tokenizer"])
         if self._program.render not in ("bytelevel", "none"):
             raise ValueError(f"render {self._program.render} is not native")
-        self._build_bpe(spec["model"])
+        if spec["model"].get("type") in ("WordPiece", "WordLevel"):
+            self._wordpiece = _build_wordpiece(spec["model"])
+        else:
+            self._build_bpe(spec["model"])
+        if spec.get("normalizer") is not None:
+            self._normalizer = _build_normalizer(spec["normalizer"])
+        self._p.normalizer = self._normalizer
+        self._p.wordpiece = self._wordpiece
         self._build_added(spec["added_tokens"], spec["encode_special_tokens"])
         post = spec["post_processor"]
         self._p.program = self._program._prog
@@ -173,19 +186,20 @@ cdef class Pipeline:
                 tp_workspace_free(self._workspaces[i])
             free(self._workspaces)
         tp_bpe_free(self._bpe)
+        tp_normalizer_free(self._normalizer)
+        tp_wordpiece_free(self._wordpiece)
         tp_added_free(self._added)
         free(<void *>self._p.before)
         free(<void *>self._p.after)
 
     def encode(self, list texts, bint add_special_tokens=True):
         """(ids u32, type_ids u32, offsets i64 (n,2), special u8, words i32, lengths i64) for texts."""
-        cdef size_t n = len(texts), i
+        cdef size_t n = len(texts), i, n_chunks = 0
         cdef const uint8_t **ptrs = <const uint8_t **>malloc((n or 1) * sizeof(uint8_t *))
         cdef size_t *lens = <size_t *>malloc((n or 1) * sizeof(size_t))
         cdef Py_ssize_t size
-        cdef tp_columns out
+        cdef tp_columns *chunks = NULL
         cdef int rc
-        memset(&out, 0, sizeof(out))
         lengths = np.zeros(n, dtype=np.int64)
         cdef int64_t[::1] lengths_view = lengths
         try:
@@ -196,20 +210,36 @@ cdef class Pipeline:
                 lens[i] = size
             with nogil:
                 rc = tp_encode_batch(&self._p, self._workspaces, ptrs, lens, n, add_special_tokens,
-                                     &out, &lengths_view[0] if n else NULL)
+                                     &chunks, &n_chunks, &lengths_view[0] if n else NULL)
             if rc:
                 raise MemoryError()
-            return (_copy_out(out.ids, out.n, np.uint32), _copy_out(out.type_ids, out.n, np.uint32),
-                    _copy_out(out.offsets, 2 * out.n, np.int64).reshape(-1, 2),
-                    _copy_out(out.special, out.n, np.uint8), _copy_out(out.words, out.n, np.int32), lengths)
+            return _gather(chunks, n_chunks) + (lengths,)
         finally:
             free(ptrs); free(lens)
-            tp_columns_free(&out)
+            tp_chunks_free(chunks, n_chunks)
 
 
-cdef object _copy_out(void *data, size_t n, dtype):
-    array = np.empty(n, dtype=dtype)
-    cdef uint8_t[::1] raw = array.view(np.uint8)
-    if n:
-        memcpy(&raw[0], data, raw.shape[0])
-    return array
+cdef tuple _gather(tp_columns *chunks, size_t n_chunks):
+    # One copy from the chunks into the final arrays; each chunk is freed as soon as it is copied.
+    cdef size_t total = 0, at = 0, i
+    for i in range(n_chunks):
+        total += chunks[i].n
+    ids = np.empty(total, dtype=np.uint32)
+    type_ids = np.empty(total, dtype=np.uint32)
+    offsets = np.empty((total, 2), dtype=np.int64)
+    special = np.empty(total, dtype=np.uint8)
+    words = np.empty(total, dtype=np.int32)
+    cdef uint32_t[::1] ids_v = ids, types_v = type_ids
+    cdef int64_t[:, ::1] offsets_v = offsets
+    cdef uint8_t[::1] special_v = special
+    cdef int32_t[::1] words_v = words
+    for i in range(n_chunks):
+        if chunks[i].n:
+            memcpy(&ids_v[at], chunks[i].ids, chunks[i].n * 4)
+            memcpy(&types_v[at], chunks[i].type_ids, chunks[i].n * 4)
+            memcpy(&offsets_v[at, 0], chunks[i].offsets, chunks[i].n * 16)
+            memcpy(&special_v[at], chunks[i].special, chunks[i].n)
+            memcpy(&words_v[at], chunks[i].words, chunks[i].n * 4)
+        at += chunks[i].n
+        tp_columns_free(&chunks[i])
+    return ids, type_ids, offsets, special, words

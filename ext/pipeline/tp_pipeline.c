@@ -1,5 +1,5 @@
 /* Batch driver: texts are cut into chunks, threads claim chunks with an atomic counter, each chunk
- * writes its own columns, and the chunks are concatenated in order at the end. */
+ * writes its own columns; the caller copies the chunks, in order, into its final arrays. */
 #include "tp_pipeline.h"
 
 #include <stdatomic.h>
@@ -44,6 +44,11 @@ void tp_workspace_free(tp_workspace *ws) {
 void tp_columns_free(tp_columns *c) {
     free(c->ids); free(c->type_ids); free(c->offsets); free(c->special); free(c->words);
     memset(c, 0, sizeof(*c));
+}
+
+void tp_chunks_free(tp_columns *chunks, size_t n) {
+    for (size_t i = 0; chunks && i < n; i++) tp_columns_free(&chunks[i]);
+    free(chunks);
 }
 
 static int columns_reserve(tp_columns *c, size_t extra) {
@@ -239,27 +244,9 @@ static void run_chunks(void *arg, int slot) {
 #define CHUNK_BYTES (32 * 1024)
 #define PARALLEL_BYTES (64 * 1024)
 
-static int concat(tp_columns *chunks, size_t n_chunks, tp_columns *out) {
-    size_t total = 0;
-    for (size_t i = 0; i < n_chunks; i++) total += chunks[i].n;
-    if (n_chunks == 1) { *out = chunks[0]; memset(&chunks[0], 0, sizeof(tp_columns)); return 0; }
-    memset(out, 0, sizeof(*out));
-    if (columns_reserve(out, total ? total : 1)) return -1;
-    for (size_t i = 0; i < n_chunks; i++) {
-        tp_columns *c = &chunks[i];
-        size_t k = out->n;
-        memcpy(out->ids + k, c->ids, c->n * 4);
-        memcpy(out->type_ids + k, c->type_ids, c->n * 4);
-        memcpy(out->offsets + 2 * k, c->offsets, c->n * 16);
-        memcpy(out->special + k, c->special, c->n);
-        memcpy(out->words + k, c->words, c->n * 4);
-        out->n += c->n;
-    }
-    return 0;
-}
-
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
-                    const size_t *lens, size_t n, int add_special, tp_columns *out, int64_t *lengths) {
+                    const size_t *lens, size_t n, int add_special, tp_columns **out, size_t *n_out,
+                    int64_t *lengths) {
     size_t total = 0;
     for (size_t i = 0; i < n; i++) total += lens[i];
     int threads = total >= PARALLEL_BYTES ? tp_pool_threads() : 1;
@@ -279,9 +266,12 @@ int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8
     if (!chunks) { free(chunk_start); return -1; }
     batch b = {p, workspaces, texts, lens, chunk_start, n_chunks, chunks, lengths, add_special, 0, 0};
     tp_pool_run(run_chunks, &b, threads < (int)n_chunks ? threads : (int)n_chunks);
-    int rc = atomic_load(&b.failed) ? -1 : concat(chunks, n_chunks, out);
-    for (size_t i = 0; i < n_chunks; i++) tp_columns_free(&chunks[i]);
-    free(chunks);
     free(chunk_start);
-    return rc;
+    if (atomic_load(&b.failed)) {
+        tp_chunks_free(chunks, n_chunks);
+        return -1;
+    }
+    *out = chunks;
+    *n_out = n_chunks;
+    return 0;
 }

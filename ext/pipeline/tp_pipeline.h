@@ -52,10 +52,12 @@ typedef struct tp_workspace tp_workspace;
 tp_workspace *tp_workspace_new(void);
 void tp_workspace_free(tp_workspace *ws);
 
-/* Encode n texts. lengths[i] receives the token count of text i. workspaces: tp_pool_threads()
- * entries (NULL entries are created on demand). Safe to call from several threads at once.
- * Returns 0, or -1 on OOM. */
+/* Encode n texts into *n_out chunks of columns (texts in order; free with tp_chunks_free).
+ * lengths[i] receives the token count of text i. workspaces: tp_pool_threads() entries (NULL entries
+ * are created on demand). Safe to call from several threads at once. Returns 0, or -1 on OOM. */
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
-                    const size_t *lens, size_t n, int add_special, tp_columns *out, int64_t *lengths);
+                    const size_t *lens, size_t n, int add_special, tp_columns **out, size_t *n_out,
+                    int64_t *lengths);
+void tp_chunks_free(tp_columns *chunks, size_t n);
 
 #endif
