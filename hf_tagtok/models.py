@@ -175,7 +175,8 @@ def analyse(stock):
     def stage(name, build):
         try:
             spec[name] = build()
-            report[name] = {"native": True, "reason": "native"}
+            absent = name in ("normalizer", "pre_tokenizer", "post_processor") and config.get(name) is None
+            report[name] = {"native": True, "reason": "none configured" if absent else "native"}
         except Unsupported as error:
             report[name] = {"native": False, "reason": str(error)}
 
