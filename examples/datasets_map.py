@@ -1,9 +1,10 @@
 """Tokenize a corpus with `datasets.map(batched=True, num_proc=2)` through TagTokenizerFast.
 
-    python examples/datasets_map.py [TOKENIZER_DIR_OR_JSON] [CACHE_DIR]
+    python examples/datasets_map.py [--tokenizer DIR_OR_JSON] [--cache DIR]
 
-Run it twice with the same CACHE_DIR: the fingerprint is the same, so the second run reuses the cache.
+Run it twice with the same --cache: the fingerprint is the same, so the second run reuses the cache.
 """
+import argparse
 import importlib.util
 import pathlib
 import sys
@@ -23,9 +24,12 @@ def default_tokenizer():
 
 
 def main():
-    source = sys.argv[1] if len(sys.argv) > 1 else default_tokenizer()
-    cache = pathlib.Path(sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp())
-    tok = hf_tagtok.TagTokenizerFast.from_pretrained(source)
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tokenizer", help="tokenizer directory or tokenizer.json (default: Llama-3)")
+    parser.add_argument("--cache", help="where the corpus and the map cache live (default: a new temp dir)")
+    args = parser.parse_args()
+    cache = pathlib.Path(args.cache or tempfile.mkdtemp())
+    tok = hf_tagtok.TagTokenizerFast.from_pretrained(args.tokenizer or default_tokenizer())
 
     corpus = cache / "corpus"
     if not corpus.exists():
