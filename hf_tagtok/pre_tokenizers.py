@@ -100,7 +100,7 @@ class _Stage:
     def __init__(self, steps):
         engine = _engine()
         self.program = engine.Program(steps)
-        final = steps[-1] if steps else {"kind": None}
+        final = steps[-1]
         self.prefix = {"metaspace": final.get("replacement"), "bytelevel": " "}.get(final["kind"])
         # Metaspace "first" looks at the split's offset in the ORIGINAL string, which a NormalizedString
         # handed to pre_tokenize does not carry: run a "never" twin on splits that do not start at 0.
@@ -114,14 +114,15 @@ class _Stage:
         pretok.split(lambda index, ns: self._slice(ns, self.program if starts is None or starts[index] == 0 else self.inner))
 
     def _slice(self, ns, program):
-        pieces = []
-        for start, end, has_prefix in program.split_spans(ns.normalized):
-            if start == end:  # prefix-only piece: it takes the alignment of the char it precedes
+        pieces, text = [], ns.normalized
+        for start, end, has_prefix in program.split_spans(text):
+            if has_prefix and start == end:  # prefix-only piece: it takes the alignment of the char it precedes
                 piece = ns[start : start + 1]
                 piece.prepend(self.prefix)
                 piece = piece[0:1]
             else:
-                piece = ns[start:end]
+                # the whole split is kept as is: also covers "" (slicing an empty NormalizedString gives None)
+                piece = ns if (start, end) == (0, len(text)) else ns[start:end]
                 if program.render == "metaspace":
                     piece.replace(" ", self.prefix)
                 if has_prefix:
@@ -167,6 +168,8 @@ def _plan(steps):
     """Stages that together run `steps` with HF Sequence semantics: one native program when the executor
     accepts the whole shape, else runs of splitting steps each closed by a transform, else single steps;
     stock objects (the opt-in slow regex) are stages of their own."""
+    if not steps:  # the identity: leave splits untouched (splitting "" would drop it; stock keeps it)
+        return []
     engine = _engine()
     if all(step["kind"] != "stock" for step in steps):
         try:

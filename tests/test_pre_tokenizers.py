@@ -280,6 +280,13 @@ def test_custom_component_inside_a_stock_tokenizer_gives_identical_encodings(twi
 
 
 @pytest.mark.parametrize("twin", TWINS, ids=IDS)
+def test_custom_component_alone_inside_a_stock_sequence(twin):
+    ours, stock = hf.Sequence([twin.to_hf()]), hf.Sequence([twin.stock()])
+    for text in EDGE_CASES:  # "" reaches the custom component here (an identity Sequence keeps it)
+        assert ours.pre_tokenize_str(text) == stock.pre_tokenize_str(text), text
+
+
+@pytest.mark.parametrize("twin", TWINS, ids=IDS)
 def test_custom_component_inside_a_stock_sequence(twin):
     ours = hf.Sequence([hf.Digits(True), twin.to_hf(), hf.Punctuation()])
     stock = hf.Sequence([hf.Digits(True), twin.stock(), hf.Punctuation()])
