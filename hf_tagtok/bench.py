@@ -105,12 +105,19 @@ def _tiktoken_twin(path, texts):
     return encoding
 
 
-def _contenders(path, texts, tiktoken_encoding):
+def _plain(tokenizer, plain):
+    if plain:  # drop the file's truncation/padding on both sides (they change what is measured)
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+    return tokenizer
+
+
+def _contenders(path, texts, tiktoken_encoding, plain=False):
     def stock_loader():
-        return tokenizers.Tokenizer.from_file(str(path))
+        return _plain(tokenizers.Tokenizer.from_file(str(path)), plain)
 
     def ours_loader():
-        return hf_tagtok.Tokenizer.from_file(path)
+        return _plain(hf_tagtok.Tokenizer.from_file(path), plain)
 
     rows = [
         ("stock encode_batch", stock_loader, lambda tok: tok.encode_batch(texts)),
@@ -135,10 +142,10 @@ def _count_tokens(result):
     return sum(len(item.ids) if hasattr(item, "ids") else len(item) for item in result)
 
 
-def throughput(path, texts, repeats=3):
+def throughput(path, texts, repeats=3, plain=False):
     """Rows {name, cold_s, warm_s, mb_s, tokens_s, peak_mb, ratio, cold_ratio} (ratio vs stock)."""
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
-    contenders = _contenders(path, texts, _tiktoken_twin(path, texts))
+    contenders = _contenders(path, texts, _tiktoken_twin(path, texts), plain)
     loaded = {name: load() for name, load, _ in contenders}
     stats = {name: {"cold_s": None, "runs": [], "peak_mb": 0.0, "tokens": 0} for name, _, _ in contenders}
     for round_ in range(repeats + 1):  # round 0 is the cold call on each freshly loaded tokenizer
@@ -162,10 +169,11 @@ def throughput(path, texts, repeats=3):
     return rows
 
 
-def latency(path, texts, count=300):
+def latency(path, texts, count=300, plain=False):
     """Median single-call encode latency (µs) on chat-sized strings: stock vs hf_tagtok."""
     short = [text[:200] for text in texts if text.strip()][:count]
-    stock, ours = tokenizers.Tokenizer.from_file(str(path)), hf_tagtok.Tokenizer.from_file(path)
+    stock = _plain(tokenizers.Tokenizer.from_file(str(path)), plain)
+    ours = _plain(hf_tagtok.Tokenizer.from_file(path), plain)
     times = {"stock": [], "hf_tagtok": []}
     for text in short * 2:
         for name, tok in (("stock", stock), ("hf_tagtok", ours)):
@@ -203,6 +211,7 @@ def main(argv=None):
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--plot", help="write a PNG bar chart here")
     parser.add_argument("--no-transformers", action="store_true", help="skip the transformers rows")
+    parser.add_argument("--plain", action="store_true", help="disable the file's truncation/padding on both sides")
     args = parser.parse_args(argv)
     if args.threads:
         os.environ["HF_TAGTOK_THREADS"] = str(args.threads)  # read once by the pool, before first use
@@ -212,13 +221,13 @@ def main(argv=None):
     print(f"tokenizer {path}\ncorpus {len(texts)} texts, {megabytes:.2f} MB; "
           f"{os.cpu_count()} CPUs; acceleration: "
           + ", ".join(f"{stage}={'native' if entry['native'] else 'stock'}"
-                      for stage, entry in hf_tagtok.Tokenizer.from_file(path).acceleration.items()))
-    rows = throughput(path, texts, args.repeats)
+                      for stage, entry in _plain(hf_tagtok.Tokenizer.from_file(path), args.plain).acceleration.items()))
+    rows = throughput(path, texts, args.repeats, args.plain)
     print(f"{'':34s}{'MB/s':>8s}{'Mtok/s':>8s}{'cold s':>8s}{'warm s':>8s}{'peak MB':>9s}{'ratio':>7s}{'cold':>7s}")
     for row in rows:
         print(f"{row['name']:34s}{row['mb_s']:8.2f}{row['tokens_s'] / 1e6:8.2f}{row['cold_s']:8.3f}{row['warm_s']:8.3f}"
               f"{row['peak_mb']:9.1f}{row['ratio']:6.1f}x{row['cold_ratio']:6.1f}x")
-    lat = latency(path, texts)
+    lat = latency(path, texts, plain=args.plain)
     print(f"{lat['name']:34s} stock {lat['stock_us']:.1f} µs, hf_tagtok {lat['hf_tagtok_us']:.1f} µs, x{lat['ratio']:.1f}")
     extra = []
     if not args.no_transformers:
