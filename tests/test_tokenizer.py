@@ -24,7 +24,9 @@ NAMES = tokenizer_zoo.available()
 
 @pytest.fixture(scope="module", params=NAMES)
 def zoo(request):
-    return request.param, tokenizer_zoo.load(request.param)
+    """(name, stock, ours): built once per tokenizer; diff_tokenizer resets their settings per variant."""
+    stock = tokenizer_zoo.load(request.param)
+    return request.param, stock, hf_tagtok.Tokenizer.from_hf(stock)
 
 
 def _texts(name):
@@ -33,27 +35,28 @@ def _texts(name):
 
 @pytest.mark.parametrize("variant", list(tokenizer_mode.VARIANTS))
 def test_every_field_matches_stock(zoo, variant):
-    name, stock = zoo
+    name, stock, ours = zoo
     if name in tokenizer_zoo.REAL and variant not in ("plain", "truncate", "pad"):
         pytest.skip("real vocabularies: the small tokenizers cover the other variants (CI time)")
-    assert tokenizer_mode.diff_tokenizer(stock, _texts(name), variant) == []
+    assert tokenizer_mode.diff_tokenizer(stock, _texts(name), variant, ours=ours) == []
 
 
 @pytest.mark.parametrize("variant", ["plain", "truncate", "pad_left_truncate"])
 def test_pairs_match_stock(zoo, variant):
-    name, stock = zoo
+    name, stock, ours = zoo
     if name in tokenizer_zoo.REAL and variant != "plain":
         pytest.skip("real vocabularies: the small tokenizers cover the other variants (CI time)")
-    assert tokenizer_mode.diff_tokenizer(stock, _texts(name)[:40], variant, pairs=True) == []
+    assert tokenizer_mode.diff_tokenizer(stock, _texts(name)[:40], variant, pairs=True, ours=ours) == []
 
 
 def test_add_special_tokens_false_and_encode_special_tokens(zoo):
-    name, stock = zoo
+    name, reference, ours = zoo
     texts = _texts(name)[-len(EDGE_CASES):]
-    ours = hf_tagtok.Tokenizer.from_hf(stock)
-    for flag in (False, True):
+    for tokenizer in (reference, ours):
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+    for flag in (True, False):
         ours.encode_special_tokens = flag
-        reference = tokenizers.Tokenizer.from_str(stock.to_str())
         reference.encode_special_tokens = flag
         for add in (True, False):
             expected = reference.encode_batch(texts, add_special_tokens=add)
@@ -63,8 +66,8 @@ def test_add_special_tokens_false_and_encode_special_tokens(zoo):
 
 
 def test_acceleration_reports_every_stage(zoo):
-    _, stock = zoo
-    report = hf_tagtok.Tokenizer.from_hf(stock).acceleration
+    _, _, ours = zoo
+    report = ours.acceleration
     assert set(report) == {"added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor",
                            "truncation", "padding"}
     for entry in report.values():
@@ -105,10 +108,15 @@ def test_bad_input_raises_like_stock():
         hf_tagtok.Tokenizer.from_hf("not a tokenizer")
 
 
+def _pool_sized_batch():
+    # large enough (> 64 KB) that the native pipeline spreads it over the thread pool
+    return SMALL_TEXTS * (1 + 100_000 // sum(len(text.encode()) for text in SMALL_TEXTS))
+
+
 def test_threads_share_one_tokenizer():
     stock = tokenizer_zoo.load("small_split_bytelevel_template")
     ours = hf_tagtok.Tokenizer.from_hf(stock)
-    texts = SMALL_TEXTS
+    texts = _pool_sized_batch()
     expected = [e.ids for e in stock.encode_batch(texts)]
     results = [None] * 4
 
@@ -128,9 +136,9 @@ def test_threads_share_one_tokenizer():
 def test_child_forked_after_encoding_encodes():
     stock = tokenizer_zoo.load("small_split_bytelevel_template")
     ours = hf_tagtok.Tokenizer.from_hf(stock)
-    texts = SMALL_TEXTS
+    texts = _pool_sized_batch()
     expected = [e.ids for e in stock.encode_batch(texts)]
-    assert [e.ids for e in ours.encode_batch(texts)] == expected  # the pool is warm before fork
+    assert [e.ids for e in ours.encode_batch(texts)] == expected  # the pool's threads exist before fork
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
