@@ -55,26 +55,37 @@ class Tokenizer:
 
     def encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
         native = self._native_for(is_pretokenized)
-        if native is not None and pair is None and isinstance(sequence, str):
-            return _encodings(native, [sequence], add_special_tokens)[0]
+        if native is not None and pair is None and _encodable([sequence]):
+            try:
+                return _encodings(native, [sequence], add_special_tokens)[0]
+            except UnicodeEncodeError:
+                pass  # lone surrogates: stock below raises its own exception class
         return self._stock.encode(sequence, pair, is_pretokenized=is_pretokenized,
                                   add_special_tokens=add_special_tokens)
 
     def encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
         native = self._native_for(is_pretokenized)
-        if native is not None and all(isinstance(item, str) for item in input):
-            return _encodings(native, list(input), add_special_tokens)
+        if native is not None and _encodable(input):
+            try:
+                return _encodings(native, list(input), add_special_tokens)
+            except UnicodeEncodeError:
+                pass  # lone surrogates: stock below raises its own exception class
         return self._stock.encode_batch(input, is_pretokenized=is_pretokenized,
                                         add_special_tokens=add_special_tokens)
 
     def encode_batch_arrays(self, texts, add_special_tokens=True) -> BatchArrays:
         """Encode raw strings into flat columns (no Python object per token); overflow is dropped."""
         texts = list(texts)
-        if not all(isinstance(text, str) for text in texts):
+        if not _encodable(texts):  # let stock raise exactly what it raises for this input
+            self._stock.encode_batch(texts, add_special_tokens=add_special_tokens)
             raise TypeError("encode_batch_arrays takes a list of str")
         native = self._native_for(False)
         if native is not None:
-            ids, type_ids, offsets, special, _words, lengths = native.encode(texts, add_special_tokens)
+            try:
+                ids, type_ids, offsets, special, _words, lengths = native.encode(texts, add_special_tokens)
+            except UnicodeEncodeError:  # lone surrogates: raise what stock raises
+                self._stock.encode_batch(texts, add_special_tokens=add_special_tokens)
+                raise
             return BatchArrays(ids, type_ids, offsets, special, np.ones(len(ids), dtype=np.uint8), lengths)
         return _columns(self._stock.encode_batch(texts, add_special_tokens=add_special_tokens))
 
@@ -210,6 +221,11 @@ def _columns(encodings) -> BatchArrays:
     offsets = np.array([o for e in encodings for o in e.offsets], dtype=np.int64).reshape(-1, 2)
     return BatchArrays(flat("ids", np.uint32), flat("type_ids", np.uint32), offsets,
                        flat("special_tokens_mask", np.uint8), flat("attention_mask", np.uint8), lengths)
+
+
+def _encodable(texts):
+    """True when every item is a str; anything else goes to stock, which raises its own exception."""
+    return all(isinstance(text, str) for text in texts)
 
 
 def _encodings(native, texts, add_special_tokens):
