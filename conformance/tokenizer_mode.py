@@ -13,6 +13,7 @@ FIELDS = ("ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tok
           "sequence_ids")
 
 PAIR_CHARS = 120
+TRUNCATED_PAIRS = 6
 VARIANTS = {
     "plain": lambda tok: None,
     "truncate": lambda tok: tok.enable_truncation(24, stride=4),
@@ -81,6 +82,8 @@ def diff_tokenizer(stock, texts, variant="plain", pairs=False, ours=None):
     if pairs:  # stock's pair overflow grows with the product of both lengths: keep pairs short
         short = [text[:PAIR_CHARS] for text in texts]
         inputs = list(zip(short, short[1:] + short[:1]))
+        if variant.startswith("truncate"):  # each stock pair overflow is a tree copied on every access
+            inputs = inputs[:TRUNCATED_PAIRS]
     else:
         inputs = texts
     try:

@@ -44,8 +44,8 @@ def test_every_field_matches_stock(zoo, variant):
 @pytest.mark.parametrize("variant", ["plain", "truncate", "pad_left_truncate"])
 def test_pairs_match_stock(zoo, variant):
     name, stock, ours = zoo
-    if name in tokenizer_zoo.REAL and variant != "plain":
-        pytest.skip("real vocabularies: the small tokenizers cover the other variants (CI time)")
+    if variant != "plain" and name != "small_split_bytelevel_template":
+        pytest.skip("pairs with truncation run on stock (report says so); one tokenizer covers them (CI time)")
     assert tokenizer_mode.diff_tokenizer(stock, _texts(name)[:40], variant, pairs=True, ours=ours) == []
 
 
