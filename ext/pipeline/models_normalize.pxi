@@ -6,6 +6,7 @@
 #   "ids": [int], "prefix": bytes, "max_chars": int, "unk_id": int}
 from libc.stdint cimport uint8_t, uint32_t
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
 
 cdef extern from "pipeline/tp_normalize.h" nogil:
@@ -76,8 +77,8 @@ cdef tp_wordpiece *_build_wordpiece(dict model) except NULL:
 
 
 cdef class Normalizer:
-    """A native normalizer alone (for tests): normalize(str) -> (normalized str, [(start, end)] original
-    byte range per normalized byte)."""
+    """A native normalizer alone (for tests): normalize(str) -> (normalized str, starts, ends): uint32
+    arrays, the original byte range of each normalized byte."""
     cdef tp_normalizer *_nz
     cdef tp_norm_scratch *_scratch
 
@@ -101,7 +102,12 @@ cdef class Normalizer:
                           &out, &from_, &to, &n)
         if rc < 0:
             raise MemoryError()
-        return (<const char *>out)[:n].decode("utf-8"), [(from_[i], to[i]) for i in range(n)]
+        starts, ends = np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32)
+        cdef uint32_t[::1] starts_view = starts, ends_view = ends
+        if n:
+            memcpy(&starts_view[0], from_, n * 4)
+            memcpy(&ends_view[0], to, n * 4)
+        return (<const char *>out)[:n].decode("utf-8"), starts, ends
 
 
 cdef class WordPiece:

@@ -10,12 +10,23 @@
 
 #include "normalization_tables.h"
 
-#define ASCII_DELETE 0xFF
+/* The fast path: the whole pipeline's output for each BMP char alone, valid in context unless a char
+ * is not LOCAL (its own alignment is not simply itself) or canonical reordering could reach across
+ * chars: one char's decomposition ends with a non-starter (TRAIL) and the next one's starts with one
+ * (LEAD), TRANSPARENT chars (deleted before decomposition) in between not counting. */
+#define BMP 0x10000
+enum { CHAR_LOCAL = 1, CHAR_LEAD = 2, CHAR_TRAIL = 4, CHAR_TRANSPARENT = 8 };
+
+typedef struct {
+    int decompositions, lead, trail, transparent;
+} char_info;
 
 struct tp_normalizer {
     uint8_t *steps;
     size_t n, *expand; /* expand[k]: longest output of one char under step k */
-    uint8_t ascii[128]; /* whole-pipeline output byte of an ASCII char, or ASCII_DELETE */
+    uint32_t *bmp;     /* NULL: no fast path; else per BMP char: pool offset << 8 | output length */
+    uint8_t *bmp_flags;
+    uint8_t *pool;
 };
 
 typedef struct {
@@ -202,7 +213,9 @@ static int out_reserve(tp_norm_scratch *s, size_t need) {
     return 0;
 }
 
-static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, size_t *out_len) {
+/* The general path. info (for a single char, when building the fast path): what its decomposition does. */
+static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                           size_t *out_len, char_info *info) {
     chars *in = &s->a, *next = &s->b;
     if (chars_reserve(in, len + 1)) return -1;
     in->n = 0;
@@ -215,6 +228,12 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
     for (size_t k = 0; k < nz->n; k++) {
         if (chars_reserve(next, in->n * nz->expand[k] + 1) || work_reserve(s, next->cap)) return -1;
         apply(nz->steps[k], in, next, s->inserted, s->rank);
+        if (info && (nz->steps[k] == TP_NORM_NFD || nz->steps[k] == TP_NORM_NFKD)) {
+            info->decompositions++;
+            info->transparent = in->n == 0;
+            info->lead = next->n && ccc_rank(next->cp[0]);
+            info->trail = next->n && ccc_rank(next->cp[next->n - 1]);
+        }
         chars *t = in; in = next; next = t;
     }
     if (out_reserve(s, in->n * 4 + 1)) return -1;
@@ -228,47 +247,78 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
     return 0;
 }
 
-static int is_ascii(const uint8_t *text, size_t len) {
-    uint64_t acc = 0;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) { uint64_t w; memcpy(&w, text + i, 8); acc |= w; }
-    for (; i < len; i++) acc |= text[i];
-    return !(acc & 0x8080808080808080ULL);
+/* 1 when the fast path covered the text, 0 when the general path must run, -1 on OOM. */
+static int normalize_bmp(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, size_t *out_len) {
+    size_t o = 0;
+    int previous_trail = 0;
+    for (size_t pos = 0; pos < len;) {
+        size_t n = 1;
+        uint32_t c = text[pos];
+        if (c >= 0xF0) return 0;
+        if (c >= 0x80) c = utf8_get(text + pos, &n);
+        uint8_t flags = nz->bmp_flags[c];
+        if (!(flags & CHAR_LOCAL) || ((flags & CHAR_LEAD) && previous_trail)) return 0;
+        if (!(flags & CHAR_TRANSPARENT)) previous_trail = flags & CHAR_TRAIL;
+        size_t m = nz->bmp[c] & 0xFF;
+        const uint8_t *src = nz->pool + (nz->bmp[c] >> 8);
+        if (o + m > s->out_cap && out_reserve(s, o + m)) return -1;
+        for (size_t k = 0; k < m; k++) {
+            s->out[o + k] = src[k];
+            s->from[o + k] = (uint32_t)pos;
+            s->to[o + k] = (uint32_t)(pos + n);
+        }
+        o += m;
+        pos += n;
+    }
+    *out_len = o;
+    return 1;
 }
 
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
-    int rc = 0;
-    if (is_ascii(text, len)) {
-        if (out_reserve(s, len + 1)) return -1;
-        size_t o = 0;
-        for (size_t i = 0; i < len; i++) {
-            uint8_t b = nz->ascii[text[i]];
-            if (b == ASCII_DELETE) continue;
-            s->out[o] = b; s->from[o] = (uint32_t)i; s->to[o] = (uint32_t)i + 1;
-            o++;
-        }
-        *out_len = o;
-    } else {
-        rc = normalize_chars(nz, s, text, len, out_len);
-    }
+    int rc = nz->bmp ? normalize_bmp(nz, s, text, len, out_len) : 0;
+    if (rc == 0) rc = normalize_chars(nz, s, text, len, out_len, NULL);
+    else if (rc == 1) rc = 0;
     *out = s->out; *from = s->from; *to = s->to;
     return rc;
 }
 
-/* The whole pipeline on each ASCII char alone; every step keeps ASCII per char, so this is exact. */
-static int build_ascii(tp_normalizer *nz) {
+/* Run the pipeline on every BMP char alone. No fast path when two steps decompose (reordering
+ * could then happen twice, which the flags do not describe). */
+static int build_bmp(tp_normalizer *nz) {
     tp_norm_scratch *s = tp_norm_scratch_new();
-    if (!s) return -1;
-    int rc = 0;
-    for (uint8_t c = 0; c < 128 && rc == 0; c++) {
-        size_t n = 0;
-        rc = normalize_chars(nz, s, &c, 1, &n);
-        if (rc == 0 && (n > 1 || (n == 1 && s->out[0] >= 0x80))) rc = -1;
-        nz->ascii[c] = n ? s->out[0] : ASCII_DELETE;
+    size_t pool_len = 0, pool_cap = 4 * BMP;
+    nz->bmp = malloc(BMP * sizeof(uint32_t));
+    nz->bmp_flags = calloc(BMP, 1);
+    nz->pool = malloc(pool_cap);
+    if (!s || !nz->bmp || !nz->bmp_flags || !nz->pool) { tp_norm_scratch_free(s); return -1; }
+    for (uint32_t c = 0; c < BMP; c++) {
+        uint8_t bytes[4];
+        size_t n = utf8_put(bytes, c), out_len;
+        char_info info = {0, 0, 0, 0};
+        nz->bmp[c] = 0;
+        if (c >= 0xD800 && c < 0xE000) continue; /* not in valid UTF-8: never looked up */
+        if (normalize_chars(nz, s, bytes, n, &out_len, &info)) { tp_norm_scratch_free(s); return -1; }
+        if (info.decompositions > 1) {
+            free(nz->bmp); free(nz->bmp_flags); free(nz->pool);
+            nz->bmp = NULL; nz->bmp_flags = NULL; nz->pool = NULL;
+            break;
+        }
+        int local = out_len < 256;
+        for (size_t b = 0; b < out_len; b++) local &= s->from[b] == 0 && s->to[b] == n;
+        if (pool_len + out_len > pool_cap) {
+            uint8_t *grown = realloc(nz->pool, pool_cap *= 2);
+            if (!grown) { tp_norm_scratch_free(s); return -1; }
+            nz->pool = grown;
+        }
+        memcpy(nz->pool + pool_len, s->out, out_len);
+        nz->bmp[c] = (uint32_t)(pool_len << 8 | (local ? out_len : 0));
+        nz->bmp_flags[c] = (local ? CHAR_LOCAL : 0) | (info.lead ? CHAR_LEAD : 0) | (info.trail ? CHAR_TRAIL : 0)
+                         | (info.transparent ? CHAR_TRANSPARENT : 0);
+        pool_len += out_len;
     }
     tp_norm_scratch_free(s);
-    return rc ? -1 : 0;
+    return 0;
 }
 
 tp_normalizer *tp_normalizer_new(const uint8_t *steps, size_t n) {
@@ -283,7 +333,7 @@ tp_normalizer *tp_normalizer_new(const uint8_t *steps, size_t n) {
         nz->expand[k] = expansion(steps[k]);
     }
     nz->n = n;
-    if (build_ascii(nz)) { tp_normalizer_free(nz); return NULL; }
+    if (build_bmp(nz)) { tp_normalizer_free(nz); return NULL; }
     return nz;
 }
 
@@ -291,6 +341,7 @@ void tp_normalizer_free(tp_normalizer *nz) {
     if (!nz) return;
     free(nz->steps);
     free(nz->expand);
+    free(nz->bmp); free(nz->bmp_flags); free(nz->pool);
     free(nz);
 }
 

@@ -1,4 +1,8 @@
-/* WordPiece / WordLevel over an open-addressing hash of the vocabulary's byte strings. */
+/* WordLevel looks whole words up in an open-addressing hash of the vocabulary's byte strings.
+ * WordPiece walks a byte trie instead: the longest vocabulary prefix of the rest of the word is one
+ * walk, not one hash per candidate end as in stock's loop (same result: vocabulary strings are
+ * whole UTF-8 chars, so every trie match ends on a char boundary). Continuation tokens ("##ab") are
+ * also stored without their prefix under a second root. */
 #include "tp_wordpiece.h"
 
 #include <stdlib.h>
@@ -12,12 +16,23 @@ typedef struct {
     uint32_t len, id;
 } slot;
 
+#define NO_TOKEN UINT32_MAX
+
+typedef struct {
+    uint32_t key;   /* parent node << 8 | byte, + 1 (0 = empty) */
+    uint32_t child;
+} edge;
+
 struct tp_wordpiece {
     slot *slots;
     size_t mask;
+    edge *edges;
+    size_t edge_mask;
+    uint32_t *token_of; /* per trie node: the id ending there, or NO_TOKEN */
+    uint32_t n_nodes;   /* node 0: word-start root, node 1: continuation root */
     uint8_t *arena;
     uint8_t prefix[64];
-    size_t prefix_len, max_chars, max_len;
+    size_t prefix_len, max_chars;
     uint32_t unk_id;
     int whole_words;
 };
@@ -25,8 +40,6 @@ struct tp_wordpiece {
 struct tp_wordpiece_scratch {
     uint32_t *ids, *starts, *ends;
     size_t cap;
-    uint8_t *key;
-    size_t key_cap;
 };
 
 static const slot *find(const tp_wordpiece *wp, const uint8_t *bytes, size_t len) {
@@ -36,6 +49,49 @@ static const slot *find(const tp_wordpiece *wp, const uint8_t *bytes, size_t len
         if (!s->bytes) return NULL;
         if (s->hash == h && s->len == len && memcmp(s->bytes, bytes, len) == 0) return s;
     }
+}
+
+static uint32_t child_of(const tp_wordpiece *wp, uint32_t node, uint8_t byte) {
+    uint32_t key = ((node << 8) | byte) + 1;
+    for (size_t i = tp_mix64(key) & wp->edge_mask;; i = (i + 1) & wp->edge_mask) {
+        if (wp->edges[i].key == key) return wp->edges[i].child;
+        if (!wp->edges[i].key) return 0; /* node 0 is a root, never a child */
+    }
+}
+
+static void insert(tp_wordpiece *wp, uint32_t node, const uint8_t *bytes, size_t len, uint32_t id) {
+    for (size_t b = 0; b < len; b++) {
+        uint32_t key = ((node << 8) | bytes[b]) + 1;
+        size_t i = tp_mix64(key) & wp->edge_mask;
+        while (wp->edges[i].key && wp->edges[i].key != key) i = (i + 1) & wp->edge_mask;
+        if (!wp->edges[i].key) {
+            wp->edges[i].key = key;
+            wp->edges[i].child = wp->n_nodes;
+            wp->token_of[wp->n_nodes++] = NO_TOKEN;
+        }
+        node = wp->edges[i].child;
+    }
+    wp->token_of[node] = id;
+}
+
+static int build_trie(tp_wordpiece *wp, const uint8_t *const *tokens, const uint32_t *lens, const uint32_t *ids,
+                      size_t n, size_t total_bytes) {
+    size_t max_nodes = 2 + 2 * total_bytes, size = 16;
+    while (size < 2 * max_nodes) size *= 2;
+    if (max_nodes >= (1u << 24)) return -1; /* node ids must fit beside the byte in 32 bits */
+    wp->edges = calloc(size, sizeof(edge));
+    wp->token_of = malloc(max_nodes * sizeof(uint32_t));
+    if (!wp->edges || !wp->token_of) return -1;
+    wp->edge_mask = size - 1;
+    wp->token_of[0] = wp->token_of[1] = NO_TOKEN;
+    wp->n_nodes = 2;
+    for (size_t i = 0; i < n; i++) {
+        if (lens[i] == 0) continue;
+        insert(wp, 0, tokens[i], lens[i], ids[i]);
+        if (lens[i] > wp->prefix_len && memcmp(tokens[i], wp->prefix, wp->prefix_len) == 0)
+            insert(wp, 1, tokens[i] + wp->prefix_len, lens[i] - wp->prefix_len, ids[i]);
+    }
+    return 0;
 }
 
 tp_wordpiece *tp_wordpiece_new(const uint8_t *const *tokens, const uint32_t *lens, const uint32_t *ids, size_t n,
@@ -60,10 +116,10 @@ tp_wordpiece *tp_wordpiece_new(const uint8_t *const *tokens, const uint32_t *len
             k = (k + 1) & wp->mask;
         wp->slots[k] = (slot){h, at, lens[i], ids[i]};
         at += lens[i];
-        if (lens[i] > wp->max_len) wp->max_len = lens[i];
     }
     memcpy(wp->prefix, prefix, prefix_len);
     wp->prefix_len = prefix_len;
+    if (!whole_words && build_trie(wp, tokens, lens, ids, n, total)) { tp_wordpiece_free(wp); return NULL; }
     wp->max_chars = max_chars;
     wp->unk_id = unk_id;
     wp->whole_words = whole_words;
@@ -74,6 +130,8 @@ void tp_wordpiece_free(tp_wordpiece *wp) {
     if (!wp) return;
     free(wp->slots);
     free(wp->arena);
+    free(wp->edges);
+    free(wp->token_of);
     free(wp);
 }
 
@@ -83,27 +141,21 @@ tp_wordpiece_scratch *tp_wordpiece_scratch_new(void) {
 
 void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s) {
     if (!s) return;
-    free(s->ids); free(s->starts); free(s->ends); free(s->key);
+    free(s->ids); free(s->starts); free(s->ends);
     free(s);
 }
 
-static int reserve(tp_wordpiece_scratch *s, size_t tokens, size_t key) {
-    if (tokens > s->cap) {
-        size_t cap = tokens * 2;
-        void *p;
-        if (!(p = realloc(s->ids, cap * 4))) return -1;
-        s->ids = p;
-        if (!(p = realloc(s->starts, cap * 4))) return -1;
-        s->starts = p;
-        if (!(p = realloc(s->ends, cap * 4))) return -1;
-        s->ends = p;
-        s->cap = cap;
-    }
-    if (key > s->key_cap) {
-        uint8_t *p = realloc(s->key, key * 2);
-        if (!p) return -1;
-        s->key = p; s->key_cap = key * 2;
-    }
+static int reserve(tp_wordpiece_scratch *s, size_t tokens) {
+    if (tokens <= s->cap) return 0;
+    size_t cap = tokens * 2;
+    void *p;
+    if (!(p = realloc(s->ids, cap * 4))) return -1;
+    s->ids = p;
+    if (!(p = realloc(s->starts, cap * 4))) return -1;
+    s->starts = p;
+    if (!(p = realloc(s->ends, cap * 4))) return -1;
+    s->ends = p;
+    s->cap = cap;
     return 0;
 }
 
@@ -113,29 +165,21 @@ static size_t count_chars(const uint8_t *word, size_t len) {
     return n;
 }
 
-/* Longest vocabulary entry (prefixed unless at the word start) starting at `start`; its end or 0. */
-static size_t longest(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *word, size_t len,
-                      size_t start, uint32_t *id) {
-    size_t prefix = start ? wp->prefix_len : 0;
-    size_t end = len;
-    if (end - start + prefix > wp->max_len) {   /* nothing longer than max_len can match */
-        if (wp->max_len < prefix) return 0;
-        end = start + wp->max_len - prefix;
-        while (end > start && end < len && (word[end] & 0xC0) == 0x80) end--;
+/* End of the longest vocabulary entry (prefixed unless at the word start) starting at `start`, or 0. */
+static size_t longest(const tp_wordpiece *wp, const uint8_t *word, size_t len, size_t start, uint32_t *id) {
+    uint32_t node = start ? 1 : 0;
+    size_t best = 0;
+    for (size_t b = start; b < len; b++) {
+        node = child_of(wp, node, word[b]);
+        if (!node) break;
+        if (wp->token_of[node] != NO_TOKEN) { best = b + 1; *id = wp->token_of[node]; }
     }
-    memcpy(s->key, wp->prefix, prefix);
-    memcpy(s->key + prefix, word + start, end - start);
-    while (end > start) {
-        const slot *hit = find(wp, s->key, prefix + end - start);
-        if (hit) { *id = hit->id; return end; }
-        do end--; while (end > start && (word[end] & 0xC0) == 0x80);
-    }
-    return 0;
+    return best;
 }
 
 int tp_wordpiece_encode(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *word, size_t len,
                         const uint32_t **ids, const uint32_t **starts, const uint32_t **ends, size_t *n_out) {
-    if (reserve(s, len + 1, len + wp->prefix_len + 1)) return -1;
+    if (reserve(s, len + 1)) return -1;
     size_t n = 0;
     int bad = 0;
     if (wp->whole_words) {
@@ -147,7 +191,7 @@ int tp_wordpiece_encode(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const u
     } else {
         for (size_t start = 0; start < len;) {
             uint32_t id;
-            size_t end = longest(wp, s, word, len, start, &id);
+            size_t end = longest(wp, word, len, start, &id);
             if (!end) { bad = 1; break; }
             s->ids[n] = id; s->starts[n] = (uint32_t)start; s->ends[n] = (uint32_t)end;
             n++;
