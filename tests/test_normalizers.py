@@ -88,6 +88,18 @@ def test_every_code_point_in_context(pair):
         _check(pair, "".join(f"a{c}\u0301{c}" for c in sample[i:i + 4096]))
 
 
+# Letters, precomposed and decomposing chars, marks of several classes, deleted and padded chars, a
+# supplementary char: where the fast path hands stretches to the general path.
+MARKED = st.text(alphabet=st.sampled_from(["a", "\u00e9", " ", "\u0301", "\u0316", "\u0334", "\x00", "\u4e2d",
+                                           "\U0001F600", "\u0958", "\u094d", "\u0130", "\u1e09", "\uac00",
+                                           "\u0345", "\u0f73", "\U0001D15E"]), max_size=30)
+
+
+@given(text=MARKED)
+def test_fuzz_marks_in_context(pair, text):
+    _check(pair, text)
+
+
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
 def test_fuzz_bert_default(text):
     stock = CONFIGS["bert_default"]

@@ -213,9 +213,11 @@ static int out_reserve(tp_norm_scratch *s, size_t need) {
     return 0;
 }
 
-/* The general path. info (for a single char, when building the fast path): what its decomposition does. */
+/* The general path over text[0, len), which sits at byte `base` of the caller's text: output goes to
+ * s->out from byte `at` on, *out_len is where it ends. info (for a single char, when building the fast
+ * path): what its decomposition does. */
 static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
-                           size_t *out_len, char_info *info) {
+                           size_t base, size_t at, size_t *out_len, char_info *info) {
     chars *in = &s->a, *next = &s->b;
     if (chars_reserve(in, len + 1)) return -1;
     in->n = 0;
@@ -236,28 +238,50 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
         }
         chars *t = in; in = next; next = t;
     }
-    if (out_reserve(s, in->n * 4 + 1)) return -1;
-    size_t o = 0;
+    if (out_reserve(s, at + in->n * 4 + 1)) return -1;
+    size_t o = at;
     for (size_t i = 0; i < in->n; i++) {
         size_t n = utf8_put(s->out + o, in->cp[i]);
-        for (size_t b = 0; b < n; b++) { s->from[o + b] = in->start[i]; s->to[o + b] = in->end[i]; }
+        for (size_t b = 0; b < n; b++) { s->from[o + b] = (uint32_t)(base + in->start[i]); s->to[o + b] = (uint32_t)(base + in->end[i]); }
         o += n;
     }
     *out_len = o;
     return 0;
 }
 
-/* 1 when the fast path covered the text, 0 when the general path must run, -1 on OOM. */
+/* A char where a general-path stretch may start or end: nothing reorders across the boundary before
+ * it and its output depends on it alone. Supplementary chars are never safe (not in the table). */
+static int is_safe(const tp_normalizer *nz, const uint8_t *text, size_t pos, size_t *n) {
+    uint32_t c = text[pos];
+    *n = 1;
+    if (c >= 0xF0) { *n = 4; return 0; }
+    if (c >= 0x80) c = utf8_get(text + pos, n);
+    return (nz->bmp_flags[c] & (CHAR_LOCAL | CHAR_LEAD | CHAR_TRANSPARENT)) == CHAR_LOCAL;
+}
+
+/* Table lookups char by char; where a char needs context, the general path redoes the stretch from
+ * the last safe char up to the next one. */
 static int normalize_bmp(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, size_t *out_len) {
-    size_t o = 0;
+    size_t o = 0, safe_pos = 0, safe_o = 0, n;
     int previous_trail = 0;
     for (size_t pos = 0; pos < len;) {
-        size_t n = 1;
         uint32_t c = text[pos];
-        if (c >= 0xF0) return 0;
-        if (c >= 0x80) c = utf8_get(text + pos, &n);
-        uint8_t flags = nz->bmp_flags[c];
-        if (!(flags & CHAR_LOCAL) || ((flags & CHAR_LEAD) && previous_trail)) return 0;
+        uint8_t flags = 0;
+        n = c >= 0xF0 ? 4 : 1;
+        if (c < 0xF0) {
+            if (c >= 0x80) c = utf8_get(text + pos, &n);
+            flags = nz->bmp_flags[c];
+        }
+        if (!(flags & CHAR_LOCAL) || ((flags & CHAR_LEAD) && previous_trail)) {
+            size_t end = pos + n, step;
+            while (end < len && !is_safe(nz, text, end, &step)) end += step;
+            if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL)) return -1;
+            pos = safe_pos = end;
+            safe_o = o;
+            previous_trail = 0; /* the char at `end` is safe: it does not lead with a non-starter */
+            continue;
+        }
+        if ((flags & (CHAR_LEAD | CHAR_TRANSPARENT)) == 0) { safe_pos = pos; safe_o = o; }
         if (!(flags & CHAR_TRANSPARENT)) previous_trail = flags & CHAR_TRAIL;
         size_t m = nz->bmp[c] & 0xFF;
         const uint8_t *src = nz->pool + (nz->bmp[c] >> 8);
@@ -271,14 +295,12 @@ static int normalize_bmp(const tp_normalizer *nz, tp_norm_scratch *s, const uint
         pos += n;
     }
     *out_len = o;
-    return 1;
+    return 0;
 }
 
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
-    int rc = nz->bmp ? normalize_bmp(nz, s, text, len, out_len) : 0;
-    if (rc == 0) rc = normalize_chars(nz, s, text, len, out_len, NULL);
-    else if (rc == 1) rc = 0;
+    int rc = nz->bmp ? normalize_bmp(nz, s, text, len, out_len) : normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
     *out = s->out; *from = s->from; *to = s->to;
     return rc;
 }
@@ -298,7 +320,7 @@ static int build_bmp(tp_normalizer *nz) {
         char_info info = {0, 0, 0, 0};
         nz->bmp[c] = 0;
         if (c >= 0xD800 && c < 0xE000) continue; /* not in valid UTF-8: never looked up */
-        if (normalize_chars(nz, s, bytes, n, &out_len, &info)) { tp_norm_scratch_free(s); return -1; }
+        if (normalize_chars(nz, s, bytes, n, 0, 0, &out_len, &info)) { tp_norm_scratch_free(s); return -1; }
         if (info.decompositions > 1) {
             free(nz->bmp); free(nz->bmp_flags); free(nz->pool);
             nz->bmp = NULL; nz->bmp_flags = NULL; nz->pool = NULL;
