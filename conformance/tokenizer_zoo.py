@@ -170,6 +170,43 @@ def small_trim_offsets():
     return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True), post, added=added)
 
 
+def _small_char_bpe(pre_tokenizer, byte_fallback, unk_token=None, fuse_unk=False):
+    # SentencePiece-style vocabulary by rule: specials, 256 <0xXX> tokens, ASCII chars and '▁', then
+    # merges of a few frequent English pieces in a fixed order.
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    if byte_fallback:
+        vocab.update({f"<0x{byte:02X}>": len(vocab) + byte for byte in range(256)})
+    for char in "▁" + "".join(chr(c) for c in range(33, 127)) + "éü":
+        vocab.setdefault(char, len(vocab))
+    merges = []
+    for word in ("▁t", "he", "▁the", "in", "er", "▁a", "on", "▁w", "or", "ing", "an", "▁▁", "▁▁▁▁", "es", "ll", "llo"):
+        for cut in range(1, len(word)):
+            left, right = word[:cut], word[cut:]
+            if left in vocab and right in vocab and word not in vocab:
+                merges.append((left, right))
+                vocab[word] = len(vocab)
+                break
+    tokenizer = tokenizers.Tokenizer(models.BPE(vocab, merges, byte_fallback=byte_fallback, unk_token=unk_token,
+                                                fuse_unk=fuse_unk))
+    tokenizer.pre_tokenizer = pre_tokenizer
+    tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B",
+                                                             special_tokens=[("<s>", 1)])
+    return tokenizer
+
+
+def small_metaspace_byte_fallback():
+    return _small_char_bpe(pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False), True)
+
+
+def small_metaspace_split_unk():
+    return _small_char_bpe(pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True), False,
+                           unk_token="<unk>", fuse_unk=True)
+
+
+def small_whitespace_bpe_no_unk():
+    return _small_char_bpe(pre_tokenizers.Whitespace(), False)
+
+
 def small_bert_processing():
     return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
                            processors.BertProcessing(("</s>", 1), ("<s>", 0)))
@@ -186,6 +223,9 @@ SMALL = {
     "small_split_bytelevel_template": small_split_bytelevel_template,
     "small_added_flags": small_added_flags,
     "small_trim_offsets": small_trim_offsets,
+    "small_metaspace_byte_fallback": small_metaspace_byte_fallback,
+    "small_metaspace_split_unk": small_metaspace_split_unk,
+    "small_whitespace_bpe_no_unk": small_whitespace_bpe_no_unk,
     "small_bert_processing": small_bert_processing,
     "small_roberta_processing": small_roberta_processing,
 }

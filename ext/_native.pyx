@@ -21,8 +21,15 @@ cdef extern from "pipeline/tp_bpe.h" nogil:
         pass
     ctypedef struct tp_merge:
         uint32_t left, right, merged
+    ctypedef struct tp_bpe_options:
+        int ignore_merges
+        int char_level
+        int byte_fallback
+        const uint32_t *byte_tokens
+        uint32_t unk_id
+        int fuse_unk
     tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t n_tokens,
-                       const tp_merge *merges, uint32_t n_merges, int ignore_merges)
+                       const tp_merge *merges, uint32_t n_merges, const tp_bpe_options *options)
     void tp_bpe_free(tp_bpe *bpe)
 
 cdef extern from "pipeline/tp_added.h" nogil:
@@ -49,6 +56,8 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         const uint8_t *trim_lead
         const uint8_t *trim_trail
         int trim_add_prefix_space
+        uint8_t replacement[4]
+        size_t n_replacement
         const tp_normalizer *normalizer
         const tp_wordpiece *wordpiece
     ctypedef struct tp_columns:
@@ -97,8 +106,10 @@ cdef class Pipeline:
 
     def __cinit__(self, dict spec):
         self._program = Program(spec["pre_tokenizer"])
-        if self._program.render not in ("bytelevel", "none"):
-            raise ValueError(f"render {self._program.render} is not native")
+        if self._program.render == "metaspace":
+            replacement = self._program._prefix.encode("utf-8")
+            memcpy(self._p.replacement, <const char *>replacement, len(replacement))
+            self._p.n_replacement = len(replacement)
         if spec["model"].get("type") in ("WordPiece", "WordLevel"):
             self._wordpiece = _build_wordpiece(spec["model"])
         else:
@@ -135,6 +146,8 @@ cdef class Pipeline:
         cdef const uint8_t **ptrs = <const uint8_t **>malloc((n or 1) * sizeof(uint8_t *))
         cdef uint32_t *lens = <uint32_t *>malloc((n or 1) * sizeof(uint32_t))
         cdef tp_merge *c_merges = <tp_merge *>malloc((m or 1) * sizeof(tp_merge))
+        cdef tp_bpe_options options
+        cdef uint32_t byte_tokens[256]
         try:
             if ptrs == NULL or lens == NULL or c_merges == NULL:
                 raise MemoryError()
@@ -148,7 +161,17 @@ cdef class Pipeline:
                     lens[i] = len(token)
             for i in range(m):
                 c_merges[i].left, c_merges[i].right, c_merges[i].merged = merges[i]
-            self._bpe = tp_bpe_new(ptrs, lens, n, c_merges, m, model["ignore_merges"])
+            memset(&options, 0, sizeof(options))
+            options.ignore_merges = model["ignore_merges"]
+            options.char_level = model.get("char_level", False)
+            options.byte_fallback = model.get("byte_tokens") is not None
+            options.unk_id = 0xFFFFFFFF if model.get("unk_id") is None else model["unk_id"]
+            options.fuse_unk = model.get("fuse_unk", False)
+            if options.byte_fallback:
+                for i in range(256):
+                    byte_tokens[i] = model["byte_tokens"][i]
+                options.byte_tokens = byte_tokens
+            self._bpe = tp_bpe_new(ptrs, lens, n, c_merges, m, &options)
         finally:
             free(ptrs); free(lens); free(c_merges)
         if self._bpe == NULL:

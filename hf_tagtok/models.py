@@ -56,29 +56,41 @@ def _pre_tokenizer_steps(config):
 def _bpe_spec(model, byte_level):
     if model.get("type") != "BPE":
         raise Unsupported(f"model {model.get('type')} is not native yet")
-    for key, ok in (("dropout", None), ("unk_token", None), ("continuing_subword_prefix", None),
-                    ("end_of_word_suffix", None)):
-        if model.get(key) not in (ok, ""):
+    for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key) not in (None, ""):
             raise Unsupported(f"BPE {key}={model.get(key)!r} is not native yet")
-    if model.get("byte_fallback"):
-        raise Unsupported("BPE byte_fallback is not native yet")
-    if not byte_level:
-        raise Unsupported("only byte-level BPE (a ByteLevel pre-tokenizer) is native yet")
     vocab = model["vocab"]
     size = max(vocab.values()) + 1 if vocab else 0
-    tokens = [None] * size  # None: not a byte string, unreachable from byte-level input
+    tokens = [None] * size  # None: no byte string (byte level: unreachable from bytes)
     for token, token_id in vocab.items():
         try:
-            tokens[token_id] = token.translate(_TO_LATIN1).encode("latin-1")
+            tokens[token_id] = token.translate(_TO_LATIN1).encode("latin-1") if byte_level else token.encode()
         except UnicodeEncodeError:
             pass
+    spec = {"tokens": tokens, "ignore_merges": bool(model.get("ignore_merges")), "char_level": not byte_level}
+    if byte_level:
+        if model.get("byte_fallback") or model.get("unk_token") is not None:
+            raise Unsupported("byte-level BPE with byte_fallback or unk_token is not native yet")
+    else:
+        unk = model.get("unk_token")
+        if unk is not None and unk not in vocab:
+            raise Unsupported(f"BPE unk_token {unk!r} is not in the vocabulary")
+        spec["unk_id"] = None if unk is None else vocab[unk]
+        spec["fuse_unk"] = bool(model.get("fuse_unk"))
+        spec["byte_tokens"] = None
+        if model.get("byte_fallback"):
+            names = [f"<0x{byte:02X}>" for byte in range(256)]
+            if not all(name in vocab for name in names):
+                raise Unsupported("BPE byte_fallback without all 256 <0xXX> tokens is not native yet")
+            spec["byte_tokens"] = [vocab[name] for name in names]
     merges = []
     for merge in model["merges"]:
         left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
         merged = vocab.get(left + right)
         if merged is not None and left in vocab and right in vocab:
             merges.append((vocab[left], vocab[right], merged))
-    return {"tokens": tokens, "merges": merges, "ignore_merges": bool(model.get("ignore_merges"))}
+    spec["merges"] = merges
+    return spec
 
 
 def _added_spec(added_tokens, has_normalizer):

@@ -25,14 +25,15 @@ struct tp_bpe {
     uint32_t *vocab_slots; uint64_t vocab_mask;     /* bytes -> id */
     merge_slot *merges; uint64_t merge_mask; /* (left, right) -> (rank, merged), one cache line per probe */
     uint32_t byte_id[256];
-    int ignore_merges;
+    tp_bpe_options opt;
+    uint32_t byte_tokens[256];
 };
 
 typedef struct {
     uint64_t hash;
     uint8_t len, n;
     uint8_t word[CACHE_WORD];
-    uint8_t ends[CACHE_WORD];
+    uint8_t starts[CACHE_WORD], ends[CACHE_WORD]; /* not contiguous when unknown chars were dropped */
     uint32_t ids[CACHE_WORD];
 } cache_entry;
 
@@ -127,12 +128,15 @@ static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
 }
 
 tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t n_tokens,
-                   const tp_merge *merges, uint32_t n_merges, int ignore_merges) {
+                   const tp_merge *merges, uint32_t n_merges, const tp_bpe_options *options) {
     tp_bpe *bpe = calloc(1, sizeof(*bpe));
     if (!bpe) return NULL;
     bpe->n_tokens = n_tokens;
-    bpe->ignore_merges = ignore_merges;
+    bpe->opt = *options;
+    if (options->byte_fallback) memcpy(bpe->byte_tokens, options->byte_tokens, sizeof(bpe->byte_tokens));
+    bpe->opt.byte_tokens = bpe->byte_tokens;
     if (build_vocab(bpe, tokens, lens, n_tokens) || build_merges(bpe, merges, n_merges)) goto fail;
+    if (options->char_level) return bpe;
     for (int byte = 0; byte < 256; byte++) {
         uint8_t one = (uint8_t)byte;
         bpe->byte_id[byte] = vocab_find(bpe, &one, 1, tp_hash_bytes(&one, 1));
@@ -268,6 +272,46 @@ static size_t merge_all(const tp_bpe *bpe, tp_bpe_scratch *s, size_t n) {
     return n;
 }
 
+static size_t utf8_char_len(uint8_t lead) {
+    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+}
+
+/* HF's Word::add: a symbol's range starts where the previous one ended (so ranges shift left past
+ * unknown chars that are dropped, exactly as stock's offsets do). */
+static void add_symbol(tp_bpe_scratch *s, size_t *n, uint32_t id, size_t byte_len) {
+    uint32_t start = *n ? s->ends[*n - 1] : 0;
+    s->ids[*n] = id; s->starts[*n] = start; s->ends[*n] = start + (uint32_t)byte_len;
+    (*n)++;
+}
+
+/* HF's char-level word start: known chars, <0xXX> byte tokens, or a (fused) unk per unknown char. The
+ * pending unk is flushed before the next known char only, exactly as HF orders it. */
+static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *word, size_t len) {
+    size_t n = 0, unk_len = 0;
+    int pending = 0;
+    for (size_t i = 0; i < len;) {
+        size_t end = i + utf8_char_len(word[i]);
+        if (end > len) end = len;
+        uint32_t id = vocab_find(bpe, word + i, end - i, tp_hash_bytes(word + i, end - i));
+        if (id != NO_ID) {
+            if (pending) { add_symbol(s, &n, bpe->opt.unk_id, unk_len); pending = 0; }
+            add_symbol(s, &n, id, end - i);
+        } else if (bpe->opt.byte_fallback) {
+            for (size_t b = i; b < end; b++) add_symbol(s, &n, bpe->byte_tokens[word[b]], 1);
+        } else if (bpe->opt.unk_id != NO_ID) {
+            if (pending && bpe->opt.fuse_unk) {
+                unk_len += end - i;
+            } else {
+                if (pending) add_symbol(s, &n, bpe->opt.unk_id, unk_len);
+                pending = 1; unk_len = end - i;
+            }
+        }
+        i = end;
+    }
+    if (pending) add_symbol(s, &n, bpe->opt.unk_id, unk_len);
+    return n;
+}
+
 int tp_bpe_encode(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *word, size_t len,
                   const uint32_t **ids, const uint32_t **starts, const uint32_t **ends, size_t *n_out) {
     if (reserve(s, len + 1)) return -1;
@@ -277,21 +321,23 @@ int tp_bpe_encode(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *word, siz
     if (len <= CACHE_WORD) {
         entry = &s->cache[hash & (CACHE_SLOTS - 1)];
         if (entry->hash == hash && entry->len == len && entry->n && memcmp(entry->word, word, len) == 0) {
-            uint32_t start = 0;
             for (size_t k = 0; k < entry->n; k++) {
                 s->ids[k] = entry->ids[k];
-                s->starts[k] = start;
-                s->ends[k] = start = entry->ends[k];
+                s->starts[k] = entry->starts[k];
+                s->ends[k] = entry->ends[k];
             }
             *n_out = entry->n;
             return 0;
         }
     }
     size_t n;
-    uint32_t whole = bpe->ignore_merges ? vocab_find(bpe, word, len, hash) : NO_ID;
+    uint32_t whole = bpe->opt.ignore_merges ? vocab_find(bpe, word, len, hash) : NO_ID;
     if (whole != NO_ID) {
         s->ids[0] = whole; s->starts[0] = 0; s->ends[0] = (uint32_t)len;
         n = 1;
+    } else if (bpe->opt.char_level) {
+        n = char_symbols(bpe, s, word, len);
+        n = n > 32 ? merge_long(bpe, s, n) : merge_all(bpe, s, n);
     } else {
         for (size_t i = 0; i < len; i++) {
             s->ids[i] = bpe->byte_id[word[i]];
@@ -303,7 +349,11 @@ int tp_bpe_encode(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *word, siz
     if (entry) {
         entry->hash = hash; entry->len = (uint8_t)len; entry->n = (uint8_t)n;
         memcpy(entry->word, word, len);
-        for (size_t k = 0; k < n; k++) { entry->ids[k] = s->ids[k]; entry->ends[k] = (uint8_t)s->ends[k]; }
+        for (size_t k = 0; k < n; k++) {
+            entry->ids[k] = s->ids[k];
+            entry->starts[k] = (uint8_t)s->starts[k];
+            entry->ends[k] = (uint8_t)s->ends[k];
+        }
     }
     *n_out = n;
     return 0;

@@ -15,11 +15,19 @@ typedef struct {
     uint32_t left, right, merged; /* token ids; rank = index in the merge list */
 } tp_merge;
 
+typedef struct {
+    int ignore_merges;  /* a word found whole in the vocab is one token (HF ignore_merges) */
+    int char_level;     /* initial symbols are the word's UTF-8 chars looked up in the vocab (else its bytes) */
+    int byte_fallback;  /* char_level: an unknown char becomes its <0xXX> tokens (byte_tokens) */
+    const uint32_t *byte_tokens; /* 256 ids, for byte_fallback */
+    uint32_t unk_id;    /* char_level: id for unknown chars, UINT32_MAX: unknown chars are dropped (as HF) */
+    int fuse_unk;       /* consecutive unknown chars give one unk token */
+} tp_bpe_options;
+
 /* tokens[i] (len lens[i]) is the byte string of id i; lens[i] == UINT32_MAX marks an id with no
- * byte string (never produced from bytes). ignore_merges: a word found whole in the vocab is one
- * token, as HF BPE's ignore_merges. Returns NULL on OOM or when a single byte has no token. */
+ * byte string. Returns NULL on OOM, or (byte level) when a single byte has no token. */
 tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t n_tokens,
-                   const tp_merge *merges, uint32_t n_merges, int ignore_merges);
+                   const tp_merge *merges, uint32_t n_merges, const tp_bpe_options *options);
 void tp_bpe_free(tp_bpe *bpe);
 
 tp_bpe_scratch *tp_bpe_scratch_new(void);

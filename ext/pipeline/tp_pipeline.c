@@ -17,6 +17,8 @@ struct tp_workspace {
     size_t segments_cap;
     uint8_t *word;      /* rendered piece */
     size_t word_cap;
+    uint32_t *word_from, *word_to; /* Metaspace: original byte range of each rendered byte */
+    size_t map_cap;
 };
 
 tp_workspace *tp_workspace_new(void) {
@@ -38,6 +40,8 @@ void tp_workspace_free(tp_workspace *ws) {
     tp_wordpiece_scratch_free(ws->wordpiece);
     free(ws->segments);
     free(ws->word);
+    free(ws->word_from);
+    free(ws->word_to);
     free(ws);
 }
 
@@ -118,11 +122,76 @@ typedef struct {
     size_t shift;
 } alignment;
 
+static void put_aligned(const tp_pipeline *p, tp_columns *c, text_state *st, uint32_t id, size_t s, size_t e,
+                        const alignment *al) {
+    if (al) { /* stock maps a normalized range to the span of its bytes' alignments */
+        size_t orig_s = al->shift + al->from[s];
+        e = e > s ? al->shift + al->to[e - 1] : orig_s;
+        s = orig_s;
+    }
+    put_token(p, c, st, id, s, e);
+}
+
+static int encode_metaspace(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
+                            const uint8_t *text, size_t start, size_t end, int prefix, size_t prefix_end,
+                            const alignment *al);
+
+/* Metaspace: the piece with each space (and the prefix) replaced, plus where each rendered byte came
+ * from. Returns the rendered length, or 0 on OOM. */
+static size_t render_metaspace(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t start,
+                               size_t end, int prefix, size_t prefix_end) {
+    size_t r = p->n_replacement, cap = (end - start + 1) * r;
+    if (cap > ws->map_cap) {
+        uint8_t *word = realloc(ws->word, cap);
+        if (word) { ws->word = word; ws->word_cap = cap; }
+        uint32_t *from = realloc(ws->word_from, cap * 4);
+        if (from) ws->word_from = from;
+        uint32_t *to = realloc(ws->word_to, cap * 4);
+        if (to) ws->word_to = to;
+        if (!word || !from || !to) return 0;
+        ws->map_cap = cap;
+    }
+    size_t k = 0;
+    if (prefix)
+        for (size_t j = 0; j < r; j++, k++) {
+            ws->word[k] = p->replacement[j]; ws->word_from[k] = (uint32_t)start; ws->word_to[k] = (uint32_t)prefix_end;
+        }
+    for (size_t b = start; b < end; b++) {
+        if (text[b] == ' ')
+            for (size_t j = 0; j < r; j++, k++) {
+                ws->word[k] = p->replacement[j]; ws->word_from[k] = (uint32_t)b; ws->word_to[k] = (uint32_t)b + 1;
+            }
+        else {
+            ws->word[k] = text[b]; ws->word_from[k] = (uint32_t)b; ws->word_to[k] = (uint32_t)b + 1;
+            k++;
+        }
+    }
+    return k;
+}
+
+static int encode_metaspace(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
+                            const uint8_t *text, size_t start, size_t end, int prefix, size_t prefix_end,
+                            const alignment *al) {
+    size_t len = render_metaspace(p, ws, text, start, end, prefix, prefix_end);
+    if (len == 0) return (end > start || prefix) ? -1 : 0;
+    const uint32_t *ids, *from, *to;
+    size_t n;
+    if (tp_bpe_encode(p->bpe, ws->bpe, ws->word, len, &ids, &from, &to, &n)) return -1;
+    if (columns_reserve(c, n)) return -1;
+    for (size_t k = 0; k < n; k++)
+        put_aligned(p, c, st, ids[k], ws->word_from[from[k]], ws->word_to[to[k] - 1], al);
+    st->word++;
+    return 0;
+}
+
 /* text[base, limit) is the stretch the piece indexes (normalized bytes when a normalizer ran). */
 static int encode_piece(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
                         const uint8_t *text, size_t base, size_t limit, const tt_piece *piece, const alignment *al) {
     size_t start = base + piece->start, end = base + piece->end;
     size_t prefix = (piece->flags & TT_PIECE_PREFIX) ? 1 : 0, len = end - start + prefix;
+    /* the prefix char aligns to the char it precedes (also when the piece is only the prefix) */
+    size_t prefix_end = start + (start < limit ? utf8_len(text[start]) : 0);
+    if (p->n_replacement) return encode_metaspace(p, ws, c, st, text, start, end, prefix, prefix_end, al);
     if (len > ws->word_cap) {
         uint8_t *grown = realloc(ws->word, len * 2);
         if (!grown) return -1;
@@ -135,17 +204,10 @@ static int encode_piece(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
     if (p->wordpiece ? tp_wordpiece_encode(p->wordpiece, ws->wordpiece, ws->word, len, &ids, &from, &to, &n)
                      : tp_bpe_encode(p->bpe, ws->bpe, ws->word, len, &ids, &from, &to, &n)) return -1;
     if (columns_reserve(c, n)) return -1;
-    /* the prefix char aligns to the char it precedes (also when the piece is only the prefix) */
-    size_t prefix_end = start + (start < limit ? utf8_len(text[start]) : 0);
     for (size_t k = 0; k < n; k++) {
         size_t s = from[k] < prefix ? start : start + from[k] - prefix;
         size_t e = to[k] <= prefix ? prefix_end : start + to[k] - prefix;
-        if (al) { /* stock maps a normalized range to the span of its bytes' alignments */
-            size_t orig_s = al->shift + al->from[s];
-            e = e > s ? al->shift + al->to[e - 1] : orig_s;
-            s = orig_s;
-        }
-        put_token(p, c, st, ids[k], s, e);
+        put_aligned(p, c, st, ids[k], s, e, al);
     }
     st->word++;
     return 0;

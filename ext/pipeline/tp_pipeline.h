@@ -32,6 +32,10 @@ typedef struct {
      * string are spaces; NULL when off. */
     const uint8_t *trim_lead, *trim_trail;
     int trim_add_prefix_space;
+    /* Metaspace rendering: every space of a piece, and its prefix, become these bytes (n_replacement
+     * > 0 only when the program renders Metaspace). */
+    uint8_t replacement[4];
+    size_t n_replacement;
     const tp_normalizer *normalizer; /* NULL: none (pipeline2) */
     const tp_wordpiece *wordpiece;   /* non-NULL: the model instead of bpe (pipeline2) */
 } tp_pipeline;
