@@ -177,11 +177,11 @@ def _model_spec(model, byte_level, pre_tokenizer):
     return _bpe_spec(model, byte_level)
 
 
-def analyse(stock):
+def analyse(stock, text=None):
     """(per-stage report, spec or None): the spec is complete only when every stage is native."""
     from hf_tagtok import normalizers, processors  # they import Unsupported from here
 
-    config = json.loads(stock.to_str())
+    config = json.loads(text if text is not None else stock.to_str())
     report, spec = {}, {}
 
     def stage(name, build):
@@ -203,9 +203,9 @@ def analyse(stock):
     return report, (spec if complete else None)
 
 
-def plan(stock):
+def plan(stock, text=None):
     """(per-stage report, native encoder or None when some stage is not covered)."""
-    report, spec = analyse(stock)
+    report, spec = analyse(stock, text)
     if spec is None:
         return report, None
     try:

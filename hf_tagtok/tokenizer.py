@@ -30,11 +30,11 @@ class BatchArrays(NamedTuple):
 class Tokenizer:
     """Encode like `tokenizers.Tokenizer`; build with from_file / from_str / from_hf."""
 
-    def __init__(self, stock: tokenizers.Tokenizer):
+    def __init__(self, stock: tokenizers.Tokenizer, _config_text=None):
         if not isinstance(stock, tokenizers.Tokenizer):
             raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
         self._stock = stock
-        self._report, self._native = models.plan(stock)
+        self._report, self._native = models.plan(stock, _config_text)
 
     @classmethod
     def from_file(cls, path) -> "Tokenizer":
@@ -42,14 +42,17 @@ class Tokenizer:
 
     @classmethod
     def from_str(cls, text: str) -> "Tokenizer":
-        return cls(tokenizers.Tokenizer.from_str(text))
+        return cls(tokenizers.Tokenizer.from_str(text), text)
 
     @classmethod
     def from_hf(cls, stock: tokenizers.Tokenizer) -> "Tokenizer":
         """A tokenizer equal to `stock` (settings included) that no longer shares state with it."""
         if not isinstance(stock, tokenizers.Tokenizer):
             raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
-        return cls(tokenizers.Tokenizer.from_str(stock.to_str()))
+        text = stock.to_str()
+        clone = tokenizers.Tokenizer.from_str(text)
+        clone.encode_special_tokens = stock.encode_special_tokens  # not part of the JSON
+        return cls(clone, text)
 
     # ------------------------------------------------------------------ encoding
 
@@ -199,7 +202,7 @@ class Tokenizer:
     def __setstate__(self, state):
         stock = tokenizers.Tokenizer.from_str(state["json"])
         stock.encode_special_tokens = state["encode_special_tokens"]
-        self.__init__(stock)
+        self.__init__(stock, state["json"])
 
     def __deepcopy__(self, memo):
         clone = copy.copy(self)

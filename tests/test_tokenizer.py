@@ -87,11 +87,15 @@ def test_pickle_and_deepcopy_keep_settings():
     assert ours.truncation is not None
 
 
-def test_from_hf_does_not_share_settings():
-    stock = tokenizer_zoo.load("small_bytelevel")
+def test_from_hf_copies_settings_then_shares_nothing():
+    stock = tokenizer_zoo.load("small_added_flags")
+    stock.encode_special_tokens = True
+    stock.enable_truncation(7)
     ours = hf_tagtok.Tokenizer.from_hf(stock)
+    assert ours.encode_special_tokens and ours.truncation == stock.truncation
     ours.enable_padding(length=50)
-    assert stock.padding is None
+    ours.no_truncation()
+    assert stock.padding is None and stock.truncation is not None
 
 
 def test_bad_input_raises_like_stock():
