@@ -28,7 +28,7 @@ _SAVED_NAMES = ("TagTokenizerFast", "TagTokenizer")
 _ENCODE_PATH = ("__call__", "encode", "_encode_plus", "set_truncation_and_padding", "_convert_encoding")
 _TWIN_PREFIX = "_Accelerated_"
 
-# tokenizer instance -> (backend it was built from, hf_tagtok.Tokenizer twin or None, fully native?, why no twin)
+# tokenizer instance -> (backend the twins were built from, {encode_special_tokens: (twin or None, fully native?, why no twin)})
 _TWINS = weakref.WeakKeyDictionary()
 
 
@@ -125,7 +125,7 @@ def _accelerated_or_stock(tokenizer):
     except (TypeError, ValueError) as error:
         logger.info("hf_tagtok: keeping stock %s: %s", type(tokenizer).__name__, error)
         return tokenizer
-    if not twin._twin()[2]:
+    if not twin._twin(bool(twin.split_special_tokens))[1]:
         logger.info("hf_tagtok: keeping stock %s: not every stage runs natively", type(tokenizer).__name__)
         return tokenizer
     return twin
@@ -189,7 +189,7 @@ def _tag_class():
     from transformers.tokenization_utils_tokenizers import TokenizersBackend
     from transformers.utils import PaddingStrategy
 
-    from hf_tagtok.tokenizer import STAGES, Tokenizer
+    from hf_tagtok.tokenizer import STAGES
 
     defaults = {name: parameter.default
                 for name, parameter in inspect.signature(TokenizersBackend._encode_plus).parameters.items()
@@ -230,7 +230,7 @@ def _tag_class():
         @property
         def acceleration(self):
             """{stage: {"native": bool, "reason": str}} of the native twin, as `hf_tagtok.Tokenizer` reports it."""
-            _, twin, _, reason = self._twin()
+            twin, _, reason = self._twin(bool(self.split_special_tokens))
             if twin is None:
                 return {stage: {"native": False, "reason": reason} for stage in STAGES}
             return twin.acceleration
@@ -243,19 +243,16 @@ def _tag_class():
 
         # -------------------------------------------------------------- keeping the twin in sync
 
-        def _twin(self):
+        def _twin(self, split=False):
+            """(twin or None, fully native?, why no twin) for the backend and an encode_special_tokens value."""
             entry = _TWINS.get(self)
             if entry is None or entry[0] is not self._tokenizer:
-                try:
-                    twin = Tokenizer.from_hf(self._tokenizer)
-                except Exception as error:  # e.g. Python components: the backend cannot be serialized
-                    entry = (self._tokenizer, None, False, f"stock encodes: no native twin ({error})")
-                else:
-                    twin.no_truncation()
-                    twin.no_padding()
-                    entry = (self._tokenizer, twin, _fully_native(twin), None)
+                entry = (self._tokenizer, {})
                 _TWINS[self] = entry
-            return entry
+            twins = entry[1]
+            if split not in twins:  # one twin per value: switching a built twin re-plans it
+                twins[split] = _build_twin(self._tokenizer, split)
+            return twins[split]
 
         def _forget_twin(self):
             _TWINS.pop(self, None)
@@ -295,13 +292,9 @@ def _tag_class():
             split = self.split_special_tokens if call["split_special_tokens"] is None else call["split_special_tokens"]
             if self._tokenizer.encode_special_tokens != split:
                 self._tokenizer.encode_special_tokens = split
-            backend, twin, native, reason = self._twin()
+            twin, native, _ = self._twin(bool(split))
             if twin is None:
                 return None
-            if twin.encode_special_tokens != split:
-                twin.encode_special_tokens = split
-                native = _fully_native(twin)
-                _TWINS[self] = (backend, twin, native, reason)
             return twin if native or self._columns_without_native else None
 
         def _batch_encoding(self, texts, columns, call, batched):
@@ -425,6 +418,19 @@ def _tag_class():
 
     TagTokenizerFast.__module__, TagTokenizerFast.__qualname__ = __name__, "TagTokenizerFast"
     return TagTokenizerFast
+
+
+def _build_twin(backend, split):
+    from hf_tagtok.tokenizer import Tokenizer
+    try:
+        twin = Tokenizer.from_hf(backend)
+    except Exception as error:  # e.g. Python components: the backend cannot be serialized
+        return None, False, f"stock encodes: no native twin ({error})"
+    twin.no_truncation()
+    twin.no_padding()
+    if twin.encode_special_tokens != split:
+        twin.encode_special_tokens = split
+    return twin, _fully_native(twin), None
 
 
 def _fully_native(twin):
