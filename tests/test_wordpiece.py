@@ -84,8 +84,18 @@ def test_model_fuzz(word):
     _check_words(stock, native, [word])
 
 
+@functools.lru_cache(maxsize=None)
+def trained_wordlevel():
+    tokenizer = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Sequence([normalizers.NFKD(), normalizers.Lowercase()])
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.train_from_iterator(multiscript_texts(), trainers.WordLevelTrainer(vocab_size=2000, special_tokens=["[UNK]"]))
+    return tokenizer.to_str()
+
+
 def _tokenizers():
     yield "trained", trained_bert()
+    yield "wordlevel", trained_wordlevel()
     real = minilm()
     if real is not None:
         yield "all-MiniLM-L6-v2", real
