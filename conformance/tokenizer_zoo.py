@@ -142,6 +142,20 @@ def _flagged_added_tokens():
     ]
 
 
+def small_added_strip():
+    # lstrip/rstrip over Unicode whitespace, overlapping contents, special and not, both passes
+    added = [
+        AddedToken("<mask>", special=True, normalized=False, lstrip=True),
+        AddedToken("<|rstrip|>", special=True, normalized=False, rstrip=True),
+        AddedToken("<both>", special=False, normalized=False, lstrip=True, rstrip=True),
+        AddedToken("<both>x", special=True, normalized=False),
+        AddedToken("norm", normalized=True, lstrip=True, rstrip=True),
+        AddedToken("<|special|>", special=True, normalized=False),
+    ]
+    return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+                           processors.ByteLevel(trim_offsets=False), added=added)
+
+
 def small_bytelevel():
     return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True))
 
@@ -222,6 +236,7 @@ SMALL = {
     "small_bytelevel_prefix": small_bytelevel_prefix,
     "small_split_bytelevel_template": small_split_bytelevel_template,
     "small_added_flags": small_added_flags,
+    "small_added_strip": small_added_strip,
     "small_trim_offsets": small_trim_offsets,
     "small_metaspace_byte_fallback": small_metaspace_byte_fallback,
     "small_metaspace_split_unk": small_metaspace_split_unk,

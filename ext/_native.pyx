@@ -36,7 +36,8 @@ cdef extern from "pipeline/tp_added.h" nogil:
     ctypedef struct tp_added:
         pass
     tp_added *tp_added_new(const uint8_t *const *contents, const uint32_t *lens, const uint32_t *ids,
-                           const uint8_t *pass_, const uint8_t *skip, size_t n)
+                           const uint8_t *pass_, const uint8_t *skip, const uint8_t *lstrip,
+                           const uint8_t *rstrip, size_t n)
     void tp_added_free(tp_added *added)
 
 cdef extern from "pipeline/tp_pool.h" nogil:
@@ -186,8 +187,11 @@ cdef class Pipeline:
         cdef uint32_t *ids = <uint32_t *>malloc(n * sizeof(uint32_t))
         cdef uint8_t *passes = <uint8_t *>malloc(n)
         cdef uint8_t *skip = <uint8_t *>malloc(n)
+        cdef uint8_t *lstrip = <uint8_t *>malloc(n)
+        cdef uint8_t *rstrip = <uint8_t *>malloc(n)
         try:
-            if ptrs == NULL or lens == NULL or ids == NULL or passes == NULL or skip == NULL:
+            if (ptrs == NULL or lens == NULL or ids == NULL or passes == NULL or skip == NULL or lstrip == NULL
+                    or rstrip == NULL):
                 raise MemoryError()
             for i in range(n):
                 token = added[i]
@@ -196,9 +200,11 @@ cdef class Pipeline:
                 ids[i] = token["id"]
                 passes[i] = 1 if token["normalized"] else 0
                 skip[i] = 1 if (encode_special_tokens and token["special"]) else 0
-            self._added = tp_added_new(ptrs, lens, ids, passes, skip, n)
+                lstrip[i] = token["lstrip"]
+                rstrip[i] = token["rstrip"]
+            self._added = tp_added_new(ptrs, lens, ids, passes, skip, lstrip, rstrip, n)
         finally:
-            free(ptrs); free(lens); free(ids); free(passes); free(skip)
+            free(ptrs); free(lens); free(ids); free(passes); free(skip); free(lstrip); free(rstrip)
         if self._added == NULL:
             raise MemoryError()
 

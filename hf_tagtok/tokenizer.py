@@ -236,16 +236,16 @@ def _encodings(native, texts, add_special_tokens):
     ends = np.cumsum(lengths).tolist()
     columns = (ids, type_ids, offsets, special, words)  # lists are made per field on access, like stock
     starts = [0] + ends[:-1]
-    return [Encoding(native, columns, start, end) for start, end in zip(starts, ends)]
+    return [Encoding(native, columns, start, end, text) for start, end, text in zip(starts, ends, texts)]
 
 
 class Encoding:
     """One native encoding with the attributes and methods of `tokenizers.Encoding` (single sequence)."""
 
-    __slots__ = ("_native", "_columns", "_start", "_end")
+    __slots__ = ("_native", "_columns", "_start", "_end", "_text")
 
-    def __init__(self, native, columns, start, end):
-        self._native, self._columns, self._start, self._end = native, columns, start, end
+    def __init__(self, native, columns, start, end, text):
+        self._native, self._columns, self._start, self._end, self._text = native, columns, start, end, text
 
     def _column(self, index):
         return self._columns[index][self._start:self._end].tolist()
@@ -295,6 +295,10 @@ class Encoding:
         ids, special = self._column(0), self._column(3)
         leading = sum(1 for _ in _takewhile_true(special))
         tokens = [names[token_id] for token_id in ids]
+        if self._native.strip_ids:  # a stripping added token's string is the text it matched, spaces included
+            for index, (token_id, (start, end)) in enumerate(zip(ids, self._column(2))):
+                if token_id in self._native.strip_ids and not special[index]:
+                    tokens[index] = self._text[start:end]
         for index in range(len(tokens)):
             if special[index]:
                 tokens[index] = before[index] if index < leading and index < len(before) else \

@@ -16,6 +16,8 @@ EDGE_CASES = [
     "e\u0301 combining", "👩‍👩‍👧 🇫🇷 👍🏽", "١٢٣ ٤٥ 123456789", "\t tabs\t\t", "<|special|>", "x<|special|>y",
     " <|lstrip|> a <|rstrip|> b ", "word words sword word", "normal norm", "<|special|>x <|special|>",
     "<|endoftext|>hi<|endoftext|>", "<|begin_of_text|>Hi<|eot_id|>", "\ue000 private \U0010fffd",
+    "a \u00a0\u3000<mask>\u2028 b", "<mask><mask>  <mask>", "x<|rstrip|> \t\n y<|rstrip|>", " <both>  <both>x <both> ",
+    "norm  norm\u3000norm", "<|special|> <mask> <|rstrip|>\u00a0<both>",
 ]
 REAL_TEXTS = sample_text.multiscript_texts()[::7] + EDGE_CASES
 SMALL_TEXTS = sample_text.multiscript_texts()[::23] + EDGE_CASES

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tagtok.h"
+#include "tagtok_tables.h"
 #include "tp_hash.h"
 
 #define NONE UINT32_MAX
@@ -20,8 +22,40 @@ typedef struct {
 struct tp_added {
     trie passes[2];
     uint32_t *ids;
-    uint8_t *skip;
+    uint8_t *skip, *lstrip, *rstrip;
+    int any_strip;
 };
+
+/* Per-call view of the text: its char tags, when some token strips whitespace. */
+typedef struct {
+    const uint8_t *text;
+    uint8_t *tags;
+} view;
+
+static int is_space_at(const view *v, size_t b) {
+    uint8_t tag = v->tags[b];
+    return tag != TT_TAG_CONT && (tt_atom_props[tag] & TT_PROP_WS);
+}
+
+/* Start of the run of whitespace chars ending at `at`, not before `floor`. */
+static size_t spaces_before(const view *v, size_t floor, size_t at) {
+    while (at > floor) {
+        size_t prev = at - 1;
+        while (prev > floor && v->tags[prev] == TT_TAG_CONT) prev--;
+        if (!is_space_at(v, prev)) break;
+        at = prev;
+    }
+    return at;
+}
+
+/* End of the run of whitespace chars starting at `at`, not past `limit`. */
+static size_t spaces_after(const view *v, size_t at, size_t limit) {
+    while (at < limit && is_space_at(v, at)) {
+        at++;
+        while (at < limit && v->tags[at] == TT_TAG_CONT) at++;
+    }
+    return at;
+}
 
 static uint32_t trie_child(const trie *t, uint32_t node, uint8_t byte) {
     uint64_t key = ((uint64_t)node << 8) | byte;
@@ -66,14 +100,20 @@ static int trie_build(trie *t, const uint8_t *const *contents, const uint32_t *l
 }
 
 tp_added *tp_added_new(const uint8_t *const *contents, const uint32_t *lens, const uint32_t *ids,
-                       const uint8_t *pass, const uint8_t *skip, size_t n) {
+                       const uint8_t *pass, const uint8_t *skip, const uint8_t *lstrip, const uint8_t *rstrip,
+                       size_t n) {
     tp_added *added = calloc(1, sizeof(*added));
     if (!added) return NULL;
     added->ids = malloc((n ? n : 1) * 4);
     added->skip = malloc(n ? n : 1);
-    if (!added->ids || !added->skip) goto fail;
+    added->lstrip = malloc(n ? n : 1);
+    added->rstrip = malloc(n ? n : 1);
+    if (!added->ids || !added->skip || !added->lstrip || !added->rstrip) goto fail;
     memcpy(added->ids, ids, n * 4);
     memcpy(added->skip, skip, n);
+    memcpy(added->lstrip, lstrip, n);
+    memcpy(added->rstrip, rstrip, n);
+    for (size_t i = 0; i < n; i++) added->any_strip |= lstrip[i] | rstrip[i];
     for (int which = 0; which < 2; which++)
         if (trie_build(&added->passes[which], contents, lens, pass, n, which)) goto fail;
     return added;
@@ -87,7 +127,7 @@ void tp_added_free(tp_added *added) {
     for (int i = 0; i < 2; i++) {
         free(added->passes[i].keys); free(added->passes[i].child); free(added->passes[i].terminal);
     }
-    free(added->ids); free(added->skip);
+    free(added->ids); free(added->skip); free(added->lstrip); free(added->rstrip);
     free(added);
 }
 
@@ -113,18 +153,28 @@ static int push(tp_segment **segments, size_t *cap, size_t n, uint32_t start, ui
     return 0;
 }
 
-/* Split [start, end) with one pass's trie, appending to the segment list. */
-static long split_range(const tp_added *added, const trie *t, const uint8_t *text, size_t start, size_t end,
+/* Split [start, end) with one pass's trie, appending to the segment list: HF's find_matches, where
+ * the stretch is the whole "sentence" (lstrip never reaches before it, rstrip never past it). */
+static long split_range(const tp_added *added, const trie *t, const view *v, size_t start, size_t end,
                         tp_segment **segments, size_t *cap, long n) {
+    const uint8_t *text = v->text;
     size_t gap = start;
     for (size_t at = start; at < end;) {
         size_t match_len = 0;
         uint32_t token = t->first[text[at]] ? longest_at(t, text, end, at, &match_len) : NONE;
-        if (token == NONE || added->skip[token]) { at++; continue; }
-        if (gap < at && push(segments, cap, n++, (uint32_t)gap, (uint32_t)at, TP_ADDED_TEXT)) return -1;
-        if (push(segments, cap, n++, (uint32_t)at, (uint32_t)(at + match_len), added->ids[token])) return -1;
-        at += match_len;
-        gap = at;
+        if (token == NONE) { at++; continue; }
+        size_t next = at + match_len; /* matching resumes after the match itself, as aho-corasick's */
+        if (added->skip[token]) { at = next; continue; }
+        size_t from = at, to = next;
+        if (added->lstrip[token]) {
+            from = spaces_before(v, start, at);
+            if (from < gap) from = gap;
+        }
+        if (added->rstrip[token]) to = spaces_after(v, to, end);
+        if (gap < from && push(segments, cap, n++, (uint32_t)gap, (uint32_t)from, TP_ADDED_TEXT)) return -1;
+        if (push(segments, cap, n++, (uint32_t)from, (uint32_t)to, added->ids[token])) return -1;
+        gap = to;
+        at = next > to ? next : to;
     }
     if (gap < end && push(segments, cap, n++, (uint32_t)gap, (uint32_t)end, TP_ADDED_TEXT)) return -1;
     return n;
@@ -135,20 +185,27 @@ long tp_added_split(const tp_added *added, const uint8_t *text, size_t len, tp_s
         if (len == 0) return 0;
         return push(segments, cap, 0, 0, (uint32_t)len, TP_ADDED_TEXT) ? -1 : 1;
     }
-    long n = split_range(added, &added->passes[0], text, 0, len, segments, cap, 0);
-    if (n <= 0 || added->passes[1].empty) return n;
-    /* second pass over the text stretches of the first; rebuild the list in place from a copy */
-    tp_segment *first = malloc(n * sizeof(tp_segment));
-    if (!first) return -1;
-    memcpy(first, *segments, n * sizeof(tp_segment));
-    long out = 0;
-    for (long i = 0; i < n && out >= 0; i++) {
-        if (first[i].id != TP_ADDED_TEXT) {
-            out = push(segments, cap, out, first[i].start, first[i].end, first[i].id) ? -1 : out + 1;
-        } else {
-            out = split_range(added, &added->passes[1], text, first[i].start, first[i].end, segments, cap, out);
-        }
+    view v = {text, NULL};
+    if (added->any_strip) {
+        v.tags = malloc(len ? len : 1);
+        if (!v.tags) return -1;
+        tt_classify(TT_ALPHABET_ATOMS, text, len, v.tags, NULL);
     }
-    free(first);
-    return out;
+    long n = split_range(added, &added->passes[0], &v, 0, len, segments, cap, 0);
+    if (n > 0 && !added->passes[1].empty) {
+        /* second pass over the text stretches of the first; rebuild the list from a copy */
+        tp_segment *first = malloc(n * sizeof(tp_segment));
+        long out = first ? 0 : -1;
+        if (first) memcpy(first, *segments, n * sizeof(tp_segment));
+        for (long i = 0; first && i < n && out >= 0; i++) {
+            if (first[i].id != TP_ADDED_TEXT)
+                out = push(segments, cap, out, first[i].start, first[i].end, first[i].id) ? -1 : out + 1;
+            else
+                out = split_range(added, &added->passes[1], &v, first[i].start, first[i].end, segments, cap, out);
+        }
+        free(first);
+        n = out;
+    }
+    free(v.tags);
+    return n;
 }

@@ -2,8 +2,8 @@
  *
  * Stock splits in two passes: tokens with normalized=false on the raw text, then tokens with
  * normalized=true on the gaps (after normalization, which is identity where this runs natively).
- * Flags that need Unicode facts (single_word, lstrip, rstrip) are not handled here; the Python
- * layer sends those tokenizers to stock. */
+ * lstrip/rstrip widen a match over whitespace (the engine's WS class, = Rust char::is_whitespace);
+ * single_word is not handled here (the Python layer sends such tokenizers to stock). */
 #ifndef TP_ADDED_H
 #define TP_ADDED_H
 
@@ -22,7 +22,8 @@ typedef struct {
 /* pass: 0 for normalized=false tokens, 1 for normalized=true. skip: a match of this token is left as
  * text (special tokens when encode_special_tokens is on). NULL on OOM. */
 tp_added *tp_added_new(const uint8_t *const *contents, const uint32_t *lens, const uint32_t *ids,
-                       const uint8_t *pass, const uint8_t *skip, size_t n);
+                       const uint8_t *pass, const uint8_t *skip, const uint8_t *lstrip, const uint8_t *rstrip,
+                       size_t n);
 void tp_added_free(tp_added *added);
 
 /* Split text into segments (tokens and text stretches, in order, no empty text stretch).
