@@ -6,7 +6,7 @@ runs in order, each with stock's alignment rules. Configs with no exact native t
 """
 from hf_tagtok.models import Unsupported
 
-_SIMPLE = {"NFD": ["nfd"], "NFKD": ["nfkd"], "Lowercase": ["lowercase"], "StripAccents": ["strip_accents"]}
+_SIMPLE = {"NFD": ["nfd"], "NFKD": ["nfkd"], "NFC": ["nfc"], "NFKC": ["nfkc"], "Lowercase": ["lowercase"], "StripAccents": ["strip_accents"]}
 
 
 def _bert_steps(config):

@@ -16,9 +16,17 @@ typedef struct {
     const uint32_t *ranges;  /* n sorted inclusive [first, last] pairs */
 } tt_norm_set;
 
+typedef struct {
+    uint32_t n;
+    const uint64_t *keys;    /* sorted first << 21 | second */
+    const uint32_t *composed;
+} tt_norm_pairs;
+
+extern const tt_norm_pairs tt_norm_compose;
+
 /* tt_norm_ccc_rank maps a code point to one value: its rank (absent: a starter, rank 0). */
 extern const tt_norm_map tt_norm_nfd, tt_norm_nfkd, tt_norm_lowercase, tt_norm_ccc_rank;
 extern const tt_norm_set tt_norm_clean_remove, tt_norm_clean_space, tt_norm_chinese, tt_norm_bert_strip,
-    tt_norm_strip_accents;
+    tt_norm_strip_accents, tt_norm_compose_second;
 
 #endif

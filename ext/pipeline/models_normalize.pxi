@@ -16,7 +16,7 @@ cdef extern from "pipeline/tp_normalize.h" nogil:
         pass
     enum:
         TP_NORM_CLEAN_TEXT, TP_NORM_CHINESE, TP_NORM_NFD, TP_NORM_NFKD, TP_NORM_BERT_STRIP
-        TP_NORM_STRIP_ACCENTS, TP_NORM_LOWERCASE
+        TP_NORM_STRIP_ACCENTS, TP_NORM_LOWERCASE, TP_NORM_NFC, TP_NORM_NFKC
     tp_normalizer *tp_normalizer_new(const uint8_t *steps, size_t n)
     void tp_normalizer_free(tp_normalizer *nz)
     tp_norm_scratch *tp_norm_scratch_new()
@@ -41,7 +41,8 @@ cdef extern from "pipeline/tp_wordpiece.h" nogil:
 
 NORMALIZER_STEPS = {"clean_text": TP_NORM_CLEAN_TEXT, "chinese": TP_NORM_CHINESE, "nfd": TP_NORM_NFD,
                     "nfkd": TP_NORM_NFKD, "bert_strip": TP_NORM_BERT_STRIP,
-                    "strip_accents": TP_NORM_STRIP_ACCENTS, "lowercase": TP_NORM_LOWERCASE}
+                    "strip_accents": TP_NORM_STRIP_ACCENTS, "lowercase": TP_NORM_LOWERCASE,
+                    "nfc": TP_NORM_NFC, "nfkc": TP_NORM_NFKC}
 
 
 cdef tp_normalizer *_build_normalizer(dict spec) except NULL:

@@ -36,7 +36,7 @@ typedef struct {
 
 struct tp_norm_scratch {
     chars a, b;
-    uint8_t *inserted; /* decompose() working arrays, b.cap entries */
+    int32_t *change; /* decompose() working arrays, b.cap entries */
     uint32_t *rank;
     size_t work_cap;
     uint8_t *out;
@@ -88,7 +88,7 @@ static void push(chars *c, uint32_t cp, uint32_t start, uint32_t end) {
 }
 
 static const tt_norm_map *step_map(uint8_t kind) {
-    return kind == TP_NORM_NFD ? &tt_norm_nfd : kind == TP_NORM_NFKD ? &tt_norm_nfkd
+    return kind == TP_NORM_NFD || kind == TP_NORM_NFC ? &tt_norm_nfd : kind == TP_NORM_NFKD || kind == TP_NORM_NFKC ? &tt_norm_nfkd
          : kind == TP_NORM_LOWERCASE ? &tt_norm_lowercase : NULL;
 }
 
@@ -112,11 +112,46 @@ static uint32_t ccc_rank(uint32_t c) {
     return rank ? *rank : 0;
 }
 
-/* NFD/NFKD as stock's crate does it: each char becomes its decomposition, the first char marked as
- * replacing it and the rest as inserted; runs of non-starters are stably sorted by combining class
- * together with those marks; then stock's transform rule gives the alignments: a replacing char takes
- * the next unconsumed input char's range, an inserted one the last consumed range ([0, 0) if none). */
-static void decompose(const tt_norm_map *map, const chars *in, chars *out, uint8_t *inserted, uint32_t *rank) {
+static uint32_t composite(uint32_t first, uint32_t second) {
+    uint64_t key = (uint64_t)first << 21 | second;
+    size_t lo = 0, hi = tt_norm_compose.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (tt_norm_compose.keys[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < tt_norm_compose.n && tt_norm_compose.keys[lo] == key ? tt_norm_compose.composed[lo] : 0;
+}
+
+/* Canonical composition in place (the standard algorithm; ranks order like combining classes). A
+ * composed pair keeps one change: starter's + second's - 1 (the second's slot is absorbed). */
+static void compose(chars *out, int32_t *change, const uint32_t *rank) {
+    size_t o = 0;
+    long starter = -1;
+    uint32_t last = 0; /* rank of the last char kept since the starter; 0: none */
+    for (size_t i = 0; i < out->n; i++) {
+        uint32_t c = out->cp[i], r = rank[i], made;
+        if (starter >= 0 && (last == 0 ? 1 : last < r) && (made = composite(out->cp[starter], c))) {
+            out->cp[starter] = made;
+            change[starter] += change[i] - 1;
+            continue;
+        }
+        out->cp[o] = c; change[o] = change[i];
+        if (r == 0) { starter = (long)o; last = 0; }
+        else if (starter >= 0) last = r;
+        o++;
+    }
+    out->n = o;
+}
+
+/* NFD/NFKD (and the decomposition half of NFC/NFKC) as stock's crate does it: each char becomes its
+ * decomposition, the first char marked as replacing it (change 0) and the rest as inserted (+1);
+ * runs of non-starters are stably sorted by combining class together with those marks; composition
+ * merges marks. Then stock's transform rule gives the alignments: a char with change c <= 0 takes
+ * the next unconsumed input char's range and consumes 1 - c of them, an inserted one takes the last
+ * consumed range ([0, 0) if none). */
+static void decompose(const tt_norm_map *map, int composing, const chars *in, chars *out, int32_t *change,
+                      uint32_t *rank) {
     for (size_t i = 0; i < in->n; i++) {
         size_t n = 1;
         uint32_t c = in->cp[i];
@@ -125,31 +160,38 @@ static void decompose(const tt_norm_map *map, const chars *in, chars *out, uint8
         for (size_t k = 0; k < n; k++) {
             size_t j = out->n;
             push(out, mapped[k], 0, 0);
-            inserted[j] = k > 0;
+            change[j] = k > 0;
             rank[j] = ccc_rank(mapped[k]);
             for (; j > 0 && rank[j] && rank[j - 1] > rank[j]; j--) { /* insertion sort within the run */
                 uint32_t cp = out->cp[j]; out->cp[j] = out->cp[j - 1]; out->cp[j - 1] = cp;
-                uint8_t ins = inserted[j]; inserted[j] = inserted[j - 1]; inserted[j - 1] = ins;
+                int32_t ch = change[j]; change[j] = change[j - 1]; change[j - 1] = ch;
                 uint32_t r = rank[j]; rank[j] = rank[j - 1]; rank[j - 1] = r;
             }
         }
     }
+    if (composing) compose(out, change, rank);
     size_t consumed = 0;
     for (size_t j = 0; j < out->n; j++) {
-        if (!inserted[j]) consumed++;
-        out->start[j] = consumed ? in->start[consumed - 1] : 0;
-        out->end[j] = consumed ? in->end[consumed - 1] : 0;
+        if (change[j] <= 0) {
+            size_t at = consumed < in->n ? consumed : in->n - 1;
+            out->start[j] = in->start[at];
+            out->end[j] = in->end[at];
+            consumed += (size_t)(1 - change[j]);
+        } else {
+            out->start[j] = consumed ? in->start[consumed - 1] : 0;
+            out->end[j] = consumed ? in->end[consumed - 1] : 0;
+        }
     }
 }
 
 /* One step from in to out (out has room for in->n times the step's expansion). Every other step
  * keeps each char's own range: deletions drop it, replacements and chinese padding reuse it. */
-static void apply(uint8_t kind, const chars *in, chars *out, uint8_t *inserted, uint32_t *rank) {
+static void apply(uint8_t kind, const chars *in, chars *out, int32_t *change, uint32_t *rank) {
     out->n = 0;
     const tt_norm_map *map = step_map(kind);
     const tt_norm_set *removes = step_removes(kind);
-    if (kind == TP_NORM_NFD || kind == TP_NORM_NFKD) {
-        decompose(map, in, out, inserted, rank);
+    if (map && kind != TP_NORM_LOWERCASE) {
+        decompose(map, kind == TP_NORM_NFC || kind == TP_NORM_NFKC, in, out, change, rank);
         return;
     }
     for (size_t i = 0; i < in->n; i++) {
@@ -190,8 +232,8 @@ static uint32_t utf8_get(const uint8_t *p, size_t *len) {
 static int work_reserve(tp_norm_scratch *s, size_t need) {
     if (need <= s->work_cap) return 0;
     void *p;
-    if (!(p = realloc(s->inserted, need))) return -1;
-    s->inserted = p;
+    if (!(p = realloc(s->change, need * 4))) return -1;
+    s->change = p;
     if (!(p = realloc(s->rank, need * 4))) return -1;
     s->rank = p;
     s->work_cap = need;
@@ -229,13 +271,22 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
     }
     for (size_t k = 0; k < nz->n; k++) {
         if (chars_reserve(next, in->n * nz->expand[k] + 1) || work_reserve(s, next->cap)) return -1;
-        apply(nz->steps[k], in, next, s->inserted, s->rank);
-        if (info && (nz->steps[k] == TP_NORM_NFD || nz->steps[k] == TP_NORM_NFKD)) {
+        uint8_t kind = nz->steps[k];
+        int composing = kind == TP_NORM_NFC || kind == TP_NORM_NFKC;
+        if (info && (composing || kind == TP_NORM_NFD || kind == TP_NORM_NFKD)) {
+            /* what the char brings to this step: decomposed, does it start or end with a char that
+             * interacts with its neighbours (reordering; for composition also any composable second
+             * char, and every char may be a first one) */
+            chars *decomposed = next;
+            apply(kind == TP_NORM_NFC ? TP_NORM_NFD : kind == TP_NORM_NFKC ? TP_NORM_NFKD : kind, in, decomposed,
+                  s->change, s->rank);
             info->decompositions++;
             info->transparent = in->n == 0;
-            info->lead = next->n && ccc_rank(next->cp[0]);
-            info->trail = next->n && ccc_rank(next->cp[next->n - 1]);
+            info->lead = decomposed->n && (ccc_rank(decomposed->cp[0])
+                                           || (composing && in_set(&tt_norm_compose_second, decomposed->cp[0])));
+            info->trail = decomposed->n && (composing || ccc_rank(decomposed->cp[decomposed->n - 1]));
         }
+        apply(kind, in, next, s->change, s->rank);
         chars *t = in; in = next; next = t;
     }
     if (out_reserve(s, at + in->n * 4 + 1)) return -1;
@@ -376,6 +427,6 @@ void tp_norm_scratch_free(tp_norm_scratch *s) {
     free(s->a.cp); free(s->a.start); free(s->a.end);
     free(s->b.cp); free(s->b.start); free(s->b.end);
     free(s->out); free(s->from); free(s->to);
-    free(s->inserted); free(s->rank);
+    free(s->change); free(s->rank);
     free(s);
 }

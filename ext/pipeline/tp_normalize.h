@@ -18,6 +18,8 @@ enum {
     TP_NORM_BERT_STRIP,    /* BertNormalizer strip_accents, after NFD: drop Mn */
     TP_NORM_STRIP_ACCENTS, /* StripAccents: drop combining marks */
     TP_NORM_LOWERCASE,
+    TP_NORM_NFC,
+    TP_NORM_NFKC,
     TP_NORM_N_KINDS
 };
 
