@@ -94,17 +94,13 @@ static int build_trie(tp_wordpiece *wp, const uint8_t *const *tokens, const uint
     return 0;
 }
 
-tp_wordpiece *tp_wordpiece_new(const uint8_t *const *tokens, const uint32_t *lens, const uint32_t *ids, size_t n,
-                               const uint8_t *prefix, size_t prefix_len, size_t max_chars, uint32_t unk_id,
-                               int whole_words) {
-    tp_wordpiece *wp = calloc(1, sizeof(*wp));
-    if (!wp || prefix_len > sizeof(wp->prefix)) { free(wp); return NULL; }
-    size_t size = 16, total = 0;
+static int build_hash(tp_wordpiece *wp, const uint8_t *const *tokens, const uint32_t *lens, const uint32_t *ids,
+                      size_t n, size_t total_bytes) {
+    size_t size = 16;
     while (size < 2 * n) size *= 2;
-    for (size_t i = 0; i < n; i++) total += lens[i];
     wp->slots = calloc(size, sizeof(slot));
-    wp->arena = malloc(total + 1);
-    if (!wp->slots || !wp->arena) { tp_wordpiece_free(wp); return NULL; }
+    wp->arena = malloc(total_bytes + 1);
+    if (!wp->slots || !wp->arena) return -1;
     wp->mask = size - 1;
     uint8_t *at = wp->arena;
     for (size_t i = 0; i < n; i++) {
@@ -117,9 +113,22 @@ tp_wordpiece *tp_wordpiece_new(const uint8_t *const *tokens, const uint32_t *len
         wp->slots[k] = (slot){h, at, lens[i], ids[i]};
         at += lens[i];
     }
+    return 0;
+}
+
+tp_wordpiece *tp_wordpiece_new(const uint8_t *const *tokens, const uint32_t *lens, const uint32_t *ids, size_t n,
+                               const uint8_t *prefix, size_t prefix_len, size_t max_chars, uint32_t unk_id,
+                               int whole_words) {
+    tp_wordpiece *wp = calloc(1, sizeof(*wp));
+    if (!wp || prefix_len > sizeof(wp->prefix)) { free(wp); return NULL; }
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) total += lens[i];
     memcpy(wp->prefix, prefix, prefix_len);
     wp->prefix_len = prefix_len;
-    if (!whole_words && build_trie(wp, tokens, lens, ids, n, total)) { tp_wordpiece_free(wp); return NULL; }
+    if (whole_words ? build_hash(wp, tokens, lens, ids, n, total) : build_trie(wp, tokens, lens, ids, n, total)) {
+        tp_wordpiece_free(wp);
+        return NULL;
+    }
     wp->max_chars = max_chars;
     wp->unk_id = unk_id;
     wp->whole_words = whole_words;
