@@ -1,5 +1,5 @@
 /* BPE over raw bytes: vocab and merge tables are open-addressing hashes built once; each thread's
- * scratch carries a direct-mapped cache of short words, so encoding shares nothing mutable. */
+ * scratch carries its own word cache, so encoding shares nothing mutable. */
 #include "tp_bpe.h"
 
 #include <stdlib.h>
@@ -8,8 +8,9 @@
 #include "tp_hash.h"
 
 #define NO_ID UINT32_MAX
-#define CACHE_WORD 24   /* words up to this many bytes are cached */
-#define CACHE_SLOTS 32768
+#define CACHE_WORD 4096            /* longer words are not cached (ranges are stored as uint16) */
+#define CACHE_SLOTS (1u << 16)     /* index slots; the cache is emptied when half are used ... */
+#define CACHE_ARENA_MAX (16u << 20) /* ... or when the entries would outgrow this many bytes */
 
 typedef struct {
     uint64_t key;     /* left << 32 | right */
@@ -29,13 +30,22 @@ struct tp_bpe {
     uint32_t byte_tokens[256];
 };
 
+/* A cached word lives in the arena at `at`: ids (uint32 x n), starts and ends (uint16 x n), then the
+ * word's bytes. Emptying the whole cache when full keeps it simple; hit rates on real text stay high. */
 typedef struct {
     uint64_t hash;
-    uint8_t len, n;
-    uint8_t word[CACHE_WORD];
-    uint8_t starts[CACHE_WORD], ends[CACHE_WORD]; /* not contiguous when unknown chars were dropped */
-    uint32_t ids[CACHE_WORD];
-} cache_entry;
+    uint32_t at;       /* EMPTY_SLOT: unused */
+    uint16_t len, n;
+} cache_slot;
+
+#define EMPTY_SLOT UINT32_MAX
+
+typedef struct {
+    cache_slot *slots;
+    size_t used;
+    uint8_t *arena;
+    size_t arena_len, arena_cap;
+} word_cache;
 
 typedef struct {
     uint32_t rank, pos;
@@ -45,7 +55,7 @@ struct tp_bpe_scratch {
     uint32_t *ids, *starts, *ends, *ranks, *next, *prev;
     heap_entry *heap;
     size_t cap;
-    cache_entry *cache;
+    word_cache cache;
 };
 
 static uint64_t merge_hash(uint64_t key) { return tp_mix64(key); }
@@ -158,8 +168,9 @@ void tp_bpe_free(tp_bpe *bpe) {
 tp_bpe_scratch *tp_bpe_scratch_new(void) {
     tp_bpe_scratch *scratch = calloc(1, sizeof(*scratch));
     if (!scratch) return NULL;
-    scratch->cache = calloc(CACHE_SLOTS, sizeof(cache_entry));
-    if (!scratch->cache) { free(scratch); return NULL; }
+    scratch->cache.slots = malloc(CACHE_SLOTS * sizeof(cache_slot));
+    if (!scratch->cache.slots) { free(scratch); return NULL; }
+    memset(scratch->cache.slots, 0xFF, CACHE_SLOTS * sizeof(cache_slot));
     return scratch;
 }
 
@@ -167,7 +178,7 @@ void tp_bpe_scratch_free(tp_bpe_scratch *scratch) {
     if (!scratch) return;
     free(scratch->ids); free(scratch->starts); free(scratch->ends); free(scratch->ranks);
     free(scratch->next); free(scratch->prev); free(scratch->heap);
-    free(scratch->cache);
+    free(scratch->cache.slots); free(scratch->cache.arena);
     free(scratch);
 }
 
@@ -312,30 +323,77 @@ static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *
     return n;
 }
 
+static size_t cache_entry_bytes(size_t len, size_t n) { return (n * 8 + len + 7) & ~(size_t)7; }
+
+/* The slot holding word, or the empty slot where it would go. */
+static cache_slot *cache_find(const word_cache *cache, const uint8_t *word, size_t len, uint64_t hash) {
+    for (size_t i = hash & (CACHE_SLOTS - 1);; i = (i + 1) & (CACHE_SLOTS - 1)) {
+        cache_slot *slot = &cache->slots[i];
+        if (slot->at == EMPTY_SLOT) return slot;
+        if (slot->hash == hash && slot->len == len &&
+            memcmp(cache->arena + slot->at + (size_t)slot->n * 8, word, len) == 0) return slot;
+    }
+}
+
+static void cache_load(const word_cache *cache, const cache_slot *slot, tp_bpe_scratch *s) {
+    const uint8_t *entry = cache->arena + slot->at;
+    const uint16_t *starts = (const uint16_t *)(entry + (size_t)slot->n * 4), *ends = starts + slot->n;
+    memcpy(s->ids, entry, (size_t)slot->n * 4);
+    for (size_t k = 0; k < slot->n; k++) { s->starts[k] = starts[k]; s->ends[k] = ends[k]; }
+}
+
+static void cache_clear(word_cache *cache) {
+    memset(cache->slots, 0xFF, CACHE_SLOTS * sizeof(cache_slot));
+    cache->used = 0;
+    cache->arena_len = 0;
+}
+
+/* Best effort: on OOM the word is simply not cached. */
+static void cache_store(word_cache *cache, const uint8_t *word, size_t len, uint64_t hash,
+                        const tp_bpe_scratch *s, size_t n) {
+    size_t size = cache_entry_bytes(len, n);
+    if (cache->used >= CACHE_SLOTS / 2 || cache->arena_len + size > CACHE_ARENA_MAX) cache_clear(cache);
+    if (cache->arena_len + size > cache->arena_cap) {
+        size_t cap = cache->arena_cap ? cache->arena_cap * 2 : 256 * 1024;
+        while (cap < cache->arena_len + size) cap *= 2;
+        uint8_t *arena = realloc(cache->arena, cap);
+        if (!arena) return;
+        cache->arena = arena;
+        cache->arena_cap = cap;
+    }
+    cache_slot *slot = cache_find(cache, word, len, hash);
+    uint8_t *entry = cache->arena + cache->arena_len;
+    uint16_t *starts = (uint16_t *)(entry + n * 4), *ends = starts + n;
+    memcpy(entry, s->ids, n * 4);
+    for (size_t k = 0; k < n; k++) { starts[k] = (uint16_t)s->starts[k]; ends[k] = (uint16_t)s->ends[k]; }
+    memcpy(entry + n * 8, word, len);
+    *slot = (cache_slot){hash, (uint32_t)cache->arena_len, (uint16_t)len, (uint16_t)n};
+    cache->arena_len += size;
+    cache->used++;
+}
+
 int tp_bpe_encode(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *word, size_t len,
                   const uint32_t **ids, const uint32_t **starts, const uint32_t **ends, size_t *n_out) {
     if (reserve(s, len + 1)) return -1;
     *ids = s->ids; *starts = s->starts; *ends = s->ends;
     uint64_t hash = tp_hash_bytes(word, len);
-    cache_entry *entry = NULL;
-    if (len <= CACHE_WORD) {
-        entry = &s->cache[hash & (CACHE_SLOTS - 1)];
-        if (entry->hash == hash && entry->len == len && entry->n && memcmp(entry->word, word, len) == 0) {
-            for (size_t k = 0; k < entry->n; k++) {
-                s->ids[k] = entry->ids[k];
-                s->starts[k] = entry->starts[k];
-                s->ends[k] = entry->ends[k];
-            }
-            *n_out = entry->n;
+    uint32_t whole = bpe->opt.ignore_merges ? vocab_find(bpe, word, len, hash) : NO_ID;
+    if (whole != NO_ID) {
+        s->ids[0] = whole; s->starts[0] = 0; s->ends[0] = (uint32_t)len;
+        *n_out = 1;
+        return 0;
+    }
+    int cacheable = len <= CACHE_WORD;
+    if (cacheable) {
+        const cache_slot *slot = cache_find(&s->cache, word, len, hash);
+        if (slot->at != EMPTY_SLOT) {
+            cache_load(&s->cache, slot, s);
+            *n_out = slot->n;
             return 0;
         }
     }
     size_t n;
-    uint32_t whole = bpe->opt.ignore_merges ? vocab_find(bpe, word, len, hash) : NO_ID;
-    if (whole != NO_ID) {
-        s->ids[0] = whole; s->starts[0] = 0; s->ends[0] = (uint32_t)len;
-        n = 1;
-    } else if (bpe->opt.char_level) {
+    if (bpe->opt.char_level) {
         n = char_symbols(bpe, s, word, len);
         n = n > 32 ? merge_long(bpe, s, n) : merge_all(bpe, s, n);
     } else {
@@ -346,15 +404,7 @@ int tp_bpe_encode(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *word, siz
         }
         n = len > 32 ? merge_long(bpe, s, len) : merge_all(bpe, s, len);
     }
-    if (entry) {
-        entry->hash = hash; entry->len = (uint8_t)len; entry->n = (uint8_t)n;
-        memcpy(entry->word, word, len);
-        for (size_t k = 0; k < n; k++) {
-            entry->ids[k] = s->ids[k];
-            entry->starts[k] = (uint8_t)s->starts[k];
-            entry->ends[k] = (uint8_t)s->ends[k];
-        }
-    }
+    if (cacheable) cache_store(&s->cache, word, len, hash, s, n);
     *n_out = n;
     return 0;
 }
