@@ -35,7 +35,7 @@ OPTION_SETS = [
     {"return_overflowing_tokens": True, "return_length": True},
 ]
 BATCH = 64
-PAIR_CHARS = 300
+PAIR_CHARS = 100
 HELPER_STEP = 7  # helpers are checked on every 7th row of a batch (they cost a Python call per token)
 _SHOWN = 160
 
@@ -83,7 +83,8 @@ def input_cases(texts):
         chunk = texts[start:start + BATCH]
         yield f"batch texts[{start}:{start + len(chunk)}]", (chunk,), {}
     # Pairs and pre-split words always run on the stock backend's own path; two batches show they are routed
-    # right. They are cut short: stock's pair overflow is quadratic in length (gigabytes on long documents).
+    # right. They are cut short: stock truncation of pairs builds every overflow combination (tokenizers
+    # 0.23.3 runs out of memory on a pair of 300-character byte-level documents with max_length=16).
     for start in range(0, min(len(texts), 2 * BATCH), BATCH):
         chunk = [text[:PAIR_CHARS] for text in texts[start:start + BATCH]]
         yield f"pairs texts[{start}:...][:{PAIR_CHARS}]", (chunk, chunk[::-1]), {}
