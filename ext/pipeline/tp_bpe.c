@@ -13,6 +13,12 @@
 #define CACHE_ARENA_MAX (16u << 20) /* ... or when the entries would outgrow this many bytes */
 
 typedef struct {
+    uint64_t head;    /* word_head of the token's bytes */
+    uint32_t id;      /* NO_ID: empty slot */
+    uint32_t len;
+} vocab_slot;
+
+typedef struct {
     uint64_t key;     /* left << 32 | right */
     uint32_t rank;    /* NO_ID: empty slot */
     uint32_t merged;
@@ -23,7 +29,7 @@ struct tp_bpe {
     uint64_t *offset;    /* id -> start in bytes; offset[id+1]-offset[id] = length */
     uint8_t *has_bytes;  /* id -> 0 when the id has no byte string */
     uint32_t n_tokens;
-    uint32_t *vocab_slots; uint64_t vocab_mask;     /* bytes -> id */
+    vocab_slot *vocab_slots; uint64_t vocab_mask;   /* bytes -> id, one cache line per probe */
     merge_slot *merges; uint64_t merge_mask; /* (left, right) -> (rank, merged), one cache line per probe */
     uint32_t byte_id[256];
     tp_bpe_options opt;
@@ -60,12 +66,20 @@ struct tp_bpe_scratch {
 
 static uint64_t merge_hash(uint64_t key) { return tp_mix64(key); }
 
+/* A word's first (up to) 8 bytes, zero padded: most vocab probes are settled by this one compare. */
+static uint64_t word_head(const uint8_t *word, size_t len) {
+    uint64_t head = 0;
+    memcpy(&head, word, len < 8 ? len : 8);
+    return head;
+}
+
 static uint32_t vocab_find(const tp_bpe *bpe, const uint8_t *word, size_t len, uint64_t hash) {
-    for (uint64_t slot = hash & bpe->vocab_mask;; slot = (slot + 1) & bpe->vocab_mask) {
-        uint32_t id = bpe->vocab_slots[slot];
-        if (id == NO_ID) return NO_ID;
-        uint64_t start = bpe->offset[id], n = bpe->offset[id + 1] - start;
-        if (n == len && memcmp(bpe->bytes + start, word, len) == 0) return id;
+    uint64_t head = word_head(word, len);
+    for (uint64_t i = hash & bpe->vocab_mask;; i = (i + 1) & bpe->vocab_mask) {
+        const vocab_slot *slot = &bpe->vocab_slots[i];
+        if (slot->id == NO_ID) return NO_ID;
+        if (slot->len == len && slot->head == head &&
+            (len <= 8 || memcmp(bpe->bytes + bpe->offset[slot->id] + 8, word + 8, len - 8) == 0)) return slot->id;
     }
 }
 
@@ -95,9 +109,9 @@ static int build_vocab(tp_bpe *bpe, const uint8_t *const *tokens, const uint32_t
     bpe->offset = malloc(sizeof(uint64_t) * ((size_t)n + 1));
     bpe->has_bytes = calloc(n ? n : 1, 1);
     uint64_t size = table_size(n);
-    bpe->vocab_slots = malloc(sizeof(uint32_t) * size);
+    bpe->vocab_slots = malloc(sizeof(vocab_slot) * size);
     if (!bpe->bytes || !bpe->offset || !bpe->has_bytes || !bpe->vocab_slots) return -1;
-    memset(bpe->vocab_slots, 0xFF, sizeof(uint32_t) * size);
+    memset(bpe->vocab_slots, 0xFF, sizeof(vocab_slot) * size);
     bpe->vocab_mask = size - 1;
     uint64_t at = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -115,8 +129,8 @@ static int build_vocab(tp_bpe *bpe, const uint8_t *const *tokens, const uint32_t
         uint64_t hash = tp_hash_bytes(word, len);
         if (vocab_find(bpe, word, len, hash) != NO_ID) continue; /* duplicate bytes: first id wins */
         uint64_t slot = hash & bpe->vocab_mask;
-        while (bpe->vocab_slots[slot] != NO_ID) slot = (slot + 1) & bpe->vocab_mask;
-        bpe->vocab_slots[slot] = i;
+        while (bpe->vocab_slots[slot].id != NO_ID) slot = (slot + 1) & bpe->vocab_mask;
+        bpe->vocab_slots[slot] = (vocab_slot){word_head(word, len), i, (uint32_t)len};
     }
     return 0;
 }
