@@ -13,11 +13,11 @@ yet `AutoTokenizer` must know our class, so registration hooks the import of tra
 import collections.abc
 import copy
 import functools
-import importlib.machinery
 import inspect
 import logging
-import sys
 import weakref
+
+from hf_tagtok._after_import import call_after_import
 
 logger = logging.getLogger("hf_tagtok")
 
@@ -36,36 +36,13 @@ _TWINS = weakref.WeakKeyDictionary()
 
 def register_auto_classes():
     """Make `AutoTokenizer` resolve directories saved by `TagTokenizerFast` (now or once imported)."""
-    if _AUTO_MODULE in sys.modules:
-        _register(sys.modules[_AUTO_MODULE])
-    elif not any(isinstance(finder, _RegisterOnImport) for finder in sys.meta_path):
-        sys.meta_path.insert(0, _RegisterOnImport())
+    call_after_import(_AUTO_MODULE, _register)
 
 
 def _register(auto_module):
     cls = _tag_class()
     for name in _SAVED_NAMES:
         auto_module.REGISTERED_TOKENIZER_CLASSES[name] = cls
-
-
-class _RegisterOnImport:
-    """A meta-path finder that registers our class right after transformers' auto module executes."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != _AUTO_MODULE:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None:
-            return spec
-        execute = spec.loader.exec_module
-
-        def exec_module(module):
-            execute(module)
-            _register(module)
-
-        spec.loader.exec_module = exec_module
-        return spec
 
 
 def __getattr__(name):
