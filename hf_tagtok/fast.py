@@ -15,6 +15,7 @@ import copy
 import functools
 import inspect
 import logging
+import os
 import weakref
 
 from hf_tagtok._after_import import call_after_import
@@ -203,6 +204,15 @@ def _tag_class():
                 tokenizer = super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
             tokenizer._announce()
             return tokenizer
+
+        def save_pretrained(self, save_directory, *args, **kwargs):
+            """Stock files, plus the tokenizer's identity (blake3 of tokenizer.json) beside them."""
+            from hf_tagtok.tokenizer_identity import write_identity
+
+            saved = super().save_pretrained(save_directory, *args, **kwargs)
+            if os.path.isfile(os.path.join(save_directory, "tokenizer.json")):
+                saved = (*saved, str(write_identity(save_directory)))
+            return saved
 
         @property
         def acceleration(self):

@@ -8,11 +8,22 @@ import argparse
 import os
 from pathlib import Path
 
+IDENTITY_FILE = "tokenizer.json.blake3"
+
 
 def identity(path_or_tokenizer) -> str:
     """blake3 hex of tokenizer.json: a file, a directory holding one, or a tokenizer object
     (`tokenizers.Tokenizer`, `hf_tagtok.Tokenizer`, or a transformers fast tokenizer)."""
     return _blake3(tokenizer_json_bytes(path_or_tokenizer)).hexdigest()
+
+
+def write_identity(directory) -> Path:
+    """Store the identity of `directory`/tokenizer.json beside it as `tokenizer.json.blake3`, in the
+    b3sum checksum format (so `b3sum -c tokenizer.json.blake3` verifies it too)."""
+    directory = Path(directory)
+    path = directory / IDENTITY_FILE
+    path.write_text(f"{identity(directory)}  tokenizer.json\n", encoding="utf-8")
+    return path
 
 
 def tokenizer_json_bytes(path_or_tokenizer) -> bytes:

@@ -24,6 +24,7 @@ from tokenizers import decoders, pre_tokenizers
 
 from hf_tagtok.models import BYTE_TO_CHAR, CHAR_TO_BYTE
 from hf_tagtok.pre_tokenizers import RECOGNISED_PATTERNS
+from hf_tagtok.tokenizer_identity import identity, write_identity
 
 CL100K_PATTERN = RECOGNISED_PATTERNS["cl100k"]  # exactly the text Llama-3's tokenizer.json ships
 SEED_SPECIAL_TOKENS = ("<|start|>", "<|end|>", "<|unk|>")
@@ -62,8 +63,9 @@ def train_bpe(files_or_iterator, vocab_size, *, special_tokens=(), layout="plain
 
 
 def save(tokenizer: tokenizers.Tokenizer, out_dir) -> Path:
-    """Write tokenizer.json (stock's canonical bytes, so identity(file) == identity(tokenizer)) and a
-    tokenizer_config.json that `AutoTokenizer` understands; returns the tokenizer.json path."""
+    """Write tokenizer.json (stock's canonical bytes, so identity(file) == identity(tokenizer)), a
+    tokenizer_config.json that `AutoTokenizer` understands and the identity beside them; returns the
+    tokenizer.json path."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "tokenizer.json"
@@ -74,6 +76,7 @@ def save(tokenizer: tokenizers.Tokenizer, out_dir) -> Path:
     if tuple(names[:3]) == SEED_SPECIAL_TOKENS:
         config.update(bos_token=names[0], eos_token=names[1], unk_token=names[2])
     _write_atomic(out / "tokenizer_config.json", (json.dumps(config, indent=2) + "\n").encode("utf-8"))
+    write_identity(out)
     return path
 
 
@@ -335,7 +338,5 @@ def main(argv=None):
     except (ValueError, OSError, UnicodeDecodeError) as exc:
         parser.exit(2, f"hf-tagtok train: error: {exc}\n")
     path = save(tokenizer, args.out)
-    from hf_tagtok.tokenizer_identity import identity
-
     print(f"{path}  vocab={tokenizer.get_vocab_size()}  identity={identity(path)}")
     return 0

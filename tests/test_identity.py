@@ -62,3 +62,28 @@ def test_cli_prints_identity_per_path(capsys, llama3_json):
     assert capsys.readouterr().out.split()[0] == blake3(open(llama3_json, "rb").read()).hexdigest()
     with pytest.raises(SystemExit):
         identity_module.main(["/nonexistent/dir"])
+
+
+def _stored_identity(directory):
+    digest, name = (directory / "tokenizer.json.blake3").read_text(encoding="utf-8").split()
+    assert name == "tokenizer.json"
+    return digest
+
+
+def test_save_pretrained_and_training_save_store_the_identity(tmp_path):
+    from transformers import AutoTokenizer
+
+    from hf_tagtok.fast import TagTokenizerFast
+    from hf_tagtok.training import save, train_bpe
+
+    trained = train_bpe(["a small corpus for a small tokenizer\n"] * 3, 300, progress=False)
+    save(trained, tmp_path / "trained")
+    raw = (tmp_path / "trained" / "tokenizer.json").read_bytes()
+    assert _stored_identity(tmp_path / "trained") == blake3(raw).hexdigest()
+
+    fast = TagTokenizerFast.from_pretrained(str(tmp_path / "trained"))
+    fast.save_pretrained(str(tmp_path / "resaved"))
+    raw = (tmp_path / "resaved" / "tokenizer.json").read_bytes()
+    assert _stored_identity(tmp_path / "resaved") == blake3(raw).hexdigest()
+    assert AutoTokenizer.from_pretrained(str(tmp_path / "resaved"))("a small corpus")["input_ids"] == \
+        fast("a small corpus")["input_ids"]
