@@ -111,6 +111,7 @@ def real_world_sequences():
         ("composed: ByteLevel+Digits", {"type": "Sequence", "pretokenizers": [byte_render, {"type": "Digits", "individual_digits": True}]}),
         ("composed: Metaspace+Punctuation+ByteLevel", {"type": "Sequence", "pretokenizers": [{"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}, {"type": "Punctuation", "behavior": "Contiguous"}, {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": False}]}),
         ("composed: ByteLevel(prefix)+Metaspace(first)", {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}, {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}]}),
+        ("composed: ByteLevel(prefix)+Split(Ġ)+Metaspace(first)", {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": False}, {"type": "Split", "pattern": {"String": "\u0120"}, "behavior": "Isolated", "invert": False}, {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}]}),
         ("empty Sequence", {"type": "Sequence", "pretokenizers": []}),
     ]
     found.extend(_installed_tokenizer_configs())

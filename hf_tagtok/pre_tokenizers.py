@@ -178,12 +178,21 @@ def _plan(steps):
             pass
     stages, run = [], []
 
+    def add(run_steps):
+        try:
+            stages.append(_Stage(run_steps))
+        except engine.UnsupportedShape:
+            stages.extend(_Stage([step]) for step in run_steps)
+
     def flush():
         if run:
-            try:
-                stages.append(_Stage(list(run)))
-            except engine.UnsupportedShape:
-                stages.extend(_Stage([step]) for step in run)
+            # Metaspace "first" compares ORIGINAL offsets with 0; after an earlier stage prepended a char,
+            # several pieces of one split can start at original 0, which one program cannot see.
+            if len(run) > 1 and run[-1]["kind"] == "metaspace" and run[-1]["prepend_scheme"] == "first":
+                add(run[:-1])
+                add(run[-1:])
+            else:
+                add(list(run))
             run.clear()
 
     for step in steps:

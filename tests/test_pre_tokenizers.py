@@ -311,3 +311,18 @@ def test_batch_api_is_thread_safe():
     assert len(results) == 4
     for offsets, counts in results:
         assert np.array_equal(offsets, expected[0]) and np.array_equal(counts, expected[1])
+
+
+@pytest.mark.parametrize("behavior", ["isolated", "removed", "merged_with_next", "contiguous"])
+@pytest.mark.parametrize("first", ["ByteLevel", "Metaspace"])
+def test_metaspace_first_after_a_prefix_sees_original_offsets(first, behavior):
+    # An earlier stage's prefix char aligns to original char 0, so a later split can leave several pieces
+    # starting at original 0: stock's Metaspace(first) prepends to each of them.
+    def build(module):
+        head = (module.ByteLevel(add_prefix_space=True, use_regex=False) if first == "ByteLevel"
+                else module.Metaspace(prepend_scheme="first"))
+        return module.Sequence([head, module.Split("\u0120", behavior), module.Metaspace(prepend_scheme="first")])
+
+    ours, stock = build(pt), build(hf)
+    for text in ["\thello world", "\u3000x y", "\t a", " hi\tthere", "plain", ""]:
+        assert ours.pre_tokenize_str(text) == stock.pre_tokenize_str(text), text
