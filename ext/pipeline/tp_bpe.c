@@ -79,7 +79,7 @@ static uint32_t vocab_find(const tp_bpe *bpe, const uint8_t *word, size_t len, u
         const vocab_slot *slot = &bpe->vocab_slots[i];
         if (slot->id == NO_ID) return NO_ID;
         if (slot->len == len && slot->head == head &&
-            (len <= 8 || memcmp(bpe->bytes + bpe->offset[slot->id] + 8, word + 8, len - 8) == 0)) return slot->id;
+            (len <= 8 || tp_same_bytes(bpe->bytes + bpe->offset[slot->id] + 8, word + 8, len - 8))) return slot->id;
     }
 }
 
@@ -345,7 +345,7 @@ static cache_slot *cache_find(const word_cache *cache, const uint8_t *word, size
         cache_slot *slot = &cache->slots[i];
         if (slot->at == EMPTY_SLOT) return slot;
         if (slot->hash == hash && slot->len == len &&
-            memcmp(cache->arena + slot->at + (size_t)slot->n * 8, word, len) == 0) return slot;
+            tp_same_bytes(cache->arena + slot->at + (size_t)slot->n * 8, word, len)) return slot;
     }
 }
 

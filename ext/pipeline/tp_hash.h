@@ -25,4 +25,16 @@ static inline uint64_t tp_hash_bytes(const uint8_t *data, size_t len) {
     return tp_mix64(h ^ tail ^ ((uint64_t)len << 56));
 }
 
+/* memcmp(a, b, len) == 0, inlined: the words compared here are mostly a few bytes long. */
+static inline int tp_same_bytes(const uint8_t *a, const uint8_t *b, size_t len) {
+    for (; len >= 8; a += 8, b += 8, len -= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8); memcpy(&y, b, 8);
+        if (x != y) return 0;
+    }
+    for (; len; a++, b++, len--)
+        if (*a != *b) return 0;
+    return 1;
+}
+
 #endif

@@ -192,17 +192,21 @@ static int encode_piece(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
     /* the prefix char aligns to the char it precedes (also when the piece is only the prefix) */
     size_t prefix_end = start + (start < limit ? utf8_len(text[start]) : 0);
     if (p->n_replacement) return encode_metaspace(p, ws, c, st, text, start, end, prefix, prefix_end, al);
-    if (len > ws->word_cap) {
-        uint8_t *grown = realloc(ws->word, len * 2);
-        if (!grown) return -1;
-        ws->word = grown; ws->word_cap = len * 2;
+    const uint8_t *word = text + start; /* copied only to put the prefix space in front */
+    if (prefix) {
+        if (len > ws->word_cap) {
+            uint8_t *grown = realloc(ws->word, len * 2);
+            if (!grown) return -1;
+            ws->word = grown; ws->word_cap = len * 2;
+        }
+        ws->word[0] = ' ';
+        memcpy(ws->word + 1, text + start, end - start);
+        word = ws->word;
     }
-    if (prefix) ws->word[0] = ' ';
-    memcpy(ws->word + prefix, text + start, end - start);
     const uint32_t *ids, *from, *to;
     size_t n;
-    if (p->wordpiece ? tp_wordpiece_encode(p->wordpiece, ws->wordpiece, ws->word, len, &ids, &from, &to, &n)
-                     : tp_bpe_encode(p->bpe, ws->bpe, ws->word, len, &ids, &from, &to, &n)) return -1;
+    if (p->wordpiece ? tp_wordpiece_encode(p->wordpiece, ws->wordpiece, word, len, &ids, &from, &to, &n)
+                     : tp_bpe_encode(p->bpe, ws->bpe, word, len, &ids, &from, &to, &n)) return -1;
     if (columns_reserve(c, n)) return -1;
     for (size_t k = 0; k < n; k++) {
         size_t s = from[k] < prefix ? start : start + from[k] - prefix;
