@@ -279,9 +279,24 @@ typedef struct {
     tp_columns *chunks;
     int64_t *lengths;
     int add_special;
-    atomic_size_t next;
+    int n_ranges;                          /* one run of consecutive chunks per thread */
+    atomic_size_t next[TP_POOL_MAX];       /* next unclaimed chunk of each range */
+    size_t range_end[TP_POOL_MAX];
     atomic_int failed;
 } batch;
+
+/* A thread works through its own range first (the same texts land on the same thread's word cache
+ * call after call), then helps with the others'. Returns n_chunks when nothing is left. */
+static size_t claim_chunk(batch *b, int slot) {
+    int own = slot > 0 ? slot : 0;
+    for (int k = 0; k < b->n_ranges; k++) {
+        int range = (own + k) % b->n_ranges;
+        if (atomic_load(&b->next[range]) >= b->range_end[range]) continue;
+        size_t chunk = atomic_fetch_add(&b->next[range], 1);
+        if (chunk < b->range_end[range]) return chunk;
+    }
+    return b->n_chunks;
+}
 
 static void run_chunks(void *arg, int slot) {
     batch *b = arg;
@@ -292,7 +307,7 @@ static void run_chunks(void *arg, int slot) {
         if (slot >= 0) b->workspaces[slot] = ws;
     }
     for (;;) {
-        size_t chunk = atomic_fetch_add(&b->next, 1);
+        size_t chunk = claim_chunk(b, slot);
         if (chunk >= b->n_chunks || atomic_load(&b->failed)) break;
         tp_columns *c = &b->chunks[chunk];
         for (size_t t = b->chunk_start[chunk]; t < b->chunk_start[chunk + 1]; t++) {
@@ -330,10 +345,22 @@ int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8
     if (chunk_start[n_chunks] != n || n_chunks == 0) chunk_start[++n_chunks] = n;
     tp_columns *chunks = calloc(n_chunks, sizeof(tp_columns));
     if (!chunks) { free(chunk_start); return -1; }
-    batch b = {p, workspaces, texts, lens, chunk_start, n_chunks, chunks, lengths, add_special, 0, 0};
-    tp_pool_run(run_chunks, &b, threads < (int)n_chunks ? threads : (int)n_chunks);
+    int slots = threads < (int)n_chunks ? threads : (int)n_chunks;
+    batch *b = calloc(1, sizeof(batch));
+    if (!b) { free(chunk_start); free(chunks); return -1; }
+    *b = (batch){.p = p, .workspaces = workspaces, .texts = texts, .lens = lens, .chunk_start = chunk_start,
+                 .n_chunks = n_chunks, .chunks = chunks, .lengths = lengths, .add_special = add_special,
+                 .n_ranges = slots};
+    for (int r = 0; r < slots; r++) {
+        atomic_init(&b->next[r], n_chunks * (size_t)r / (size_t)slots);
+        b->range_end[r] = n_chunks * (size_t)(r + 1) / (size_t)slots;
+    }
+    atomic_init(&b->failed, 0);
+    tp_pool_run(run_chunks, b, slots);
     free(chunk_start);
-    if (atomic_load(&b.failed)) {
+    int failed = atomic_load(&b->failed);
+    free(b);
+    if (failed) {
         tp_chunks_free(chunks, n_chunks);
         return -1;
     }
