@@ -157,3 +157,19 @@ def test_child_forked_after_encoding_encodes():
     verdict = os.read(read, 1) if ready else b"hang"
     os.waitpid(pid, 0)
     assert verdict == b"1"
+
+
+def test_word_cache_overflow_and_long_words_match_stock():
+    # More distinct words than the per-thread BPE word cache holds (it empties itself when full), words
+    # near and past its longest cacheable length, then the same words again (hits after the flush).
+    name = "llama3" if "llama3" in NAMES else "small_bytelevel"
+    stock = tokenizer_zoo.load(name)
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    words = [f"w{index:x}q{index * 7919 % 100003:x}" for index in range(40_000)]
+    long_words = ["".join(chr(0x61 + (i * j) % 26) for i in range(length)) for j, length in
+                  enumerate([1000, 4095, 4096, 4097, 9000], start=3)]
+    texts = [" ".join(words[start:start + 400]) for start in range(0, len(words), 400)] + long_words
+    texts += texts[:20]
+    for mine, theirs in zip(ours.encode_batch(texts), stock.encode_batch(texts)):
+        assert mine.ids == theirs.ids
+        assert mine.offsets == theirs.offsets
