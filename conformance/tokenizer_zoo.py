@@ -128,21 +128,27 @@ REAL = {
 
 # ---------------------------------------------------------------- small tokenizers built in code
 
-def _small_byte_bpe(pre_tokenizer, post_processor=None, added=(), normalizer=None, ignore_merges=False):
-    # Vocabulary by rule: the 256 byte chars, then merges of frequent ASCII pairs/triples in a fixed order.
-    from hf_tagtok.models import BYTE_TO_CHAR
-
-    byte_chars = [BYTE_TO_CHAR[b] for b in range(256)]
-    vocab = {char: index for index, char in enumerate(byte_chars)}
+def _merges_by_rule(vocab, words):
+    """Merges that build each word from its first split into two known tokens; adds the words to vocab."""
     merges = []
-    for word in ("th", "he", "in", "er", "an", "the", "ing", "Ġt", "Ġthe", "Ġa", "on", "es", "Ġw", "or", "ĠĠ",
-                 "ĠĠĠĠ", "Ċ", "ĠĊ", "ll", "llo", "he" + "llo"):
+    for word in words:
         for cut in range(1, len(word)):
             left, right = word[:cut], word[cut:]
             if left in vocab and right in vocab and word not in vocab:
                 merges.append((left, right))
                 vocab[word] = len(vocab)
                 break
+    return merges
+
+
+def _small_byte_bpe(pre_tokenizer, post_processor=None, added=(), normalizer=None, ignore_merges=False):
+    # Vocabulary by rule: the 256 byte chars, then merges of frequent ASCII pairs/triples in a fixed order.
+    from hf_tagtok.models import BYTE_TO_CHAR
+
+    byte_chars = [BYTE_TO_CHAR[b] for b in range(256)]
+    vocab = {char: index for index, char in enumerate(byte_chars)}
+    merges = _merges_by_rule(vocab, ("th", "he", "in", "er", "an", "the", "ing", "Ġt", "Ġthe", "Ġa", "on", "es",
+                                     "Ġw", "or", "ĠĠ", "ĠĠĠĠ", "Ċ", "ĠĊ", "ll", "llo", "hello"))
     tokenizer = tokenizers.Tokenizer(models.BPE(vocab, merges, ignore_merges=ignore_merges))
     tokenizer.pre_tokenizer = pre_tokenizer
     if post_processor is not None:
@@ -216,14 +222,8 @@ def _small_char_bpe(pre_tokenizer, byte_fallback, unk_token=None, fuse_unk=False
         vocab.update({f"<0x{byte:02X}>": len(vocab) + byte for byte in range(256)})
     for char in "▁" + "".join(chr(c) for c in range(33, 127)) + "éü":
         vocab.setdefault(char, len(vocab))
-    merges = []
-    for word in ("▁t", "he", "▁the", "in", "er", "▁a", "on", "▁w", "or", "ing", "an", "▁▁", "▁▁▁▁", "es", "ll", "llo"):
-        for cut in range(1, len(word)):
-            left, right = word[:cut], word[cut:]
-            if left in vocab and right in vocab and word not in vocab:
-                merges.append((left, right))
-                vocab[word] = len(vocab)
-                break
+    merges = _merges_by_rule(vocab, ("▁t", "he", "▁the", "in", "er", "▁a", "on", "▁w", "or", "ing", "an", "▁▁",
+                                     "▁▁▁▁", "es", "ll", "llo"))
     tokenizer = tokenizers.Tokenizer(models.BPE(vocab, merges, byte_fallback=byte_fallback, unk_token=unk_token,
                                                 fuse_unk=fuse_unk))
     tokenizer.pre_tokenizer = pre_tokenizer
