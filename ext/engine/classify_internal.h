@@ -32,6 +32,14 @@ typedef struct {
     uint8_t ascii_delta[TT_ASCII_MAX_RUNS];
 } tt_classifier;
 
+/* Char-start bits of the block at byte j (a multiple of the block size, <= 64) into the bitplane. */
+static inline void tt_store_block_starts(uint64_t *char_starts, size_t j, uint64_t bits) {
+    if (j & 63)
+        char_starts[j >> 6] |= bits << (j & 63);
+    else
+        char_starts[j >> 6] = bits;
+}
+
 typedef void (*tt_classify_fn)(const tt_classifier *c, const uint8_t *text, size_t n, uint8_t *tags,
                                uint64_t *char_starts);
 

@@ -74,11 +74,7 @@ void tt_classify_sse2(const tt_classifier *c, const uint8_t *text, size_t n, uin
     size_t j = 0;
     for (; j + BLOCK <= n; j += BLOCK) {
         uint64_t bits = classify_block(c, &r, text + j, tags + j);
-        if (!char_starts) continue;
-        if (j & 63)
-            char_starts[j >> 6] |= bits << (j & 63);
-        else
-            char_starts[j >> 6] = bits;
+        if (char_starts) tt_store_block_starts(char_starts, j, bits);
     }
     tt_classify_scalar_range(c, text, j, n, tags, char_starts);
 }
