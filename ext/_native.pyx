@@ -28,6 +28,9 @@ cdef extern from "pipeline/tp_bpe.h" nogil:
         const uint32_t *byte_tokens
         uint32_t unk_id
         int fuse_unk
+        const uint8_t *prefix
+        const uint8_t *suffix
+        size_t prefix_len, suffix_len
     tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t n_tokens,
                        const tp_merge *merges, uint32_t n_merges, const tp_bpe_options *options)
     void tp_bpe_free(tp_bpe *bpe)
@@ -149,6 +152,7 @@ cdef class Pipeline:
         cdef tp_merge *c_merges = <tp_merge *>malloc((m or 1) * sizeof(tp_merge))
         cdef tp_bpe_options options
         cdef uint32_t byte_tokens[256]
+        prefix, suffix = model.get("prefix", b""), model.get("suffix", b"")
         try:
             if ptrs == NULL or lens == NULL or c_merges == NULL:
                 raise MemoryError()
@@ -168,6 +172,8 @@ cdef class Pipeline:
             options.byte_fallback = model.get("byte_tokens") is not None
             options.unk_id = 0xFFFFFFFF if model.get("unk_id") is None else model["unk_id"]
             options.fuse_unk = model.get("fuse_unk", False)
+            options.prefix, options.prefix_len = <const uint8_t *><const char *>prefix, len(prefix)
+            options.suffix, options.suffix_len = <const uint8_t *><const char *>suffix, len(suffix)
             if options.byte_fallback:
                 for i in range(256):
                     byte_tokens[i] = model["byte_tokens"][i]
@@ -176,7 +182,7 @@ cdef class Pipeline:
         finally:
             free(ptrs); free(lens); free(c_merges)
         if self._bpe == NULL:
-            raise ValueError("BPE vocabulary lacks a single-byte token (or out of memory)")
+            raise ValueError("BPE vocabulary lacks a single-byte token, an affix is too long (or out of memory)")
 
     cdef _build_added(self, list added, bint encode_special_tokens):
         cdef size_t n = len(added), i

@@ -56,21 +56,33 @@ def _pre_tokenizer_steps(config):
 def _bpe_spec(model, byte_level):
     if model.get("type") != "BPE":
         raise Unsupported(f"model {model.get('type')} is not native yet")
-    for key in ("dropout", "continuing_subword_prefix", "end_of_word_suffix"):
-        if model.get(key) not in (None, ""):
-            raise Unsupported(f"BPE {key}={model.get(key)!r} is not native yet")
+    if model.get("dropout") not in (None, 0.0):
+        raise Unsupported(f"BPE dropout={model.get('dropout')!r} is not native (it is random)")
+
+    def as_bytes(text):  # byte level: the byte string a rendered token stands for; None if it has none
+        try:
+            return text.translate(_TO_LATIN1).encode("latin-1") if byte_level else text.encode()
+        except UnicodeEncodeError:
+            return None
+
     vocab = model["vocab"]
     size = max(vocab.values()) + 1 if vocab else 0
     tokens = [None] * size  # None: no byte string (byte level: unreachable from bytes)
     for token, token_id in vocab.items():
-        try:
-            tokens[token_id] = token.translate(_TO_LATIN1).encode("latin-1") if byte_level else token.encode()
-        except UnicodeEncodeError:
-            pass
+        tokens[token_id] = as_bytes(token)
     spec = {"tokens": tokens, "ignore_merges": bool(model.get("ignore_merges")), "char_level": not byte_level}
+    prefix, suffix = model.get("continuing_subword_prefix") or "", model.get("end_of_word_suffix") or ""
+    spec["prefix"], spec["suffix"] = as_bytes(prefix), as_bytes(suffix)
+    if spec["prefix"] is None or spec["suffix"] is None or max(len(spec["prefix"]), len(spec["suffix"])) > 64:
+        raise Unsupported("BPE continuing_subword_prefix/end_of_word_suffix outside the byte alphabet or "
+                          "longer than 64 bytes is not native")
+    if model.get("byte_fallback") and (prefix or suffix):
+        raise Unsupported("BPE byte_fallback with continuing_subword_prefix/end_of_word_suffix is not native "
+                          "(stock's offsets for the fallback bytes then run past the word)")
     if byte_level:
         if model.get("byte_fallback") or model.get("unk_token") is not None:
             raise Unsupported("byte-level BPE with byte_fallback or unk_token is not native yet")
+        _check_byte_symbols(tokens, spec["prefix"], spec["suffix"])
     else:
         unk = model.get("unk_token")
         if unk is not None and unk not in vocab:
@@ -84,13 +96,30 @@ def _bpe_spec(model, byte_level):
                 raise Unsupported("BPE byte_fallback without all 256 <0xXX> tokens is not native yet")
             spec["byte_tokens"] = [vocab[name] for name in names]
     merges = []
+    prefix_len = len(prefix.encode())
     for merge in model["merges"]:
         left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
-        merged = vocab.get(left + right)
+        # stock names the merged token left + right minus prefix_len bytes, whatever right starts with
+        try:
+            merged = vocab.get(left + right.encode()[prefix_len:].decode())
+        except UnicodeDecodeError:
+            continue
         if merged is not None and left in vocab and right in vocab:
             merges.append((vocab[left], vocab[right], merged))
     spec["merges"] = merges
     return spec
+
+
+def _check_byte_symbols(tokens, prefix, suffix):
+    # Byte level: every byte needs its initial symbol in each position (first/inner/last/only), else
+    # stock drops it and shifts offsets in rendered-string bytes, which the byte-level C path does not do.
+    known = {token for token in tokens if token is not None}
+    for byte in range(256):
+        for before in {b"", prefix}:
+            for after in {b"", suffix}:
+                if before + bytes([byte]) + after not in known:
+                    raise Unsupported(f"byte-level BPE without a token for {before + bytes([byte]) + after!r} "
+                                      "is not native")
 
 
 def _added_spec(added_tokens, has_normalizer):

@@ -31,10 +31,24 @@ struct tp_bpe {
     uint32_t n_tokens;
     vocab_slot *vocab_slots; uint64_t vocab_mask;   /* bytes -> id, one cache line per probe */
     merge_slot *merges; uint64_t merge_mask; /* (left, right) -> (rank, merged), one cache line per probe */
-    uint32_t byte_id[256];
+    uint32_t byte_id[4][256]; /* [symbol_kind(first, last)][byte]: the byte's initial symbol */
     tp_bpe_options opt;
     uint32_t byte_tokens[256];
+    uint8_t prefix[TP_BPE_AFFIX_MAX], suffix[TP_BPE_AFFIX_MAX];
 };
+
+/* Which affixes a word's symbol at position i of n carries: bit 1 prefix (not first), bit 0 suffix (last). */
+static unsigned symbol_kind(size_t i, size_t end, size_t len) { return (i > 0) << 1 | (end == len); }
+
+/* The initial symbol's bytes: [prefix] bytes [suffix] per kind; returns its length (buf holds
+ * 2 * TP_BPE_AFFIX_MAX + 4 bytes). */
+static size_t affixed(const tp_bpe *bpe, unsigned kind, const uint8_t *bytes, size_t len, uint8_t *buf) {
+    size_t n = 0;
+    if (kind & 2) { memcpy(buf, bpe->prefix, bpe->opt.prefix_len); n = bpe->opt.prefix_len; }
+    memcpy(buf + n, bytes, len); n += len;
+    if (kind & 1) { memcpy(buf + n, bpe->suffix, bpe->opt.suffix_len); n += bpe->opt.suffix_len; }
+    return n;
+}
 
 /* A cached word lives in the arena at `at`: ids (uint32 x n), starts and ends (uint16 x n), then the
  * word's bytes. Emptying the whole cache when full keeps it simple; hit rates on real text stay high. */
@@ -157,15 +171,21 @@ tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t 
     if (!bpe) return NULL;
     bpe->n_tokens = n_tokens;
     bpe->opt = *options;
+    if (options->prefix_len > TP_BPE_AFFIX_MAX || options->suffix_len > TP_BPE_AFFIX_MAX) goto fail;
+    if (options->prefix_len) memcpy(bpe->prefix, options->prefix, options->prefix_len);
+    if (options->suffix_len) memcpy(bpe->suffix, options->suffix, options->suffix_len);
+    bpe->opt.prefix = bpe->prefix; bpe->opt.suffix = bpe->suffix;
     if (options->byte_fallback) memcpy(bpe->byte_tokens, options->byte_tokens, sizeof(bpe->byte_tokens));
     bpe->opt.byte_tokens = bpe->byte_tokens;
     if (build_vocab(bpe, tokens, lens, n_tokens) || build_merges(bpe, merges, n_merges)) goto fail;
     if (options->char_level) return bpe;
-    for (int byte = 0; byte < 256; byte++) {
-        uint8_t one = (uint8_t)byte;
-        bpe->byte_id[byte] = vocab_find(bpe, &one, 1, tp_hash_bytes(&one, 1));
-        if (bpe->byte_id[byte] == NO_ID) goto fail;
-    }
+    for (unsigned kind = 0; kind < 4; kind++)
+        for (int byte = 0; byte < 256; byte++) {
+            uint8_t one = (uint8_t)byte, buf[2 * TP_BPE_AFFIX_MAX + 4];
+            size_t len = affixed(bpe, kind, &one, 1, buf);
+            bpe->byte_id[kind][byte] = vocab_find(bpe, buf, len, tp_hash_bytes(buf, len));
+            if (bpe->byte_id[kind][byte] == NO_ID) goto fail;
+        }
     return bpe;
 fail:
     tp_bpe_free(bpe);
@@ -309,20 +329,23 @@ static void add_symbol(tp_bpe_scratch *s, size_t *n, uint32_t id, size_t byte_le
     (*n)++;
 }
 
-/* HF's char-level word start: known chars, <0xXX> byte tokens, or a (fused) unk per unknown char. The
- * pending unk is flushed before the next known char only, exactly as HF orders it. */
+/* HF's char-level word start (merge_word): known chars (with their prefix/suffix), <0xXX> byte tokens
+ * of the char (never with affixes: the Python layer sends that to stock), or a (fused) unk per unknown
+ * char. The pending unk is flushed before the next known char only, exactly as HF orders it. */
 static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *word, size_t len) {
     size_t n = 0, unk_len = 0;
     int pending = 0;
     for (size_t i = 0; i < len;) {
         size_t end = i + utf8_char_len(word[i]);
         if (end > len) end = len;
-        uint32_t id = vocab_find(bpe, word + i, end - i, tp_hash_bytes(word + i, end - i));
+        uint8_t buf[2 * TP_BPE_AFFIX_MAX + 4];
+        size_t key_len = affixed(bpe, symbol_kind(i, end, len), word + i, end - i, buf);
+        uint32_t id = vocab_find(bpe, buf, key_len, tp_hash_bytes(buf, key_len));
         if (id != NO_ID) {
             if (pending) { add_symbol(s, &n, bpe->opt.unk_id, unk_len); pending = 0; }
             add_symbol(s, &n, id, end - i);
         } else if (bpe->opt.byte_fallback) {
-            for (size_t b = i; b < end; b++) add_symbol(s, &n, bpe->byte_tokens[word[b]], 1);
+            for (size_t b = 0; b < key_len; b++) add_symbol(s, &n, bpe->byte_tokens[buf[b]], 1);
         } else if (bpe->opt.unk_id != NO_ID) {
             if (pending && bpe->opt.fuse_unk) {
                 unk_len += end - i;
@@ -412,7 +435,7 @@ int tp_bpe_encode(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *word, siz
         n = n > 32 ? merge_long(bpe, s, n) : merge_all(bpe, s, n);
     } else {
         for (size_t i = 0; i < len; i++) {
-            s->ids[i] = bpe->byte_id[word[i]];
+            s->ids[i] = bpe->byte_id[symbol_kind(i, i + 1, len)][word[i]];
             s->starts[i] = (uint32_t)i;
             s->ends[i] = (uint32_t)i + 1;
         }

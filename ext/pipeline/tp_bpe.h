@@ -22,10 +22,17 @@ typedef struct {
     const uint32_t *byte_tokens; /* 256 ids, for byte_fallback */
     uint32_t unk_id;    /* char_level: id for unknown chars, UINT32_MAX: unknown chars are dropped (as HF) */
     int fuse_unk;       /* consecutive unknown chars give one unk token */
+    /* HF continuing_subword_prefix / end_of_word_suffix: a word's initial symbol for a char (a byte at
+     * byte level) is prefix + char when it is not the first, char + suffix when it is the last. */
+    const uint8_t *prefix, *suffix;
+    size_t prefix_len, suffix_len; /* each at most TP_BPE_AFFIX_MAX */
 } tp_bpe_options;
 
+#define TP_BPE_AFFIX_MAX 64
+
 /* tokens[i] (len lens[i]) is the byte string of id i; lens[i] == UINT32_MAX marks an id with no
- * byte string. Returns NULL on OOM, or (byte level) when a single byte has no token. */
+ * byte string. Returns NULL on OOM, on a prefix/suffix longer than TP_BPE_AFFIX_MAX, or (byte level)
+ * when some byte's initial symbol (with its prefix/suffix) has no token. */
 tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t n_tokens,
                    const tp_merge *merges, uint32_t n_merges, const tp_bpe_options *options);
 void tp_bpe_free(tp_bpe *bpe);
