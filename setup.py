@@ -1,7 +1,7 @@
 """Build the C/Cython extensions with the system compiler.
 
-Each extension is one concern (engine, native pipeline, trainer) so a broken file in one never blocks
-building the others. HF_TAGTOK_BUILD_ONLY=_engine,_native restricts the build during development.
+Each extension is one concern (engine, native pipeline, trainer, Python rows) so a broken file in one
+never blocks building the others. HF_TAGTOK_BUILD_ONLY=_engine,_native restricts the build during development.
 """
 import glob
 import os
@@ -15,6 +15,7 @@ EXTENSIONS = {
     "_engine": ["ext/_engine.pyx", *ENGINE_C],
     "_native": ["ext/_native.pyx", *ENGINE_C, *sorted(glob.glob("ext/pipeline/*.c"))],
     "_train": ["ext/_train.pyx", *sorted(glob.glob("ext/train/*.c"))],
+    "_lists": ["ext/_lists.pyx"],
 }
 
 only = {name for name in os.environ.get("HF_TAGTOK_BUILD_ONLY", "").split(",") if name}

@@ -167,6 +167,7 @@ def _tag_class():
     from transformers.tokenization_utils_tokenizers import TokenizersBackend
     from transformers.utils import PaddingStrategy
 
+    from hf_tagtok import _lists
     from hf_tagtok.tokenizer import STAGES
 
     defaults = {name: parameter.default
@@ -334,50 +335,34 @@ def _tag_class():
                     self._eventual_warn_about_too_long_sequence(range(longest), None, True)
 
     class _Layout:
-        """Turns flat per-token columns into per-text rows (lists, or int64 arrays when rectangular)."""
+        """Turns flat per-token columns into per-text rows: lists built natively, or int64 grids."""
 
         def __init__(self, lengths, widths, left, rectangular):
             self.lengths, self.widths, self.left, self.rectangular = lengths, widths, left, rectangular
-            self.ends = np.cumsum(lengths)
-            self.starts = self.ends - lengths
             self.padded = bool((widths != lengths).any())
-            if rectangular and self.padded:
-                columns = np.arange(int(widths[0]))
-                if left:
-                    self.mask = columns >= (widths - lengths)[:, None]
-                else:
-                    self.mask = columns < lengths[:, None]
-
-        def _grid(self, flat, fill, tail=()):
-            grid = np.full((len(self.lengths), int(self.widths[0])) + tail, fill if self.padded else 0, dtype=np.int64)
-            if self.padded:
-                grid[self.mask] = flat
-            else:
-                grid[...] = flat.reshape(grid.shape)
-            return grid
 
         def rows(self, flat, fill, as_numpy):
-            if self.rectangular:
-                grid = self._grid(flat, fill)
-                return grid if as_numpy else grid.tolist()
-            values = flat.tolist()
-            return [self._pad(values[a:b], [fill] * (w - (b - a)))
-                    for a, b, w in zip(self.starts.tolist(), self.ends.tolist(), self.widths.tolist())]
+            if as_numpy:
+                return self._grid(flat, fill)
+            return _lists.int_rows(flat, self.lengths, self.widths, fill, self.left)
 
         def offset_rows(self, offsets, as_numpy):
             if as_numpy:
                 return self._grid(offsets, 0, (2,))
-            if self.rectangular:
-                grid = self._grid(offsets, 0, (2,))
-                return [list(zip(starts, ends)) for starts, ends in zip(grid[:, :, 0].tolist(), grid[:, :, 1].tolist())]
-            pairs = list(zip(offsets[:, 0].tolist(), offsets[:, 1].tolist()))
-            return [self._pad(pairs[a:b], [(0, 0)] * (w - (b - a)))
-                    for a, b, w in zip(self.starts.tolist(), self.ends.tolist(), self.widths.tolist())]
+            return _lists.pair_rows(offsets, self.lengths, self.widths, self.left)
 
-        def _pad(self, row, padding):
-            if not padding:
-                return row
-            return padding + row if self.left else row + padding
+        def _grid(self, flat, fill, tail=()):
+            shape = (len(self.lengths), int(self.widths[0])) + tail
+            if not self.padded:
+                return flat.astype(np.int64).reshape(shape)
+            columns = np.arange(shape[1])
+            if self.left:
+                mask = columns >= (self.widths - self.lengths)[:, None]
+            else:
+                mask = columns < self.lengths[:, None]
+            grid = np.full(shape, fill, dtype=np.int64)
+            grid[mask] = flat
+            return grid
 
     def _padded_lengths(lengths, padding):
         """Each text's final length under the stock padding rules (pad up to a target, never truncate)."""

@@ -1,0 +1,169 @@
+# cython: language_level=3
+"""hf_tagtok._lists: per-text Python rows built straight from flat token columns.
+
+transformers' `BatchEncoding` holds a list of ints (or of (start, end) tuples) per text. Building
+them here, in one pass with no intermediate numpy slices or Python loops, is most of what separates
+the native columns from the finished `BatchEncoding`.
+
+Ints are shared from a cache filled on first use (a Python int is immutable, so sharing is
+invisible); offset tuples hold only ints, so they are untracked by the cyclic GC at once, exactly as
+CPython's own collector would untrack them later, instead of making it rescan them.
+"""
+from libc.stdint cimport int64_t, uint8_t, uint32_t
+
+import numpy as np
+
+cdef extern from *:
+    """
+    #include <Python.h>
+    #include <stdint.h>
+
+    /* Ints below this are kept once made: token ids of every common vocabulary and character
+       offsets of texts up to 128k characters. Only values actually seen are made. */
+    #define TT_INT_CACHE 131072
+    static PyObject *tt_ints[TT_INT_CACHE];
+
+    static PyObject *tt_int(uint64_t v) {  /* new reference */
+        if (v < TT_INT_CACHE) {
+            PyObject *o = tt_ints[v];
+            if (o == NULL) {
+                o = PyLong_FromUnsignedLongLong(v);
+                if (o == NULL) return NULL;
+                tt_ints[v] = o;
+            }
+            Py_INCREF(o);
+            return o;
+        }
+        return PyLong_FromUnsignedLongLong(v);
+    }
+
+    /* Row r holds widths[r] items: lengths[r] values taken in order from the flat column, and
+       widths[r] - lengths[r] copies of fill before them (left) or after them. */
+    #define TT_ROWS(NAME, T)                                                                         \
+    static PyObject *NAME(const T *flat, const int64_t *lengths, const int64_t *widths, Py_ssize_t n, \
+                          PyObject *fill, int left) {                                                \
+        PyObject *rows = PyList_New(n);                                                              \
+        if (rows == NULL) return NULL;                                                               \
+        const T *at = flat;                                                                          \
+        for (Py_ssize_t r = 0; r < n; r++) {                                                         \
+            Py_ssize_t len = lengths[r], pad = widths[r] - lengths[r];                               \
+            PyObject *row = PyList_New(len + pad);                                                   \
+            if (row == NULL) { Py_DECREF(rows); return NULL; }                                       \
+            PyList_SET_ITEM(rows, r, row);                                                           \
+            Py_ssize_t first = left ? pad : 0, pad_at = left ? 0 : len;                              \
+            for (Py_ssize_t i = 0; i < pad; i++) {                                                   \
+                Py_INCREF(fill);                                                                     \
+                PyList_SET_ITEM(row, pad_at + i, fill);                                              \
+            }                                                                                        \
+            for (Py_ssize_t i = 0; i < len; i++) {                                                   \
+                PyObject *v = tt_int((uint64_t)at[i]);                                               \
+                if (v == NULL) { Py_DECREF(rows); return NULL; }                                     \
+                PyList_SET_ITEM(row, first + i, v);                                                  \
+            }                                                                                        \
+            at += len;                                                                               \
+        }                                                                                            \
+        return rows;                                                                                 \
+    }
+    TT_ROWS(tt_rows_u8, uint8_t)
+    TT_ROWS(tt_rows_u32, uint32_t)
+    TT_ROWS(tt_rows_i64, int64_t)
+
+    static PyObject *tt_pair(const int64_t *p) {
+        PyObject *a = tt_int((uint64_t)p[0]), *b = a ? tt_int((uint64_t)p[1]) : NULL;
+        PyObject *t = b ? PyTuple_New(2) : NULL;
+        if (t == NULL) { Py_XDECREF(a); Py_XDECREF(b); return NULL; }
+        PyTuple_SET_ITEM(t, 0, a);
+        PyTuple_SET_ITEM(t, 1, b);
+        PyObject_GC_UnTrack(t);
+        return t;
+    }
+
+    /* Rows of (start, end) tuples from an (n_tokens, 2) column; padding is the shared (0, 0). */
+    static PyObject *tt_pair_rows(const int64_t *pairs, const int64_t *lengths, const int64_t *widths,
+                                  Py_ssize_t n, PyObject *fill, int left) {
+        int gc_was_enabled = PyGC_Disable();  /* pure allocation: collecting midway finds nothing */
+        PyObject *rows = PyList_New(n);
+        const int64_t *at = pairs;
+        for (Py_ssize_t r = 0; rows != NULL && r < n; r++) {
+            Py_ssize_t len = lengths[r], pad = widths[r] - lengths[r];
+            PyObject *row = PyList_New(len + pad);
+            if (row == NULL) { Py_CLEAR(rows); break; }
+            PyList_SET_ITEM(rows, r, row);
+            Py_ssize_t first = left ? pad : 0, pad_at = left ? 0 : len;
+            for (Py_ssize_t i = 0; i < pad; i++) {
+                Py_INCREF(fill);
+                PyList_SET_ITEM(row, pad_at + i, fill);
+            }
+            for (Py_ssize_t i = 0; i < len; i++, at += 2) {
+                PyObject *t = tt_pair(at);
+                if (t == NULL) { Py_CLEAR(rows); break; }
+                PyList_SET_ITEM(row, first + i, t);
+            }
+        }
+        if (gc_was_enabled) PyGC_Enable();
+        return rows;
+    }
+    """
+    object tt_rows_u8(const uint8_t *flat, const int64_t *lengths, const int64_t *widths, Py_ssize_t n,
+                      object fill, int left)
+    object tt_rows_u32(const uint32_t *flat, const int64_t *lengths, const int64_t *widths, Py_ssize_t n,
+                       object fill, int left)
+    object tt_rows_i64(const int64_t *flat, const int64_t *lengths, const int64_t *widths, Py_ssize_t n,
+                       object fill, int left)
+    object tt_pair_rows(const int64_t *pairs, const int64_t *lengths, const int64_t *widths, Py_ssize_t n,
+                        object fill, int left)
+
+
+cdef tuple _checked(lengths, widths, Py_ssize_t n_items):
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    widths = np.ascontiguousarray(widths, dtype=np.int64)
+    if lengths.ndim != 1 or widths.shape != lengths.shape:
+        raise ValueError("lengths and widths must be 1-D and of equal size")
+    if (lengths < 0).any() or (widths < lengths).any() or int(lengths.sum()) != n_items:
+        raise ValueError("lengths must be >= 0, sum to the column size and not exceed widths")
+    return lengths, widths
+
+
+def int_rows(flat, lengths, widths, fill, bint left=False):
+    """[[int]] per text: lengths[r] values of the uint8/uint32/int64 column, padded with fill to widths[r].
+
+    Padding goes before the values when left is true, after them otherwise.
+    """
+    flat = np.ascontiguousarray(flat)
+    if flat.ndim != 1:
+        raise ValueError("int_rows takes a 1-D column")
+    lengths, widths = _checked(lengths, widths, flat.shape[0])
+    cdef const int64_t[::1] lens = lengths, wids = widths
+    cdef Py_ssize_t n = lens.shape[0]
+    cdef const int64_t *lp = &lens[0] if n else NULL
+    cdef const int64_t *wp = &wids[0] if n else NULL
+    cdef const uint8_t[::1] u8
+    cdef const uint32_t[::1] u32
+    cdef const int64_t[::1] i64
+    if flat.dtype == np.uint8:
+        u8 = flat
+        return tt_rows_u8(&u8[0] if u8.shape[0] else NULL, lp, wp, n, fill, left)
+    if flat.dtype == np.uint32:
+        u32 = flat
+        return tt_rows_u32(&u32[0] if u32.shape[0] else NULL, lp, wp, n, fill, left)
+    if flat.dtype == np.int64:
+        i64 = flat
+        if i64.shape[0] and np.asarray(i64).min() < 0:
+            raise ValueError("int_rows takes non-negative values")
+        return tt_rows_i64(&i64[0] if i64.shape[0] else NULL, lp, wp, n, fill, left)
+    raise TypeError(f"int_rows takes uint8, uint32 or int64 columns, not {flat.dtype}")
+
+
+def pair_rows(pairs, lengths, widths, bint left=False):
+    """[[(start, end)]] per text from an (n_tokens, 2) non-negative int64 column, padded with (0, 0)."""
+    pairs = np.ascontiguousarray(pairs, dtype=np.int64)
+    if pairs.ndim != 2 or pairs.shape[1] != 2:
+        raise ValueError("pair_rows takes an (n, 2) column")
+    if pairs.shape[0] and pairs.min() < 0:
+        raise ValueError("pair_rows takes non-negative values")
+    lengths, widths = _checked(lengths, widths, pairs.shape[0])
+    cdef const int64_t[:, ::1] p = pairs
+    cdef const int64_t[::1] lens = lengths, wids = widths
+    cdef Py_ssize_t n = lens.shape[0]
+    return tt_pair_rows(&p[0, 0] if p.shape[0] else NULL, &lens[0] if n else NULL, &wids[0] if n else NULL,
+                        n, (0, 0), left)
