@@ -1,7 +1,8 @@
 """Translate a normalizer config (tokenizer.json dict) into the native normalizer spec.
 
-A normalizer becomes {"steps": [...]}: per-char steps the C normalizer (ext/pipeline/tp_normalize.c)
-runs in order, each with stock's alignment rules. Configs with no exact native twin raise
+A normalizer becomes {"steps": [...]}: steps the C normalizer (ext/pipeline/tp_normalize.c) runs in
+order, each with stock's alignment rules: names for the per-char ones, ("replace", pattern, content),
+("prepend", text) and ("strip", left, right) for the others. Configs with no exact native twin raise
 `Unsupported` naming the part, so the tokenizer reports it and runs stock instead.
 """
 from hf_tagtok.models import Unsupported
@@ -27,7 +28,22 @@ def _steps(config):
         return _bert_steps(config)
     if kind == "Sequence":
         return [step for part in config["normalizers"] for step in _steps(part)]
+    if kind == "Replace":
+        return [_replace_step(config)]
+    if kind == "Prepend":
+        return [("prepend", config["prepend"])] if config["prepend"] else []
+    if kind == "Strip":
+        return [("strip", bool(config["strip_left"]), bool(config["strip_right"]))]
     raise Unsupported(f"normalizer {kind} is not native yet")
+
+
+def _replace_step(config):
+    pattern = config["pattern"]
+    if "String" not in pattern:
+        raise Unsupported(f"Replace with a regex pattern {pattern.get('Regex')!r} is not native")
+    if not pattern["String"]:
+        raise Unsupported("Replace with an empty pattern is not native")
+    return ("replace", pattern["String"], config["content"])
 
 
 def spec(config):

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
-from tokenizers import Tokenizer, models, normalizers as N, pre_tokenizers
+from tokenizers import Regex, Tokenizer, models, normalizers as N, pre_tokenizers
 
 from hf_tagtok import normalizers
 from hf_tagtok.models import Unsupported
@@ -30,6 +30,16 @@ CONFIGS = {
     "lowercase": N.Lowercase(),
     "strip_accents": N.StripAccents(),
     "sequence": N.Sequence([N.NFKD(), N.StripAccents(), N.Lowercase()]),
+    "strip": N.Strip(),
+    "strip_left": N.Strip(left=True, right=False),
+    "prepend": N.Prepend("▁"),
+    "replace_char": N.Replace(" ", "▁"),
+    "replace_delete": N.Replace("́", ""),
+    "llama2": N.Sequence([N.Prepend("▁"), N.Replace(" ", "▁")]),
+    "whole_string_steps": N.Sequence([N.NFKC(), N.Strip(left=False), N.Replace("a ", "é ▁"), N.Lowercase(),
+                                      N.Prepend("▁ "), N.Replace("  ", ""), N.Strip(right=False),
+                                      N.StripAccents()]),
+    "prepend_composes": N.Sequence([N.Prepend("x"), N.Prepend("e"), N.NFC(), N.Replace("é", "E")]),
 }
 
 
@@ -112,8 +122,8 @@ def test_fuzz_bert_default(text):
     _check((stock, per_char, _native.Normalizer(normalizers.spec(_config(stock)))), text)
 
 
-@pytest.mark.parametrize("normalizer", [N.Strip(), N.Prepend("_"), N.Replace("a", "b"),
-                                        N.Sequence([N.NFC(), N.Strip()])])
+@pytest.mark.parametrize("normalizer", [N.Replace(Regex("a+"), "b"), N.Sequence([N.NFC(), N.Replace(Regex(" "), "")]),
+                                        N.ByteLevel()])
 def test_not_native_yet_is_reported(normalizer):
     with pytest.raises(Unsupported):
         normalizers.spec(_config(normalizer))

@@ -2,10 +2,11 @@
 #
 # Included by ext/_native.pyx. Specs are the engine-neutral dicts hf_tagtok.normalizers (normalizer)
 # and hf_tagtok.models (model) build:
-#   normalizer: {"steps": [step names]}     model: {"type": "WordPiece"|"WordLevel", "tokens": [bytes],
+#   normalizer: {"steps": [step name, or (name, *arguments) for "replace" (pattern, content),
+#   "prepend" (text) and "strip" (left, right)]}     model: {"type": "WordPiece"|"WordLevel", "tokens": [bytes],
 #   "ids": [int], "prefix": bytes, "max_chars": int, "unk_id": int}
 from libc.stdint cimport uint8_t, uint32_t
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 
@@ -16,8 +17,15 @@ cdef extern from "pipeline/tp_normalize.h" nogil:
         pass
     enum:
         TP_NORM_CLEAN_TEXT, TP_NORM_CHINESE, TP_NORM_NFD, TP_NORM_NFKD, TP_NORM_BERT_STRIP
-        TP_NORM_STRIP_ACCENTS, TP_NORM_LOWERCASE, TP_NORM_NFC, TP_NORM_NFKC
-    tp_normalizer *tp_normalizer_new(const uint8_t *steps, size_t n)
+        TP_NORM_STRIP_ACCENTS, TP_NORM_LOWERCASE, TP_NORM_NFC, TP_NORM_NFKC, TP_NORM_REPLACE, TP_NORM_PREPEND
+        TP_NORM_STRIP
+    ctypedef struct tp_norm_step:
+        uint8_t kind, left, right
+        const uint8_t *text
+        size_t text_len
+        const uint8_t *content
+        size_t content_len
+    tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n)
     void tp_normalizer_free(tp_normalizer *nz)
     tp_norm_scratch *tp_norm_scratch_new()
     void tp_norm_scratch_free(tp_norm_scratch *s)
@@ -42,12 +50,35 @@ cdef extern from "pipeline/tp_wordpiece.h" nogil:
 NORMALIZER_STEPS = {"clean_text": TP_NORM_CLEAN_TEXT, "chinese": TP_NORM_CHINESE, "nfd": TP_NORM_NFD,
                     "nfkd": TP_NORM_NFKD, "bert_strip": TP_NORM_BERT_STRIP,
                     "strip_accents": TP_NORM_STRIP_ACCENTS, "lowercase": TP_NORM_LOWERCASE,
-                    "nfc": TP_NORM_NFC, "nfkc": TP_NORM_NFKC}
+                    "nfc": TP_NORM_NFC, "nfkc": TP_NORM_NFKC, "replace": TP_NORM_REPLACE,
+                    "prepend": TP_NORM_PREPEND, "strip": TP_NORM_STRIP}
 
 
 cdef tp_normalizer *_build_normalizer(dict spec) except NULL:
-    kinds = bytes(NORMALIZER_STEPS[name] for name in spec["steps"])
-    cdef tp_normalizer *nz = tp_normalizer_new(kinds, len(kinds))
+    steps = [(item,) if isinstance(item, str) else tuple(item) for item in spec["steps"]]
+    cdef size_t n = len(steps), k
+    cdef tp_norm_step *c_steps = <tp_norm_step *>calloc(n or 1, sizeof(tp_norm_step))
+    cdef tp_normalizer *nz = NULL
+    strings = []  # keeps the UTF-8 arguments alive until the normalizer has copied them
+    if c_steps == NULL:
+        raise MemoryError()
+    try:
+        for k in range(n):
+            name, arguments = steps[k][0], steps[k][1:]
+            c_steps[k].kind = NORMALIZER_STEPS[name]
+            if name == "strip":
+                c_steps[k].left, c_steps[k].right = arguments
+            elif name in ("replace", "prepend"):
+                text = arguments[0].encode()
+                content = arguments[1].encode() if name == "replace" else b""
+                if name == "replace" and not text:
+                    raise ValueError("Replace with an empty pattern")
+                strings += [text, content]
+                c_steps[k].text, c_steps[k].text_len = <const uint8_t *><const char *>text, len(text)
+                c_steps[k].content, c_steps[k].content_len = <const uint8_t *><const char *>content, len(content)
+        nz = tp_normalizer_new(c_steps, n)
+    finally:
+        free(c_steps)
     if nz == NULL:
         raise MemoryError()
     return nz

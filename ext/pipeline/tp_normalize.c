@@ -2,13 +2,16 @@
  * NormalizedString::transform: an output char that replaces an input char takes that char's range;
  * an inserted char (change +1) takes the range of the input char just before the insertion point,
  * or [0, 0) at the very start. Every step is per char except the canonical reordering inside NFD/NFKD,
- * which moves the replace/insert marks along with the chars (as stock's crate does). */
+ * which moves the replace/insert marks along with the chars (as stock's crate does), and the
+ * whole-string steps: Strip, Prepend and a Replace pattern longer than one char. */
 #include "tp_normalize.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "normalization_tables.h"
+#include "tagtok.h"
+#include "tagtok_tables.h"
 
 /* The fast path: the whole pipeline's output for each BMP char alone, valid in context unless a char
  * is not LOCAL (its own alignment is not simply itself) or canonical reordering could reach across
@@ -21,9 +24,19 @@ typedef struct {
     int decompositions, lead, trail, transparent;
 } char_info;
 
+typedef struct {
+    uint8_t kind, left, right;
+    uint32_t *text, *content; /* code points (see tp_norm_step) */
+    size_t text_n, content_n;
+} step;
+
+/* Leading Prepend steps only put a prefix before the text (all of it aligned to the text's first
+ * char), so they are done once per call and the rest, steps[lead..n), keeps the per-char fast path. */
 struct tp_normalizer {
-    uint8_t *steps;
-    size_t n, *expand; /* expand[k]: longest output of one char under step k */
+    step *steps;
+    size_t n, lead, *expand; /* expand[k]: longest output of one char under step k */
+    uint8_t *prefix;         /* UTF-8 of the leading Prepend steps' combined prefix */
+    size_t prefix_len;
     uint32_t *bmp;     /* NULL: no fast path; else per BMP char: pool offset << 8 | output length */
     uint8_t *bmp_flags;
     uint8_t *pool;
@@ -42,6 +55,8 @@ struct tp_norm_scratch {
     uint8_t *out;
     uint32_t *from, *to;
     size_t out_cap;
+    uint8_t *joined; /* prefix + text */
+    size_t joined_cap;
 };
 
 static int in_set(const tt_norm_set *set, uint32_t c) {
@@ -97,10 +112,28 @@ static const tt_norm_set *step_removes(uint8_t kind) {
          : kind == TP_NORM_STRIP_ACCENTS ? &tt_norm_strip_accents : NULL;
 }
 
-/* Longest output of one char under a step: chinese pads with 2 spaces; maps by their longest entry. */
-static size_t expansion(uint8_t kind) {
+static size_t utf8_put(uint8_t *p, uint32_t c) {
+    if (c < 0x80) { p[0] = (uint8_t)c; return 1; }
+    if (c < 0x800) { p[0] = 0xC0 | (c >> 6); p[1] = 0x80 | (c & 0x3F); return 2; }
+    if (c < 0x10000) { p[0] = 0xE0 | (c >> 12); p[1] = 0x80 | ((c >> 6) & 0x3F); p[2] = 0x80 | (c & 0x3F); return 3; }
+    p[0] = 0xF0 | (c >> 18); p[1] = 0x80 | ((c >> 12) & 0x3F); p[2] = 0x80 | ((c >> 6) & 0x3F); p[3] = 0x80 | (c & 0x3F);
+    return 4;
+}
+
+/* Rust char::is_whitespace: the engine's WS property of the char's atom. */
+static int is_whitespace(uint32_t c) {
+    uint8_t bytes[4], tags[4];
+    size_t n = utf8_put(bytes, c);
+    tt_classify(TT_ALPHABET_ATOMS, bytes, n, tags, NULL);
+    return (tt_atom_props[tags[0]] & TT_PROP_WS) != 0;
+}
+
+/* Longest output of one char under a step: chinese pads with 2 spaces; maps by their longest entry;
+ * a Replace match by its content (Prepend's prefix comes on top, see room()). */
+static size_t expansion(const step *st) {
+    uint8_t kind = st->kind;
     const tt_norm_map *map = step_map(kind);
-    size_t most = kind == TP_NORM_CHINESE ? 3 : 1;
+    size_t most = kind == TP_NORM_CHINESE ? 3 : kind == TP_NORM_REPLACE && st->content_n > 1 ? st->content_n : 1;
     for (uint32_t i = 0; map && i < map->n; i++)
         if (map->offsets[i + 1] - map->offsets[i] > most) most = map->offsets[i + 1] - map->offsets[i];
     return most;
@@ -184,10 +217,41 @@ static void decompose(const tt_norm_map *map, int composing, const chars *in, ch
     }
 }
 
-/* One step from in to out (out has room for in->n times the step's expansion). Every other step
- * keeps each char's own range: deletions drop it, replacements and chinese padding reuse it. */
-static void apply(uint8_t kind, const chars *in, chars *out, int32_t *change, uint32_t *rank) {
+/* Strip: drop whitespace chars at the ends; the others keep their ranges. */
+static void strip(const step *st, const chars *in, chars *out) {
+    size_t lo = 0, hi = in->n;
+    while (st->left && lo < hi && is_whitespace(in->cp[lo])) lo++;
+    while (st->right && hi > lo && is_whitespace(in->cp[hi - 1])) hi--;
+    for (size_t i = lo; i < hi; i++) push(out, in->cp[i], in->start[i], in->end[i]);
+}
+
+/* Replace: leftmost non-overlapping matches; every content char takes the range of the match's last
+ * char (stock inserts them after removing the match). */
+static void replace(const step *st, const chars *in, chars *out) {
+    size_t m = st->text_n;
+    for (size_t i = 0; i < in->n;) {
+        if (i + m <= in->n && memcmp(in->cp + i, st->text, m * 4) == 0) {
+            for (size_t k = 0; k < st->content_n; k++) push(out, st->content[k], in->start[i + m - 1], in->end[i + m - 1]);
+            i += m;
+        } else {
+            push(out, in->cp[i], in->start[i], in->end[i]);
+            i++;
+        }
+    }
+}
+
+/* One step from in to out (out has room(), see there). Every other step keeps each char's own range:
+ * deletions drop it, replacements and chinese padding reuse it; Prepend's chars take the first char's. */
+static void apply(const step *st, const chars *in, chars *out, int32_t *change, uint32_t *rank) {
     out->n = 0;
+    uint8_t kind = st->kind;
+    if (kind == TP_NORM_STRIP) { strip(st, in, out); return; }
+    if (kind == TP_NORM_REPLACE) { replace(st, in, out); return; }
+    if (kind == TP_NORM_PREPEND) {
+        for (size_t k = 0; in->n && k < st->text_n; k++) push(out, st->text[k], in->start[0], in->end[0]);
+        for (size_t i = 0; i < in->n; i++) push(out, in->cp[i], in->start[i], in->end[i]);
+        return;
+    }
     const tt_norm_map *map = step_map(kind);
     const tt_norm_set *removes = step_removes(kind);
     if (map && kind != TP_NORM_LOWERCASE) {
@@ -210,14 +274,6 @@ static void apply(uint8_t kind, const chars *in, chars *out, int32_t *change, ui
             for (size_t k = 0; k < n; k++) push(out, mapped[k], s, e);
         }
     }
-}
-
-static size_t utf8_put(uint8_t *p, uint32_t c) {
-    if (c < 0x80) { p[0] = (uint8_t)c; return 1; }
-    if (c < 0x800) { p[0] = 0xC0 | (c >> 6); p[1] = 0x80 | (c & 0x3F); return 2; }
-    if (c < 0x10000) { p[0] = 0xE0 | (c >> 12); p[1] = 0x80 | ((c >> 6) & 0x3F); p[2] = 0x80 | (c & 0x3F); return 3; }
-    p[0] = 0xF0 | (c >> 18); p[1] = 0x80 | ((c >> 12) & 0x3F); p[2] = 0x80 | ((c >> 6) & 0x3F); p[3] = 0x80 | (c & 0x3F);
-    return 4;
 }
 
 static uint32_t utf8_get(const uint8_t *p, size_t *len) {
@@ -269,24 +325,27 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
         push(in, c, (uint32_t)pos, (uint32_t)(pos + n));
         pos += n;
     }
-    for (size_t k = 0; k < nz->n; k++) {
-        if (chars_reserve(next, in->n * nz->expand[k] + 1) || work_reserve(s, next->cap)) return -1;
-        uint8_t kind = nz->steps[k];
+    for (size_t k = nz->lead; k < nz->n; k++) {
+        const step *st = &nz->steps[k];
+        size_t room = in->n * nz->expand[k] + (st->kind == TP_NORM_PREPEND ? st->text_n : 0) + 1;
+        if (chars_reserve(next, room) || work_reserve(s, next->cap)) return -1;
+        uint8_t kind = st->kind;
         int composing = kind == TP_NORM_NFC || kind == TP_NORM_NFKC;
         if (info && (composing || kind == TP_NORM_NFD || kind == TP_NORM_NFKD)) {
             /* what the char brings to this step: decomposed, does it start or end with a char that
              * interacts with its neighbours (reordering; for composition also any composable second
              * char, and every char may be a first one) */
             chars *decomposed = next;
-            apply(kind == TP_NORM_NFC ? TP_NORM_NFD : kind == TP_NORM_NFKC ? TP_NORM_NFKD : kind, in, decomposed,
-                  s->change, s->rank);
+            step half = {kind == TP_NORM_NFC ? TP_NORM_NFD : kind == TP_NORM_NFKC ? TP_NORM_NFKD : kind, 0, 0, NULL,
+                         NULL, 0, 0};
+            apply(&half, in, decomposed, s->change, s->rank);
             info->decompositions++;
             info->transparent = in->n == 0;
             info->lead = decomposed->n && (ccc_rank(decomposed->cp[0])
                                            || (composing && in_set(&tt_norm_compose_second, decomposed->cp[0])));
             info->trail = decomposed->n && (composing || ccc_rank(decomposed->cp[decomposed->n - 1]));
         }
-        apply(kind, in, next, s->change, s->rank);
+        apply(st, in, next, s->change, s->rank);
         chars *t = in; in = next; next = t;
     }
     if (out_reserve(s, at + in->n * 4 + 1)) return -1;
@@ -349,16 +408,43 @@ static int normalize_bmp(const tp_normalizer *nz, tp_norm_scratch *s, const uint
     return 0;
 }
 
+/* The leading prefix goes in front of the text; its chars then align to the text's first char. */
+static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                              size_t *out_len) {
+    size_t p = nz->prefix_len, first;
+    if (p + len > s->joined_cap) {
+        uint8_t *grown = realloc(s->joined, 2 * (p + len));
+        if (!grown) return -1;
+        s->joined = grown; s->joined_cap = 2 * (p + len);
+    }
+    memcpy(s->joined, nz->prefix, p);
+    memcpy(s->joined + p, text, len);
+    utf8_get(text, &first);
+    int rc = nz->bmp ? normalize_bmp(nz, s, s->joined, p + len, out_len)
+                     : normalize_chars(nz, s, s->joined, p + len, 0, 0, out_len, NULL);
+    for (size_t b = 0; rc == 0 && b < *out_len; b++) {
+        s->from[b] = s->from[b] < p ? 0 : s->from[b] - (uint32_t)p;
+        s->to[b] = s->to[b] <= p ? (uint32_t)first : s->to[b] - (uint32_t)p;
+    }
+    return rc;
+}
+
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
-    int rc = nz->bmp ? normalize_bmp(nz, s, text, len, out_len) : normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
+    int rc = nz->prefix_len && len ? normalize_prefixed(nz, s, text, len, out_len)
+           : nz->bmp ? normalize_bmp(nz, s, text, len, out_len) : normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
     *out = s->out; *from = s->from; *to = s->to;
     return rc;
 }
 
 /* Run the pipeline on every BMP char alone. No fast path when two steps decompose (reordering
- * could then happen twice, which the flags do not describe). */
+ * could then happen twice, which the flags do not describe) or a step works on the whole string. */
 static int build_bmp(tp_normalizer *nz) {
+    for (size_t k = nz->lead; k < nz->n; k++) {
+        const step *st = &nz->steps[k];
+        if (st->kind == TP_NORM_STRIP || st->kind == TP_NORM_PREPEND || (st->kind == TP_NORM_REPLACE && st->text_n > 1))
+            return 0;
+    }
     tp_norm_scratch *s = tp_norm_scratch_new();
     size_t pool_len = 0, pool_cap = 4 * BMP;
     nz->bmp = malloc(BMP * sizeof(uint32_t));
@@ -394,24 +480,54 @@ static int build_bmp(tp_normalizer *nz) {
     return 0;
 }
 
-tp_normalizer *tp_normalizer_new(const uint8_t *steps, size_t n) {
+/* UTF-8 (valid) to a new code point array; *n receives its length. */
+static uint32_t *code_points(const uint8_t *text, size_t len, size_t *n) {
+    uint32_t *cps = malloc((len ? len : 1) * 4);
+    *n = 0;
+    for (size_t pos = 0, k; cps && pos < len; pos += k) cps[(*n)++] = utf8_get(text + pos, &k);
+    return cps;
+}
+
+/* The combined prefix of the leading Prepend steps: each later one goes in front of the earlier ones. */
+static int build_prefix(tp_normalizer *nz, const tp_norm_step *steps) {
+    size_t total = 0;
+    for (nz->lead = 0; nz->lead < nz->n && steps[nz->lead].kind == TP_NORM_PREPEND; nz->lead++) total += steps[nz->lead].text_len;
+    nz->prefix = malloc(total ? total : 1);
+    if (!nz->prefix) return -1;
+    for (size_t k = nz->lead; k-- > 0;) {
+        memcpy(nz->prefix + nz->prefix_len, steps[k].text, steps[k].text_len);
+        nz->prefix_len += steps[k].text_len;
+    }
+    return 0;
+}
+
+tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
     tp_normalizer *nz = calloc(1, sizeof(*nz));
     if (!nz) return NULL;
-    nz->steps = malloc(n ? n : 1);
+    nz->steps = calloc(n ? n : 1, sizeof(step));
     nz->expand = malloc((n ? n : 1) * sizeof(size_t));
     if (!nz->steps || !nz->expand) { tp_normalizer_free(nz); return NULL; }
-    for (size_t k = 0; k < n; k++) {
-        if (steps[k] >= TP_NORM_N_KINDS) { tp_normalizer_free(nz); return NULL; }
-        nz->steps[k] = steps[k];
-        nz->expand[k] = expansion(steps[k]);
-    }
     nz->n = n;
-    if (build_bmp(nz)) { tp_normalizer_free(nz); return NULL; }
+    for (size_t k = 0; k < n; k++) {
+        step *st = &nz->steps[k];
+        if (steps[k].kind >= TP_NORM_N_KINDS || (steps[k].kind == TP_NORM_REPLACE && steps[k].text_len == 0)) {
+            tp_normalizer_free(nz);
+            return NULL;
+        }
+        *st = (step){steps[k].kind, steps[k].left, steps[k].right, NULL, NULL, 0, 0};
+        st->text = code_points(steps[k].text, steps[k].text_len, &st->text_n);
+        st->content = code_points(steps[k].content, steps[k].content_len, &st->content_n);
+        if (!st->text || !st->content) { tp_normalizer_free(nz); return NULL; }
+        nz->expand[k] = expansion(st);
+    }
+    if (build_prefix(nz, steps) || build_bmp(nz)) { tp_normalizer_free(nz); return NULL; }
     return nz;
 }
 
 void tp_normalizer_free(tp_normalizer *nz) {
     if (!nz) return;
+    for (size_t k = 0; nz->steps && k < nz->n; k++) { free(nz->steps[k].text); free(nz->steps[k].content); }
+    free(nz->prefix);
     free(nz->steps);
     free(nz->expand);
     free(nz->bmp); free(nz->bmp_flags); free(nz->pool);
@@ -428,5 +544,6 @@ void tp_norm_scratch_free(tp_norm_scratch *s) {
     free(s->b.cp); free(s->b.start); free(s->b.end);
     free(s->out); free(s->from); free(s->to);
     free(s->change); free(s->rank);
+    free(s->joined);
     free(s);
 }

@@ -20,14 +20,27 @@ enum {
     TP_NORM_LOWERCASE,
     TP_NORM_NFC,
     TP_NORM_NFKC,
+    TP_NORM_REPLACE,       /* Replace(String pattern, content) */
+    TP_NORM_PREPEND,       /* Prepend(text): before the first char of a non-empty string */
+    TP_NORM_STRIP,         /* Strip(left, right): Rust char::is_whitespace chars at the ends */
     TP_NORM_N_KINDS
 };
+
+typedef struct {
+    uint8_t kind;
+    uint8_t left, right;                        /* TP_NORM_STRIP */
+    const uint8_t *text;                        /* PREPEND: the text; REPLACE: the pattern (non-empty) */
+    size_t text_len;
+    const uint8_t *content;                     /* REPLACE: the replacement */
+    size_t content_len;
+} tp_norm_step;
 
 typedef struct tp_normalizer tp_normalizer;
 typedef struct tp_norm_scratch tp_norm_scratch;
 
-/* steps: n step kinds applied in order. NULL on OOM or an unknown kind. */
-tp_normalizer *tp_normalizer_new(const uint8_t *steps, size_t n);
+/* steps: n steps applied in order (their strings are copied). NULL on OOM, an unknown kind or an
+ * empty Replace pattern. */
+tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n);
 void tp_normalizer_free(tp_normalizer *nz);
 
 tp_norm_scratch *tp_norm_scratch_new(void);
