@@ -349,6 +349,128 @@ def small_roberta_processing():
                            processors.RobertaProcessing(("</s>", 1), ("<s>", 0), trim_offsets=True))
 
 
+def _corpus_words(pre_tokenizer, normalizer=None, every=2):
+    """Every `every`-th distinct piece stock's normalizer + pre-tokenizer cut from a corpus sample, in
+    first-seen order: a vocabulary that knows part of the words of any text, so hits and unknowns both occur."""
+    from hf_tagtok import sample_text
+
+    seen = {}
+    for text in sample_text.multiscript_texts()[::10]:
+        text = normalizer.normalize_str(text) if normalizer is not None else text
+        seen.update(dict.fromkeys(piece for piece, _ in pre_tokenizer.pre_tokenize_str(text)))
+    return list(seen)[::every]
+
+
+_WORD_SPECIALS = ("[UNK]", "[CLS]", "[SEP]")
+_CLS_SEP_TEMPLATE = dict(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                         special_tokens=[("[CLS]", 1), ("[SEP]", 2)])
+
+
+def _finish(tokenizer, pre_tokenizer, normalizer, post_processor):
+    tokenizer.pre_tokenizer = pre_tokenizer
+    if normalizer is not None:
+        tokenizer.normalizer = normalizer
+    if post_processor is not None:
+        tokenizer.post_processor = post_processor
+    return tokenizer
+
+
+def _small_word_level(pre_tokenizer, normalizer=None, post_processor=None):
+    vocab = {token: index for index, token in enumerate(_WORD_SPECIALS)}
+    for word in _corpus_words(pre_tokenizer, normalizer):
+        vocab.setdefault(word, len(vocab))
+    tokenizer = tokenizers.Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    return _finish(tokenizer, pre_tokenizer, normalizer, post_processor)
+
+
+def _small_word_piece(pre_tokenizer, normalizer, post_processor, prefix, max_chars=100):
+    # Whole words for a third of the corpus words, every char alone and continued, and the second half of
+    # another third of the words as a continuation piece.
+    words = _corpus_words(pre_tokenizer, normalizer, every=1)
+    vocab = {token: index for index, token in enumerate(_WORD_SPECIALS)}
+    pieces = words[::3] + [piece for word in words for char in word for piece in (char, prefix + char)]
+    pieces += [prefix + word[len(word) // 2:] for word in words[1::3] if len(word) > 1]
+    for piece in pieces:
+        vocab.setdefault(piece, len(vocab))
+    tokenizer = tokenizers.Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", continuing_subword_prefix=prefix,
+                                                      max_input_chars_per_word=max_chars))
+    return _finish(tokenizer, pre_tokenizer, normalizer, post_processor)
+
+
+def small_wordlevel_whitespace_nfkc():
+    return _small_word_level(pre_tokenizers.Whitespace(), normalizers.NFKC(),
+                             processors.TemplateProcessing(**_CLS_SEP_TEMPLATE))
+
+
+def small_wordlevel_punctuation_digits():
+    pre = pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation("contiguous"),
+                                   pre_tokenizers.Digits(individual_digits=True)])
+    normalizer = normalizers.Sequence([normalizers.NFD(), normalizers.StripAccents(), normalizers.Lowercase()])
+    return _small_word_level(pre, normalizer, processors.BertProcessing(("[SEP]", 2), ("[CLS]", 1)))
+
+
+def small_wordlevel_scripts_delimiter():
+    pre = pre_tokenizers.Sequence([pre_tokenizers.CharDelimiterSplit("\n"), pre_tokenizers.UnicodeScripts(),
+                                   pre_tokenizers.Digits(individual_digits=False)])
+    return _small_word_level(pre, normalizers.NFKD())
+
+
+def small_wordpiece_prefix():
+    # a non-default continuing_subword_prefix and a short max_input_chars_per_word (long words become [UNK])
+    normalizer = normalizers.BertNormalizer(lowercase=False, strip_accents=True, handle_chinese_chars=False)
+    return _small_word_piece(pre_tokenizers.BertPreTokenizer(), normalizer,
+                             processors.TemplateProcessing(**_CLS_SEP_TEMPLATE), prefix="@@", max_chars=12)
+
+
+def small_wordpiece_cased_whitespace():
+    normalizer = normalizers.BertNormalizer(clean_text=False, lowercase=False)  # strip_accents unset: follows lowercase
+    return _small_word_piece(pre_tokenizers.Whitespace(), normalizer,
+                             processors.BertProcessing(("[SEP]", 2), ("[CLS]", 1)), prefix="##")
+
+
+def small_split_string_behaviors():
+    # every Split behaviour on string patterns, invert included, then Punctuation merging into the previous piece
+    pre = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(" ", "merged_with_next"), pre_tokenizers.Split("e", "merged_with_previous"),
+        pre_tokenizers.Split(",", "removed"), pre_tokenizers.Split("ll", "contiguous"),
+        pre_tokenizers.Split("th", "isolated", invert=True), pre_tokenizers.Punctuation("merged_with_previous")])
+    return _small_char_bpe(pre, byte_fallback=True)
+
+
+def small_split_regex_behaviors():
+    # the recognised regexes under non-default Split behaviours, then byte level without its own regex
+    pre = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(RECOGNISED_PATTERNS["gpt2"]), behavior="merged_with_next"),
+        pre_tokenizers.Split(Regex(QWEN2_PATTERN), behavior="removed", invert=True),
+        pre_tokenizers.Split(Regex(O200K_PATTERN), behavior="contiguous"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    return _small_byte_bpe(pre)
+
+
+def small_bytelevel_no_regex_nfkc():
+    return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=False),
+                           processors.ByteLevel(trim_offsets=True), normalizer=normalizers.NFKC())
+
+
+def small_metaspace_never_lowercase():
+    tokenizer = _small_char_bpe(pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="never", split=True), True)
+    tokenizer.normalizer = normalizers.Lowercase()
+    return tokenizer
+
+
+def small_fixed_length():
+    return _small_char_bpe(pre_tokenizers.FixedLength(3), byte_fallback=True, unk_token="<unk>")
+
+
+def small_encode_special_tokens():
+    # encode_special_tokens=True is a runtime setting, not part of the JSON: from_hf must carry it over
+    tokenizer = _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+                                added=[AddedToken("<|special|>", special=True, normalized=False),
+                                       AddedToken("<mask>", special=True, normalized=False, lstrip=True)])
+    tokenizer.encode_special_tokens = True
+    return tokenizer
+
+
 SMALL = {
     "small_bytelevel": small_bytelevel,
     "small_bytelevel_prefix": small_bytelevel_prefix,
@@ -361,6 +483,17 @@ SMALL = {
     "small_whitespace_bpe_no_unk": small_whitespace_bpe_no_unk,
     "small_bert_processing": small_bert_processing,
     "small_roberta_processing": small_roberta_processing,
+    "small_wordlevel_whitespace_nfkc": small_wordlevel_whitespace_nfkc,
+    "small_wordlevel_punctuation_digits": small_wordlevel_punctuation_digits,
+    "small_wordlevel_scripts_delimiter": small_wordlevel_scripts_delimiter,
+    "small_wordpiece_prefix": small_wordpiece_prefix,
+    "small_wordpiece_cased_whitespace": small_wordpiece_cased_whitespace,
+    "small_split_string_behaviors": small_split_string_behaviors,
+    "small_split_regex_behaviors": small_split_regex_behaviors,
+    "small_bytelevel_no_regex_nfkc": small_bytelevel_no_regex_nfkc,
+    "small_metaspace_never_lowercase": small_metaspace_never_lowercase,
+    "small_fixed_length": small_fixed_length,
+    "small_encode_special_tokens": small_encode_special_tokens,
 }
 
 
