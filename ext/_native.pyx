@@ -2,7 +2,9 @@
 """hf_tagtok._native: the native encode pipeline (ext/pipeline/*.c) behind hf_tagtok.Tokenizer.
 
 `Pipeline(spec)` takes the engine-neutral spec built by hf_tagtok.models (steps, byte vocabulary,
-merges, added tokens, post-processor tokens) and encodes batches of str with the GIL released.
+merges, added tokens, post-processor layout) and encodes batches of str with the GIL released:
+`encode` for single texts with no truncation or padding, `assemble` for the rest (pairs, truncation
+with overflow, padding; ext/pipeline/tp_assemble.h).
 The pre-tokenizer program executor is the engine's (pretok.pxi, compiled into this module too).
 """
 include "classify.pxi"
@@ -49,6 +51,7 @@ cdef extern from "pipeline/tp_pool.h" nogil:
 cdef extern from "pipeline/tp_pipeline.h" nogil:
     ctypedef struct tp_special:
         uint32_t id, type_id
+        int32_t name
     ctypedef struct tp_pipeline:
         const tt.tt_program *program
         const tp_bpe *bpe
@@ -80,25 +83,84 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
                         int64_t *lengths)
     void tp_chunks_free(tp_columns *chunks, size_t n)
 
+cdef extern from "pipeline/tp_assemble.h" nogil:
+    ctypedef struct tp_side:
+        const tp_special *before
+        const tp_special *after
+        size_t n_before, n_after
+        uint32_t main_type, window_type
+        uint8_t main_range, window_range
+    ctypedef struct tp_assembly:
+        const tp_pipeline *p
+        tp_side single[2]
+        tp_side pair[2][2]
+        size_t added_single, added_pair
+        int truncate
+        size_t max_length, stride
+        int strategy, truncate_left
+    ctypedef struct tp_padding:
+        int enabled
+        size_t length, multiple
+        int left
+        uint32_t id, type_id
+    ctypedef struct tp_encoding:
+        int64_t start, end, split
+        int64_t ranges[4]
+        int64_t main
+    ctypedef struct tp_assembled:
+        tp_columns tokens
+        tp_encoding *encodings
+        size_t n_encodings, cap
+    int TP_STOCK_RAISES
+    int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uint8_t *const *texts,
+                          const size_t *lens, const uint8_t *const *pairs, const size_t *pair_lens, size_t n,
+                          int add_special, tp_assembled **out, size_t *n_out, int64_t *windows)
+    void tp_assembled_free(tp_assembled *chunks, size_t n)
+    size_t tp_padding_target(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding)
+    void tp_assembled_sizes(const tp_assembled *chunks, size_t n_chunks, size_t target, size_t *rows,
+                            size_t *n_encodings)
+    void tp_assembled_gather(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding,
+                             size_t target, tp_columns *out, uint8_t *attention, tp_encoding *encodings)
+
 
 def pool_threads():
     """Threads a batch is spread over (HF_TAGTOK_THREADS, else the CPUs this process may use)."""
     return tp_pool_threads()
 
 
-cdef tp_special *_specials(list items) except? NULL:
+cdef tp_special *_specials(list items) except NULL:
     cdef tp_special *out = <tp_special *>calloc(len(items) or 1, sizeof(tp_special))
     if out == NULL:
         raise MemoryError()
-    for i, (token_id, type_id, _token) in enumerate(items):
+    for i, (token_id, type_id, name) in enumerate(items):
         out[i].id = token_id
         out[i].type_id = type_id
+        out[i].name = name
     return out
+
+
+cdef int _side(tp_side *side, dict spec) except -1:
+    side.before = _specials(spec["before"])
+    side.n_before = len(spec["before"])
+    side.after = _specials(spec["after"])
+    side.n_after = len(spec["after"])
+    side.main_type, side.window_type = spec["main_type"], spec["window_type"]
+    side.main_range, side.window_range = spec["main_range"], spec["window_range"]
+    return 0
+
+
+cdef void _side_free(tp_side *side):
+    free(<void *>side.before)
+    free(<void *>side.after)
+
+
+STRATEGIES = {"longest_first": 0, "only_first": 1, "only_second": 2}  # tp_assemble.h's enum
 
 
 cdef class Pipeline:
     """One tokenizer's native pipeline; immutable, shareable across threads (per-slot scratch)."""
     cdef tp_pipeline _p
+    cdef tp_assembly _assembly
     cdef tp_bpe *_bpe
     cdef tp_normalizer *_normalizer
     cdef tp_wordpiece *_wordpiece
@@ -127,11 +189,16 @@ cdef class Pipeline:
         self._p.program = self._program._prog
         self._p.bpe = self._bpe
         self._p.added = self._added
-        self._p.before = _specials(post["before"])
-        self._p.n_before = len(post["before"])
-        self._p.after = _specials(post["after"])
-        self._p.n_after = len(post["after"])
-        self._p.type_id = post["type_id"]
+        for add_special in range(2):
+            _side(&self._assembly.single[add_special], post["single"][add_special])
+            for sequence in range(2):
+                _side(&self._assembly.pair[add_special][sequence], post["pair"][add_special][sequence])
+        # the plain path: a single text with special tokens (its type id is the same without them)
+        self._p.before, self._p.n_before = self._assembly.single[1].before, self._assembly.single[1].n_before
+        self._p.after, self._p.n_after = self._assembly.single[1].after, self._assembly.single[1].n_after
+        self._p.type_id = self._assembly.single[1].main_type
+        self._assembly.p = &self._p
+        self._assembly.added_single, self._assembly.added_pair = spec["added"]
         trim = spec.get("trim")
         if trim is not None:
             self._trim_lead, self._trim_trail = trim["lead"], trim["trail"]
@@ -224,8 +291,10 @@ cdef class Pipeline:
         tp_normalizer_free(self._normalizer)
         tp_wordpiece_free(self._wordpiece)
         tp_added_free(self._added)
-        free(<void *>self._p.before)
-        free(<void *>self._p.after)
+        for add_special in range(2):
+            _side_free(&self._assembly.single[add_special])
+            for sequence in range(2):
+                _side_free(&self._assembly.pair[add_special][sequence])
 
     def encode(self, list texts, bint add_special_tokens=True):
         """(ids u32, type_ids u32, offsets i64 (n,2), special u8, words i32, lengths i64) for texts."""
@@ -252,6 +321,94 @@ cdef class Pipeline:
         finally:
             free(ptrs); free(lens)
             tp_chunks_free(chunks, n_chunks)
+
+
+    def assemble(self, list texts, list pairs, bint add_special_tokens, truncation, padding):
+        """Encode texts (pairs[i] None: single, else text i's pair) with truncation and padding.
+
+        truncation: None or (max_length, stride, strategy name, left); padding: None or (length or 0,
+        multiple or 0, left, pad_id, pad_type_id). Returns None when stock raises for this input, else
+        (ids, type_ids, offsets, special, words, attention, encodings (n, 7): start, end, split, range
+        of sequence 0, range of sequence 1 (-1: none) per encoding, windows (n_texts, 2)).
+        """
+        cdef size_t n = len(texts), i, n_chunks = 0, target, rows, n_encodings
+        cdef const uint8_t **ptrs = <const uint8_t **>calloc(n or 1, sizeof(uint8_t *))
+        cdef const uint8_t **pair_ptrs = <const uint8_t **>calloc(n or 1, sizeof(uint8_t *))
+        cdef size_t *lens = <size_t *>calloc(n or 1, sizeof(size_t))
+        cdef size_t *pair_lens = <size_t *>calloc(n or 1, sizeof(size_t))
+        cdef Py_ssize_t size
+        cdef tp_assembled *chunks = NULL
+        cdef tp_assembly assembly = self._assembly
+        cdef tp_padding pad
+        cdef tp_columns out
+        cdef uint8_t *attention_ptr
+        cdef tp_encoding *records
+        cdef int rc
+        memset(&pad, 0, sizeof(pad))
+        if truncation is not None:
+            assembly.truncate = 1
+            assembly.max_length, assembly.stride = truncation[0], truncation[1]
+            assembly.strategy, assembly.truncate_left = STRATEGIES[truncation[2]], truncation[3]
+        if padding is not None:
+            pad.enabled = 1
+            pad.length, pad.multiple, pad.left, pad.id, pad.type_id = padding
+        windows = np.zeros((n, 2), dtype=np.int64)
+        cdef int64_t[:, ::1] windows_view = windows
+        try:
+            if ptrs == NULL or pair_ptrs == NULL or lens == NULL or pair_lens == NULL:
+                raise MemoryError()
+            for i in range(n):
+                ptrs[i] = _utf8(texts[i], &size)
+                lens[i] = size
+                if pairs[i] is not None:
+                    pair_ptrs[i] = _utf8(pairs[i], &size)
+                    pair_lens[i] = size
+            with nogil:
+                rc = tp_assemble_batch(&assembly, self._workspaces, ptrs, lens, pair_ptrs, pair_lens, n,
+                                       add_special_tokens, &chunks, &n_chunks,
+                                       &windows_view[0, 0] if n else NULL)
+            if rc == TP_STOCK_RAISES:
+                return None
+            if rc:
+                raise MemoryError()
+            target = tp_padding_target(chunks, n_chunks, &pad)
+            tp_assembled_sizes(chunks, n_chunks, target, &rows, &n_encodings)
+            ids = np.empty(rows, dtype=np.uint32)
+            type_ids = np.empty(rows, dtype=np.uint32)
+            offsets = np.empty((rows, 2), dtype=np.int64)
+            special = np.empty(rows, dtype=np.uint8)
+            words = np.empty(rows, dtype=np.int32)
+            attention = np.empty(rows, dtype=np.uint8)
+            encodings = np.empty((n_encodings, 8), dtype=np.int64)
+            out.ids, out.type_ids = _u32(ids), _u32(type_ids)
+            out.offsets, out.special, out.words = _i64(offsets), _u8(special), _i32(words)
+            attention_ptr, records = _u8(attention), <tp_encoding *>_i64(encodings)
+            with nogil:
+                tp_assembled_gather(chunks, n_chunks, &pad, target, &out, attention_ptr, records)
+            return ids, type_ids, offsets, special, words, attention, encodings[:, :7], windows
+        finally:
+            free(ptrs); free(lens); free(pair_ptrs); free(pair_lens)
+            tp_assembled_free(chunks, n_chunks)
+
+
+cdef uint32_t *_u32(array):
+    cdef uint32_t[::1] view = array.reshape(-1)
+    return &view[0] if view.shape[0] else NULL
+
+
+cdef int64_t *_i64(array):
+    cdef int64_t[::1] view = array.reshape(-1)
+    return &view[0] if view.shape[0] else NULL
+
+
+cdef int32_t *_i32(array):
+    cdef int32_t[::1] view = array
+    return &view[0] if view.shape[0] else NULL
+
+
+cdef uint8_t *_u8(array):
+    cdef uint8_t[::1] view = array
+    return &view[0] if view.shape[0] else NULL
 
 
 cdef tuple _gather(tp_columns *chunks, size_t n_chunks):

@@ -177,17 +177,14 @@ def _space_counts(token_names):
 
 
 class NativeEncoder:
-    """A built pipeline plus what encodings need to name their tokens."""
+    """A built pipeline plus what encodings need to name their tokens and place their sequences."""
 
     def __init__(self, pipeline, token_names, post, strip_ids=frozenset()):
         self.pipeline = pipeline
         self.token_names = token_names
         self.strip_ids = strip_ids  # added tokens whose token string is the matched text (with its spaces)
-        self.before = [token for _, _, token in post["before"]]
-        self.after = [token for _, _, token in post["after"]]
-
-    def encode(self, texts, add_special_tokens):
-        return self.pipeline.encode(texts, add_special_tokens)
+        self.post_names = post["names"]  # post-processor token strings (word column -2 - index)
+        self.single = post["single"]  # single-sequence layout per add_special_tokens (hf_tagtok.processors)
 
 
 def _vocab_spec(model, pre_tokenizer):
@@ -259,4 +256,5 @@ def plan(stock, text=None):
         lead, trail = _space_counts(token_names)
         spec["trim"] = dict(trim, lead=lead, trail=trail)
     strip_ids = frozenset(t["id"] for t in spec["added_tokens"] if t["lstrip"] or t["rstrip"])
+    spec["added"] = (stock.num_special_tokens_to_add(False), stock.num_special_tokens_to_add(True))
     return report, NativeEncoder(native.Pipeline(spec), token_names, spec["post_processor"], strip_ids)

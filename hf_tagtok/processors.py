@@ -1,27 +1,92 @@
-"""Translate a post-processor config into the native single-sequence spec.
+"""Translate a post-processor config into the native layout spec, single sequences and pairs.
 
-The native spec for one sequence is: special tokens before it, its type id, special tokens after it
-(each special token as (id, type_id, token)). Pairs always run on stock (the report says so).
+Stock `PostProcessor::process` first gives each sequence i (0 = A, 1 = B) type id i and records its
+token range, on the main encoding and its overflow windows alike; each processor then wraps the
+sequences. The spec says, per `add_special_tokens` (index 0 = off, 1 = on) and per sequence, what the
+result is (a "side"):
+
+    {"before": [(id, type_id, name)], "after": [...],   # post-processor tokens around the sequence
+     "main_type": int, "window_type": int,             # type id of its tokens: main encoding / overflow
+     "main_range": bool, "window_range": bool}         # whether the encoding records its token range
+
+`name` indexes `names`, the table of post-processor token strings. Spec:
+    {"trim": None | {"add_prefix_space": bool}, "names": [str],
+     "single": [side, side], "pair": [[side_a, side_b], [side_a, side_b]]}
 """
 from hf_tagtok.models import Unsupported
 
 
-def _template(config):
+def _side(index, ranged=True):
+    return {"before": [], "after": [], "main_type": index, "window_type": index,
+            "main_range": ranged, "window_range": ranged}
+
+
+def _processed():
+    """What `PostProcessor::process` leaves before the processor's own step: [add_special][sequence]."""
+    return {"single": [_side(0), _side(0)], "pair": [[_side(0), _side(1)], [_side(0), _side(1)]]}
+
+
+def _unprocessed():
+    # No post-processor: single encodings record no range; pairs record both main ranges, no window's.
+    single = _side(0, ranged=False)
+    pair = [dict(_side(index), window_range=False) for index in (0, 1)]
+    return {"single": [single, dict(single)], "pair": [pair, [dict(side) for side in pair]]}
+
+
+class _Names:
+    def __init__(self):
+        self.names = []
+
+    def token(self, token_id, type_id, name):
+        self.names.append(name)
+        return token_id, type_id, len(self.names) - 1
+
+
+def _template(config, names, layout):
     specials = config["special_tokens"]
-    before, after, sequence_type = [], [], None
-    for item in config["single"]:
-        if "Sequence" in item:
-            if sequence_type is not None or item["Sequence"]["id"] != "A":
-                raise Unsupported("template with a sequence other than one $A")
-            sequence_type = item["Sequence"]["type_id"]
-            continue
-        entry = specials[item["SpecialToken"]["id"]]
-        type_id = item["SpecialToken"]["type_id"]
-        (after if sequence_type is not None else before).extend(
-            (token_id, type_id, token) for token_id, token in zip(entry["ids"], entry["tokens"]))
-    if sequence_type is None:
-        raise Unsupported("template without $A")
-    return {"before": before, "after": after, "type_id": sequence_type, "trim": None}
+    for key, sides in (("single", [layout["single"][1]]), ("pair", layout["pair"][1])):
+        seen, slot = [], sides[0]["before"]
+        for item in config[key]:
+            if "Sequence" in item:
+                index = 0 if item["Sequence"]["id"] == "A" else 1
+                if index != len(seen) or index >= len(sides):
+                    raise Unsupported(f"template {key} {config[key]} is not '$A' / '$A ... $B' (each once)")
+                seen.append(index)
+                sides[index]["main_type"] = item["Sequence"]["type_id"]
+                slot = sides[index]["after"]
+                continue
+            entry = specials[item["SpecialToken"]["id"]]
+            type_id = item["SpecialToken"]["type_id"]
+            slot.extend(names.token(token_id, type_id, token) for token_id, token in zip(entry["ids"], entry["tokens"]))
+        if len(seen) != len(sides):
+            raise Unsupported(f"template {key} {config[key]} lacks a sequence")
+    # without special tokens the template still sets each main encoding's type id
+    layout["single"][0]["main_type"] = layout["single"][1]["main_type"]
+    for index in (0, 1):
+        layout["pair"][0][index]["main_type"] = layout["pair"][1][index]["main_type"]
+
+
+def _bert(config, names, layout):
+    (cls, cls_id), (sep, sep_id) = config["cls"], config["sep"]
+    for side in (layout["single"][1], layout["pair"][1][0]):
+        side["before"] = [names.token(cls_id, 0, cls)]
+        side["after"] = [names.token(sep_id, 0, sep)]
+    layout["pair"][1][1]["after"] = [names.token(sep_id, 1, sep)]
+
+
+def _roberta(config, names, layout):
+    (cls, cls_id), (sep, sep_id) = config["cls"], config["sep"]
+    for side in (layout["single"][1], layout["pair"][1][0]):
+        side["before"] = [names.token(cls_id, 0, cls)]
+        side["after"] = [names.token(sep_id, 0, sep)]
+    layout["pair"][1][1].update(before=[names.token(sep_id, 0, sep)], after=[names.token(sep_id, 0, sep)],
+                                window_type=0)
+    for sides in (layout["single"], *layout["pair"]):  # every main encoding's tokens become type 0
+        for side in sides:
+            side["main_type"] = 0
+
+
+_ADDING = {"TemplateProcessing": _template, "BertProcessing": _bert, "RobertaProcessing": _roberta}
 
 
 def _trim(config):
@@ -30,33 +95,24 @@ def _trim(config):
 
 
 def spec(config):
-    """{"before": [(id, type_id, token)], "after": [...], "type_id": int, "trim": None | {...}}.
+    """The native layout spec of a post-processor config (see the module docstring).
 
     Raises Unsupported for anything the native pipeline does not cover."""
     if config is None:
-        return {"before": [], "after": [], "type_id": 0, "trim": None}
-    kind = config["type"]
-    if kind == "TemplateProcessing":
-        return _template(config)
-    if kind == "BertProcessing":
-        (cls, cls_id), (sep, sep_id) = config["cls"], config["sep"]
-        return {"before": [(cls_id, 0, cls)], "after": [(sep_id, 0, sep)], "type_id": 0, "trim": None}
-    if kind == "RobertaProcessing":
-        (cls, cls_id), (sep, sep_id) = config["cls"], config["sep"]
-        return {"before": [(cls_id, 0, cls)], "after": [(sep_id, 0, sep)], "type_id": 0, "trim": _trim(config)}
-    if kind == "ByteLevel":
-        return {"before": [], "after": [], "type_id": 0, "trim": _trim(config)}
-    if kind == "Sequence":
-        combined = {"before": [], "after": [], "type_id": 0, "trim": None}
-        for child in config["processors"]:
-            part = spec(child)
-            if part["trim"] is not None:
-                if combined["trim"] is not None or combined["before"] or combined["after"]:
-                    raise Unsupported("Sequence trimming offsets twice or after adding tokens")
-                combined["trim"] = part["trim"]
-            if part["before"] or part["after"] or part["type_id"]:
-                if combined["before"] or combined["after"]:
-                    raise Unsupported("Sequence with two token-adding processors")
-                combined.update(before=part["before"], after=part["after"], type_id=part["type_id"])
-        return combined
-    raise Unsupported(f"post-processor {kind} is not native yet")
+        return dict(_unprocessed(), trim=None, names=[])
+    children = config["processors"] if config["type"] == "Sequence" else [config]
+    layout, names, trim, adding = _processed(), _Names(), None, None
+    for child in children:
+        kind = child["type"]
+        if kind not in _ADDING and kind != "ByteLevel":
+            raise Unsupported(f"post-processor {kind} is not native yet")
+        if adding is not None:  # stock would then renumber the added tokens' pieces as sequences
+            raise Unsupported(f"Sequence with {kind} after {adding}")
+        if kind in ("ByteLevel", "RobertaProcessing") and _trim(child) is not None:
+            if trim is not None:
+                raise Unsupported("Sequence trimming offsets twice")
+            trim = _trim(child)
+        if kind in _ADDING:
+            _ADDING[kind](child, names, layout)
+            adding = kind
+    return dict(layout, trim=trim, names=names.names)

@@ -1,9 +1,11 @@
 """`hf_tagtok.Tokenizer`: the stock `tokenizers.Tokenizer` encode API, run natively where we can.
 
 Every tokenizer keeps the stock object it was built from. `hf_tagtok.models.plan` decides once, from
-the tokenizer's JSON, whether the whole pipeline has a native twin; when it does not (or a setting
-such as truncation leaves the covered ground), encoding runs on the stock object, so outputs are
-identical either way. `acceleration` reports per stage what runs natively and why not.
+the tokenizer's JSON, whether the whole pipeline has a native twin; when it does not (or an input such
+as pre-tokenized words leaves the covered ground), encoding runs on the stock object, so outputs are
+identical either way. Text pairs, truncation (with overflow) and padding run natively
+(ext/pipeline/tp_assemble.c); inputs stock refuses under these settings are handed to stock so it
+raises its own exception. `acceleration` reports per stage what runs natively and why not.
 """
 import copy
 import json
@@ -14,17 +16,24 @@ import tokenizers
 
 from hf_tagtok import models
 
-STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor", "truncation", "padding")
+STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor", "truncation", "padding",
+          "pairs")
 
 
 class BatchArrays(NamedTuple):
-    """A batch as flat columns: token i of text t is at lengths[:t].sum() + i."""
+    """A batch as flat columns: token i of encoding k is at lengths[:k].sum() + i.
+
+    Without overflow there is one encoding per input. With `overflowing=True` each input's encoding is
+    followed by its overflowing encodings (stock's `Encoding.overflowing`, top level, in order), and
+    overflow_to_sample[k] names the input encoding k came from (transformers' overflow_to_sample_mapping).
+    """
     ids: np.ndarray                  # uint32 (n_tokens,)
     type_ids: np.ndarray             # uint32 (n_tokens,)
     offsets: np.ndarray              # int64 (n_tokens, 2), char offsets into each text like stock
     special_tokens_mask: np.ndarray  # uint8 (n_tokens,)
-    attention_mask: np.ndarray       # uint8 (n_tokens,)
-    lengths: np.ndarray              # int64 (n_texts,)
+    attention_mask: np.ndarray       # uint8 (n_tokens,): 0 on padding
+    lengths: np.ndarray              # int64 (n_encodings,)
+    overflow_to_sample: np.ndarray   # int64 (n_encodings,)
 
 
 class Tokenizer:
@@ -57,47 +66,47 @@ class Tokenizer:
     # ------------------------------------------------------------------ encoding
 
     def encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
-        native = self._native_for(is_pretokenized)
-        if native is not None and pair is None and _encodable([sequence]):
-            try:
-                return _encodings(native, [sequence], add_special_tokens)[0]
-            except UnicodeEncodeError:
-                pass  # lone surrogates: stock below raises its own exception class
+        if not is_pretokenized and isinstance(sequence, str) and (pair is None or isinstance(pair, str)):
+            batch = self._native_batch([sequence], [pair], add_special_tokens)
+            if batch is not None:
+                return batch.encodings()[0]
         return self._stock.encode(sequence, pair, is_pretokenized=is_pretokenized,
                                   add_special_tokens=add_special_tokens)
 
     def encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
-        native = self._native_for(is_pretokenized)
-        if native is not None and _encodable(input):
-            try:
-                return _encodings(native, list(input), add_special_tokens)
-            except UnicodeEncodeError:
-                pass  # lone surrogates: stock below raises its own exception class
+        split = None if is_pretokenized else _split_inputs(input)
+        if split is not None:
+            batch = self._native_batch(*split, add_special_tokens)
+            if batch is not None:
+                return batch.encodings()
         return self._stock.encode_batch(input, is_pretokenized=is_pretokenized,
                                         add_special_tokens=add_special_tokens)
 
-    def encode_batch_arrays(self, texts, add_special_tokens=True) -> BatchArrays:
-        """Encode raw strings into flat columns (no Python object per token); overflow is dropped."""
-        texts = list(texts)
-        if not _encodable(texts):  # let stock raise exactly what it raises for this input
-            self._stock.encode_batch(texts, add_special_tokens=add_special_tokens)
-            raise TypeError("encode_batch_arrays takes a list of str")
-        native = self._native_for(False)
-        if native is not None:
-            try:
-                ids, type_ids, offsets, special, _words, lengths = native.encode(texts, add_special_tokens)
-            except UnicodeEncodeError:  # lone surrogates: raise what stock raises
-                self._stock.encode_batch(texts, add_special_tokens=add_special_tokens)
-                raise
-            return BatchArrays(ids, type_ids, offsets, special, np.ones(len(ids), dtype=np.uint8), lengths)
-        return _columns(self._stock.encode_batch(texts, add_special_tokens=add_special_tokens))
+    def encode_batch_arrays(self, inputs, add_special_tokens=True, overflowing=False) -> BatchArrays:
+        """Encode str (or (str, str) pairs) into flat columns, no Python object per token, with the current
+        truncation and padding. Overflow is dropped unless `overflowing` (see BatchArrays)."""
+        inputs = list(inputs)
+        split = _split_inputs(inputs)
+        if split is None:  # let stock raise exactly what it raises for this input
+            self._stock.encode_batch(inputs, add_special_tokens=add_special_tokens)
+            raise TypeError("encode_batch_arrays takes a list of str or (str, str) pairs")
+        batch = self._native_batch(*split, add_special_tokens)
+        if batch is not None:
+            return batch.arrays(overflowing)
+        encodings = self._stock.encode_batch(inputs, add_special_tokens=add_special_tokens)
+        return _columns(encodings, overflowing)
 
-    def _native_for(self, is_pretokenized):
-        if is_pretokenized or self._native is None:
+    def _native_batch(self, texts, pairs, add_special_tokens):
+        """The native `_Batch` for these inputs under the current settings, or None: stock must run."""
+        if self._native is None:
             return None
-        if self._stock.truncation is not None or self._stock.padding is not None:
-            return None
-        return self._native
+        truncation, padding = self._stock.truncation, self._stock.padding
+        try:
+            if truncation is None and padding is None and all(pair is None for pair in pairs):
+                return _Batch.plain(self._native, texts, add_special_tokens)
+            return _Batch.assembled(self._native, texts, pairs, add_special_tokens, truncation, padding)
+        except UnicodeEncodeError:
+            return None  # lone surrogates: stock raises its own exception class
 
     # ------------------------------------------------------------------ settings
 
@@ -146,14 +155,12 @@ class Tokenizer:
 
     @property
     def acceleration(self) -> dict:
-        """{stage: {"native": bool, "reason": str}} for the current settings."""
+        """{stage: {"native": bool, "reason": str}} for the current settings (pre-tokenized input: stock)."""
         report = copy.deepcopy(self._report)
         for stage, setting in (("truncation", self._stock.truncation), ("padding", self._stock.padding)):
-            if setting is None:
-                report[stage] = {"native": True, "reason": "disabled"}
-            else:
-                report[stage] = {"native": False, "reason": "enabled: the whole encode runs on stock tokenizers"}
-        if self._native is None or self._stock.truncation is not None or self._stock.padding is not None:
+            report[stage] = {"native": True, "reason": "disabled" if setting is None else "native"}
+        report["pairs"] = {"native": True, "reason": "native (is_pretokenized=True inputs run on stock)"}
+        if self._native is None:
             for stage in STAGES:
                 if report[stage]["native"] and report[stage]["reason"] != "disabled":
                     report[stage] = {"native": False,
@@ -215,7 +222,12 @@ class Tokenizer:
         return f"hf_tagtok.Tokenizer({model}, native stages: {', '.join(native) or 'none'})"
 
 
-def _columns(encodings) -> BatchArrays:
+def _columns(encodings, overflowing=False) -> BatchArrays:
+    if overflowing:
+        samples = [sample for sample, e in enumerate(encodings) for _ in range(1 + len(e.overflowing))]
+        encodings = [part for e in encodings for part in (e, *e.overflowing)]
+    else:
+        samples = range(len(encodings))
     lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
 
     def flat(field, dtype):
@@ -223,32 +235,141 @@ def _columns(encodings) -> BatchArrays:
 
     offsets = np.array([o for e in encodings for o in e.offsets], dtype=np.int64).reshape(-1, 2)
     return BatchArrays(flat("ids", np.uint32), flat("type_ids", np.uint32), offsets,
-                       flat("special_tokens_mask", np.uint8), flat("attention_mask", np.uint8), lengths)
+                       flat("special_tokens_mask", np.uint8), flat("attention_mask", np.uint8), lengths,
+                       np.fromiter(samples, dtype=np.int64, count=len(lengths)))
 
 
-def _encodable(texts):
-    """True when every item is a str; anything else goes to stock, which raises its own exception."""
-    return all(isinstance(text, str) for text in texts)
+def _split_inputs(inputs):
+    """(texts, pairs) as stock reads an encode_batch input (str or a pair of str, as tuple or list), or
+    None for anything else (stock then raises its own exception)."""
+    texts, pairs = [], []
+    for item in inputs:
+        if isinstance(item, str):
+            texts.append(item)
+            pairs.append(None)
+        elif isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(part, str) for part in item):
+            texts.append(item[0])
+            pairs.append(item[1])
+        else:
+            return None
+    return texts, pairs
 
 
-def _encodings(native, texts, add_special_tokens):
-    ids, type_ids, offsets, special, words, lengths = native.encode(texts, add_special_tokens)
-    ends = np.cumsum(lengths).tolist()
-    columns = (ids, type_ids, offsets, special, words)  # lists are made per field on access, like stock
-    starts = [0] + ends[:-1]
-    return [Encoding(native, columns, start, end, text) for start, end, text in zip(starts, ends, texts)]
+class _Batch:
+    """The columns of one native encode call, shared by the `Encoding` views into it.
+
+    records[k] = (start, end, split, r0, r1, r2, r3): encoding k's rows, the first row of its second
+    sequence's part, and the token ranges it records for sequences 0 and 1 (relative, -1: none).
+    firsts[item] is the index of an input's main encoding, its overflowing ones follow;
+    windows[item] = (overflow windows of text A, of text B or -1).
+    """
+
+    __slots__ = ("native", "columns", "attention", "records", "firsts", "windows", "texts", "pairs", "pad_token")
+
+    @classmethod
+    def plain(cls, native, texts, add_special_tokens):
+        ids, type_ids, offsets, special, words, lengths = native.pipeline.encode(texts, add_special_tokens)
+        ends = np.cumsum(lengths)
+        side = native.single[bool(add_special_tokens)]
+        before, after = len(side["before"]), len(side["after"])
+        records = np.full((len(texts), 7), -1, dtype=np.int64)
+        records[:, 0], records[:, 1], records[:, 2] = ends - lengths, ends, ends
+        if side["main_range"]:
+            records[:, 3], records[:, 4] = before, lengths - after
+        return cls(native, (ids, type_ids, offsets, special, words), None, records, None, None,
+                   texts, [None] * len(texts), None)
+
+    @classmethod
+    def assembled(cls, native, texts, pairs, add_special_tokens, truncation, padding):
+        if truncation is not None:
+            truncation = (truncation["max_length"], truncation["stride"], truncation["strategy"],
+                          truncation["direction"] == "left")
+        pad_token = None
+        if padding is not None:
+            pad_token = padding["pad_token"]
+            padding = (padding["length"] or 0, padding["pad_to_multiple_of"] or 0, padding["direction"] == "left",
+                       padding["pad_id"], padding["pad_type_id"])
+        result = native.pipeline.assemble(texts, pairs, add_special_tokens, truncation, padding)
+        if result is None:
+            return None
+        *columns, attention, records, windows = result
+        firsts = np.zeros(len(texts), dtype=np.int64)
+        n1, n2 = windows[:, 0], np.maximum(windows[:, 1], 0)
+        np.cumsum((1 + n1 * (1 + n2) + n2)[:-1], out=firsts[1:])
+        return cls(native, tuple(columns), attention, records, firsts, windows, texts, pairs, pad_token)
+
+    def __init__(self, native, columns, attention, records, firsts, windows, texts, pairs, pad_token):
+        self.native, self.columns, self.attention, self.records = native, columns, attention, records
+        self.firsts, self.windows, self.texts, self.pairs, self.pad_token = firsts, windows, texts, pairs, pad_token
+
+    def encodings(self):
+        """The main encoding of every input."""
+        firsts = range(len(self.texts)) if self.firsts is None else self.firsts.tolist()
+        bounds = self.records[:, :2].tolist()
+        return [Encoding(self, index, item, *bounds[index]) for item, index in enumerate(firsts)]
+
+    def overflow_of(self, index, item):
+        """Encoding indices stock lists in `overflowing` of encoding `index` (of input `item`)."""
+        if self.windows is None:
+            return []
+        first = int(self.firsts[item])
+        n1, n2 = (int(v) for v in self.windows[item])
+        if index == first:
+            return list(range(first + 1, first + 1 + n1 * (1 + max(n2, 0)) + max(n2, 0)))
+        if n2 < 0:
+            return []
+        position = index - first - 1  # see tp_assemble.h for this order
+        block = 1 + n2
+        if position < n1 * block:
+            i, r = divmod(position, block)
+            return [first + 1 + i * block + 1 + j for j in range(n2)] if r == 0 else []
+        j = position - n1 * block
+        return [first + 1 + i * block + 1 + j for i in range(n1)]
+
+    def arrays(self, overflowing):
+        ids, type_ids, offsets, special, _words = self.columns
+        attention = self.attention if self.attention is not None else np.ones(len(ids), dtype=np.uint8)
+        starts, ends = self.records[:, 0], self.records[:, 1]
+        if self.firsts is None:
+            samples = np.arange(len(starts), dtype=np.int64)
+        else:
+            samples = np.repeat(np.arange(len(self.firsts), dtype=np.int64),
+                                np.diff(np.append(self.firsts, len(starts))))
+        if not overflowing and len(starts) != len(self.texts):
+            starts, ends, samples = starts[self.firsts], ends[self.firsts], samples[self.firsts]
+            marks = np.zeros(len(ids) + 1, dtype=np.int64)
+            np.add.at(marks, starts, 1)
+            np.add.at(marks, ends, -1)
+            keep = np.cumsum(marks[:-1]) > 0
+            ids, type_ids, offsets, special, attention = (column[keep] for column in
+                                                          (ids, type_ids, offsets, special, attention))
+        return BatchArrays(ids, type_ids, offsets, special, attention, ends - starts, samples)
+
+
+def _unsigned(value):
+    if value < 0:  # stock's index arguments are Rust usize
+        raise OverflowError("can't convert negative int to unsigned")
+    return value
 
 
 class Encoding:
-    """One native encoding with the attributes and methods of `tokenizers.Encoding` (single sequence)."""
+    """One native encoding with the attributes and methods of `tokenizers.Encoding`, pairs and overflow included."""
 
-    __slots__ = ("_native", "_columns", "_start", "_end", "_text")
+    __slots__ = ("_batch", "_index", "_item", "_start", "_end")
 
-    def __init__(self, native, columns, start, end, text):
-        self._native, self._columns, self._start, self._end, self._text = native, columns, start, end, text
+    def __init__(self, batch, index, item, start, end):
+        self._batch, self._index, self._item, self._start, self._end = batch, index, item, start, end
 
     def _column(self, index):
-        return self._columns[index][self._start:self._end].tolist()
+        return self._batch.columns[index][self._start:self._end].tolist()
+
+    def _ranges(self):
+        """{sequence id: (start, end)} as stock's sequence_ranges."""
+        r = self._batch.records[self._index, 3:].tolist()
+        return {sequence: (r[2 * sequence], r[2 * sequence + 1]) for sequence in (0, 1) if r[2 * sequence] >= 0}
+
+    def _range(self, sequence_index):
+        return self._ranges().get(sequence_index, (0, len(self)))
 
     def __len__(self):
         return self._end - self._start
@@ -275,7 +396,9 @@ class Encoding:
 
     @property
     def attention_mask(self):
-        return [1] * len(self)
+        if self._batch.attention is None:
+            return [1] * len(self)
+        return self._batch.attention[self._start:self._end].tolist()
 
     @property
     def word_ids(self):
@@ -286,70 +409,87 @@ class Encoding:
         return self.word_ids
 
     @property
+    def n_sequences(self):
+        return len(self._ranges()) or 1
+
+    @property
     def sequence_ids(self):
-        return [None if word < 0 and special else 0 for word, special in zip(self._column(4), self._column(3))]
+        sequences = [None] * len(self)
+        for sequence in range(self.n_sequences):
+            start, end = self._range(sequence)
+            sequences[start:end] = [sequence] * (end - start)
+        return sequences
 
     @property
     def tokens(self):
-        names, before, after = self._native.token_names, self._native.before, self._native.after
-        ids, special = self._column(0), self._column(3)
-        leading = sum(1 for _ in _takewhile_true(special))
-        tokens = [names[token_id] for token_id in ids]
-        if self._native.strip_ids:  # a stripping added token's string is the text it matched, spaces included
-            for index, (token_id, (start, end)) in enumerate(zip(ids, self._column(2))):
-                if token_id in self._native.strip_ids and not special[index]:
-                    tokens[index] = self._text[start:end]
-        for index in range(len(tokens)):
-            if special[index]:
-                tokens[index] = before[index] if index < leading and index < len(before) else \
-                    after[index - (len(tokens) - len(after))]
+        batch = self._batch
+        native = batch.native
+        names, post_names = native.token_names, native.post_names
+        split = int(batch.records[self._index, 2]) - self._start
+        texts = (batch.texts[self._item], batch.pairs[self._item])
+        tokens = []
+        for index, (token_id, word, (start, end)) in enumerate(zip(self._column(0), self._column(4),
+                                                                    self._column(2))):
+            if word <= -2:
+                tokens.append(post_names[-2 - word])
+            elif word == -1:
+                tokens.append(batch.pad_token)
+            elif token_id in native.strip_ids:  # a stripping added token's string is the text it matched
+                tokens.append(texts[index >= split][start:end])
+            else:
+                tokens.append(names[token_id])
         return tokens
 
     @property
     def overflowing(self):
-        return []
-
-    @property
-    def n_sequences(self):
-        return 1
+        batch = self._batch
+        return [Encoding(batch, index, self._item, *batch.records[index, :2].tolist())
+                for index in batch.overflow_of(self._index, self._item)]
 
     def token_to_sequence(self, token_index):
-        return self.sequence_ids[token_index]
+        if _unsigned(token_index) > len(self):
+            return None
+        ranges = self._ranges()
+        if not ranges:
+            return 0
+        return next((sequence for sequence, (start, end) in ranges.items() if start <= token_index < end), None)
 
     def token_to_chars(self, token_index):
-        if self.sequence_ids[token_index] is None:
+        if self.token_to_sequence(token_index) is None or token_index >= len(self):
             return None
         return self.offsets[token_index]
 
     def token_to_word(self, token_index):
+        if self.token_to_sequence(token_index) is None or token_index >= len(self):
+            return None
         return self.word_ids[token_index]
 
     def word_to_tokens(self, word_index, sequence_index=0):
-        positions = [i for i, word in enumerate(self.word_ids) if word == word_index]
-        return (positions[0], positions[-1] + 1) if positions and sequence_index == 0 else None
+        _unsigned(word_index)
+        start, end = self._range(_unsigned(sequence_index))
+        found = []
+        for index, word in enumerate(self.word_ids[start:end]):
+            if word is not None and word > word_index:  # stock stops at the first later word
+                break
+            if word == word_index:
+                found.append(index)
+        return (start + found[0], start + found[-1] + 1) if found else None
 
     def word_to_chars(self, word_index, sequence_index=0):
         span = self.word_to_tokens(word_index, sequence_index)
-        if span is None:
+        if span is None or span[1] == 0:
             return None
         offsets = self.offsets
         return offsets[span[0]][0], offsets[span[1] - 1][1]
 
     def char_to_token(self, char_pos, sequence_index=0):
-        if sequence_index != 0:
-            return None
-        for index, ((start, end), sequence) in enumerate(zip(self.offsets, self.sequence_ids)):
-            if sequence is not None and start <= char_pos < end:
-                return index
+        _unsigned(char_pos)
+        start, end = self._range(_unsigned(sequence_index))
+        for index, (token_start, token_end) in enumerate(self.offsets[start:end]):
+            if token_start <= char_pos < token_end:
+                return start + index
         return None
 
     def char_to_word(self, char_pos, sequence_index=0):
         token = self.char_to_token(char_pos, sequence_index)
-        return None if token is None else self.word_ids[token]
-
-
-def _takewhile_true(flags):
-    for flag in flags:
-        if not flag:
-            return
-        yield flag
+        return None if token is None else self.token_to_word(token)

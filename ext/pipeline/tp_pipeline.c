@@ -55,7 +55,7 @@ void tp_chunks_free(tp_columns *chunks, size_t n) {
     free(chunks);
 }
 
-static int columns_reserve(tp_columns *c, size_t extra) {
+int tp_columns_reserve(tp_columns *c, size_t extra) {
     if (c->n + extra <= c->cap) return 0;
     size_t cap = c->cap ? c->cap : 256;
     while (cap < c->n + extra) cap *= 2;
@@ -111,7 +111,7 @@ static void put_specials(tp_columns *c, const tp_special *specials, size_t n) {
         c->ids[k] = specials[i].id;
         c->type_ids[k] = specials[i].type_id;
         c->special[k] = 1;
-        c->words[k] = -1;
+        c->words[k] = -2 - specials[i].name;
         c->offsets[2 * k] = c->offsets[2 * k + 1] = 0;
     }
 }
@@ -177,7 +177,7 @@ static int encode_metaspace(const tp_pipeline *p, tp_workspace *ws, tp_columns *
     const uint32_t *ids, *from, *to;
     size_t n;
     if (tp_bpe_encode(p->bpe, ws->bpe, ws->word, len, &ids, &from, &to, &n)) return -1;
-    if (columns_reserve(c, n)) return -1;
+    if (tp_columns_reserve(c, n)) return -1;
     for (size_t k = 0; k < n; k++)
         put_aligned(p, c, st, ids[k], ws->word_from[from[k]], ws->word_to[to[k] - 1], al);
     st->word++;
@@ -207,7 +207,7 @@ static int encode_piece(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
     size_t n;
     if (p->wordpiece ? tp_wordpiece_encode(p->wordpiece, ws->wordpiece, word, len, &ids, &from, &to, &n)
                      : tp_bpe_encode(p->bpe, ws->bpe, word, len, &ids, &from, &to, &n)) return -1;
-    if (columns_reserve(c, n)) return -1;
+    if (tp_columns_reserve(c, n)) return -1;
     for (size_t k = 0; k < n; k++) {
         size_t s = from[k] < prefix ? start : start + from[k] - prefix;
         size_t e = to[k] <= prefix ? prefix_end : start + to[k] - prefix;
@@ -217,9 +217,8 @@ static int encode_piece(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
     return 0;
 }
 
-/* HF's byte-level process_offsets over the sequence's tokens [first, c->n). */
-static void trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first) {
-    for (size_t k = first; k < c->n; k++) {
+void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t end) {
+    for (size_t k = first; k < end; k++) {
         int64_t *o = &c->offsets[2 * k];
         int64_t lead = p->trim_lead[c->ids[k]], trail = p->trim_trail[c->ids[k]];
         if (lead > 0) {
@@ -230,18 +229,14 @@ static void trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first) {
     }
 }
 
-static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len,
-                       int add_special, tp_columns *c) {
+int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len, tp_columns *c) {
     text_state st = {{text, 0, 0}, {text, 0, 0}, 0};
-    if (add_special && (columns_reserve(c, p->n_before) == 0)) put_specials(c, p->before, p->n_before);
-    else if (add_special) return -1;
-    size_t first = c->n;
     long n_segments = tp_added_split(p->added, text, len, &ws->segments, &ws->segments_cap);
     if (n_segments < 0) return -1;
     for (long i = 0; i < n_segments; i++) {
         tp_segment seg = ws->segments[i];
         if (seg.id != TP_ADDED_TEXT) {
-            if (columns_reserve(c, 1)) return -1;
+            if (tp_columns_reserve(c, 1)) return -1;
             put_token(p, c, &st, seg.id, seg.start, seg.end);
             st.word++;
             continue;
@@ -261,28 +256,34 @@ static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *te
             if (encode_piece(p, ws, c, &st, stretch - base, base, base + stretch_len, &pieces[k],
                              p->normalizer ? &al : NULL)) return -1;
     }
-    if (p->trim_lead) trim_offsets(p, c, first);
+    return 0;
+}
+
+static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len,
+                       int add_special, tp_columns *c) {
     if (add_special) {
-        if (columns_reserve(c, p->n_after)) return -1;
+        if (tp_columns_reserve(c, p->n_before)) return -1;
+        put_specials(c, p->before, p->n_before);
+    }
+    size_t first = c->n;
+    if (tp_encode_sequence(p, ws, text, len, c)) return -1;
+    if (p->trim_lead) tp_trim_offsets(p, c, first, c->n);
+    if (add_special) {
+        if (tp_columns_reserve(c, p->n_after)) return -1;
         put_specials(c, p->after, p->n_after);
     }
     return 0;
 }
 
 typedef struct {
-    const tp_pipeline *p;
     tp_workspace **workspaces;
-    const uint8_t *const *texts;
-    const size_t *lens;
-    size_t *chunk_start; /* n_chunks + 1 text indices */
-    size_t n_chunks;
-    tp_columns *chunks;
-    int64_t *lengths;
-    int add_special;
+    const tp_plan *plan;
+    tp_chunk_work work;
+    void *job;
     int n_ranges;                          /* one run of consecutive chunks per thread */
     atomic_size_t next[TP_POOL_MAX];       /* next unclaimed chunk of each range */
     size_t range_end[TP_POOL_MAX];
-    atomic_int failed;
+    atomic_int failed;                     /* first nonzero code a chunk returned */
 } batch;
 
 /* A thread works through its own range first (the same texts land on the same thread's word cache
@@ -295,7 +296,7 @@ static size_t claim_chunk(batch *b, int slot) {
         size_t chunk = atomic_fetch_add(&b->next[range], 1);
         if (chunk < b->range_end[range]) return chunk;
     }
-    return b->n_chunks;
+    return b->plan->n_chunks;
 }
 
 static void run_chunks(void *arg, int slot) {
@@ -303,21 +304,14 @@ static void run_chunks(void *arg, int slot) {
     tp_workspace *ws = slot >= 0 ? b->workspaces[slot] : NULL;
     if (!ws) {
         ws = tp_workspace_new();
-        if (!ws) { atomic_store(&b->failed, 1); return; }
+        if (!ws) { int none = 0; atomic_compare_exchange_strong(&b->failed, &none, -1); return; }
         if (slot >= 0) b->workspaces[slot] = ws;
     }
     for (;;) {
         size_t chunk = claim_chunk(b, slot);
-        if (chunk >= b->n_chunks || atomic_load(&b->failed)) break;
-        tp_columns *c = &b->chunks[chunk];
-        for (size_t t = b->chunk_start[chunk]; t < b->chunk_start[chunk + 1]; t++) {
-            size_t before = c->n;
-            if (encode_text(b->p, ws, b->texts[t], b->lens[t], b->add_special, c)) {
-                atomic_store(&b->failed, 1);
-                break;
-            }
-            b->lengths[t] = (int64_t)(c->n - before);
-        }
+        if (chunk >= b->plan->n_chunks || atomic_load(&b->failed)) break;
+        int code = b->work(b->job, ws, chunk);
+        if (code) { int none = 0; atomic_compare_exchange_strong(&b->failed, &none, code); break; }
     }
     if (slot < 0) tp_workspace_free(ws);
 }
@@ -325,11 +319,9 @@ static void run_chunks(void *arg, int slot) {
 #define CHUNK_BYTES (32 * 1024)
 #define PARALLEL_BYTES (64 * 1024)
 
-int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
-                    const size_t *lens, size_t n, int add_special, tp_columns **out, size_t *n_out,
-                    int64_t *lengths) {
+int tp_plan_chunks(const size_t *sizes, size_t n, tp_plan *plan) {
     size_t total = 0;
-    for (size_t i = 0; i < n; i++) total += lens[i];
+    for (size_t i = 0; i < n; i++) total += sizes[i];
     int threads = total >= PARALLEL_BYTES ? tp_pool_threads() : 1;
     size_t target = total / ((size_t)threads * 8) + 1;
     if (target < CHUNK_BYTES && threads > 1) target = CHUNK_BYTES;
@@ -339,32 +331,66 @@ int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8
     size_t n_chunks = 0, acc = 0;
     chunk_start[0] = 0;
     for (size_t i = 0; i < n; i++) {
-        acc += lens[i] + 1;
+        acc += sizes[i] + 1;
         if (acc >= target) { chunk_start[++n_chunks] = i + 1; acc = 0; }
     }
     if (chunk_start[n_chunks] != n || n_chunks == 0) chunk_start[++n_chunks] = n;
-    tp_columns *chunks = calloc(n_chunks, sizeof(tp_columns));
-    if (!chunks) { free(chunk_start); return -1; }
-    int slots = threads < (int)n_chunks ? threads : (int)n_chunks;
+    *plan = (tp_plan){.chunk_start = chunk_start, .n_chunks = n_chunks,
+                      .threads = threads < (int)n_chunks ? threads : (int)n_chunks};
+    return 0;
+}
+
+int tp_run_chunks(tp_workspace **workspaces, const tp_plan *plan, tp_chunk_work work, void *job) {
     batch *b = calloc(1, sizeof(batch));
-    if (!b) { free(chunk_start); free(chunks); return -1; }
-    *b = (batch){.p = p, .workspaces = workspaces, .texts = texts, .lens = lens, .chunk_start = chunk_start,
-                 .n_chunks = n_chunks, .chunks = chunks, .lengths = lengths, .add_special = add_special,
-                 .n_ranges = slots};
-    for (int r = 0; r < slots; r++) {
-        atomic_init(&b->next[r], n_chunks * (size_t)r / (size_t)slots);
-        b->range_end[r] = n_chunks * (size_t)(r + 1) / (size_t)slots;
+    if (!b) return -1;
+    *b = (batch){.workspaces = workspaces, .plan = plan, .work = work, .job = job, .n_ranges = plan->threads};
+    for (int r = 0; r < plan->threads; r++) {
+        atomic_init(&b->next[r], plan->n_chunks * (size_t)r / (size_t)plan->threads);
+        b->range_end[r] = plan->n_chunks * (size_t)(r + 1) / (size_t)plan->threads;
     }
     atomic_init(&b->failed, 0);
-    tp_pool_run(run_chunks, b, slots);
-    free(chunk_start);
+    tp_pool_run(run_chunks, b, plan->threads);
     int failed = atomic_load(&b->failed);
     free(b);
+    return failed;
+}
+
+typedef struct {
+    const tp_pipeline *p;
+    const uint8_t *const *texts;
+    const size_t *lens;
+    const size_t *chunk_start;
+    tp_columns *chunks;
+    int64_t *lengths;
+    int add_special;
+} plain_job;
+
+static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
+    plain_job *job = arg;
+    tp_columns *c = &job->chunks[chunk];
+    for (size_t t = job->chunk_start[chunk]; t < job->chunk_start[chunk + 1]; t++) {
+        size_t before = c->n;
+        if (encode_text(job->p, ws, job->texts[t], job->lens[t], job->add_special, c)) return -1;
+        job->lengths[t] = (int64_t)(c->n - before);
+    }
+    return 0;
+}
+
+int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
+                    const size_t *lens, size_t n, int add_special, tp_columns **out, size_t *n_out,
+                    int64_t *lengths) {
+    tp_plan plan;
+    if (tp_plan_chunks(lens, n, &plan)) return -1;
+    tp_columns *chunks = calloc(plan.n_chunks, sizeof(tp_columns));
+    if (!chunks) { free(plan.chunk_start); return -1; }
+    plain_job job = {p, texts, lens, plan.chunk_start, chunks, lengths, add_special};
+    int failed = tp_run_chunks(workspaces, &plan, encode_chunk, &job);
+    free(plan.chunk_start);
     if (failed) {
-        tp_chunks_free(chunks, n_chunks);
+        tp_chunks_free(chunks, plan.n_chunks);
         return -1;
     }
     *out = chunks;
-    *n_out = n_chunks;
+    *n_out = plan.n_chunks;
     return 0;
 }

@@ -1,4 +1,4 @@
-/* The native encode pipeline for single sequences:
+/* The native encode pipeline for single sequences (tp_assemble adds pairs, truncation and padding):
  *   added-token split -> (normalizer hook) -> pre-tokenizer program -> model -> post-processor
  * over a batch of UTF-8 texts, spread over the process thread pool, into flat columns.
  *
@@ -17,8 +17,11 @@
 #include "tp_normalize.h"
 #include "tp_wordpiece.h"
 
+/* A post-processor token; written with word -2 - name (name: its token string's index in the caller's
+ * table of post-processor token strings). */
 typedef struct {
     uint32_t id, type_id;
+    int32_t name;
 } tp_special;
 
 typedef struct {
@@ -40,7 +43,8 @@ typedef struct {
     const tp_wordpiece *wordpiece;   /* non-NULL: the model instead of bpe (pipeline2) */
 } tp_pipeline;
 
-/* Output columns; token k of the batch. words[k] is -1 for post-processor tokens. */
+/* Output columns; token k of the batch. words[k] < 0 for tokens that are no word: -2 - name for
+ * post-processor tokens (see tp_special), -1 for padding (tp_assemble). */
 typedef struct {
     uint32_t *ids, *type_ids;
     int64_t *offsets;   /* 2 per token: char offsets into its text */
@@ -50,6 +54,7 @@ typedef struct {
 } tp_columns;
 
 void tp_columns_free(tp_columns *columns);
+int tp_columns_reserve(tp_columns *columns, size_t extra); /* room for `extra` more tokens; -1 on OOM */
 
 /* Per-slot working memory of one pipeline (slot as in tp_pool); created lazily, freed with it. */
 typedef struct tp_workspace tp_workspace;
@@ -63,5 +68,22 @@ int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8
                     const size_t *lens, size_t n, int add_special, tp_columns **out, size_t *n_out,
                     int64_t *lengths);
 void tp_chunks_free(tp_columns *chunks, size_t n);
+
+/* One text's own tokens (no post-processor tokens, no offset trimming), appended to c. -1 on OOM. */
+int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len, tp_columns *c);
+/* ByteLevel trim_offsets over tokens [first, end) of c, token `first` counting as the sequence start. */
+void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t end);
+
+/* The batch driver: items cut into chunks of consecutive items (by byte size), chunks claimed by the pool
+ * threads; work(job, ws, chunk) handles items [chunk_start[chunk], chunk_start[chunk + 1]) and returns
+ * 0 or a nonzero code (the first one stops the batch and is what tp_run_chunks returns). */
+typedef struct {
+    size_t *chunk_start; /* n_chunks + 1 item indices; free() it */
+    size_t n_chunks;
+    int threads;
+} tp_plan;
+typedef int (*tp_chunk_work)(void *job, tp_workspace *ws, size_t chunk);
+int tp_plan_chunks(const size_t *sizes, size_t n, tp_plan *plan);
+int tp_run_chunks(tp_workspace **workspaces, const tp_plan *plan, tp_chunk_work work, void *job);
 
 #endif

@@ -1,0 +1,82 @@
+/* The post stage after the pipeline: truncation (with overflow windows), the single/pair layout of the
+ * post-processor, and padding, for batches of single texts and text pairs.
+ *
+ * Each batch item is one text or a pair of texts. Inside the pool workers, each text is encoded
+ * (tp_encode_sequence), cut into windows by truncation, wrapped in its post-processor tokens, and the
+ * item's encodings are written out: the main encoding, then its overflowing ones in the order of
+ * `tokenizers`' Encoding::merge_with. For a pair with A windows a0 (main), a1..an and B windows b0,
+ * b1..bm that order is: for i in 1..n: (ai + b0), (ai + bj for j in 1..m); then (a0 + bj for j in 1..m).
+ * (Stock also nests (ai + bj) inside (ai + b0) and (a0 + bj); callers rebuild that from n and m.)
+ * Padding needs the batch's longest main encoding, so it is applied while gathering the chunks after
+ * the workers have joined. */
+#ifndef TP_ASSEMBLE_H
+#define TP_ASSEMBLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_pipeline.h"
+
+/* How the post-processor wraps one sequence (A or B) of an encoding. */
+typedef struct {
+    const tp_special *before, *after;
+    size_t n_before, n_after;
+    uint32_t main_type, window_type;  /* type id of the sequence's own tokens: main encoding / overflow windows */
+    uint8_t main_range, window_range; /* 1: the encoding records where the sequence's tokens are */
+} tp_side;
+
+enum { TP_LONGEST_FIRST, TP_ONLY_FIRST, TP_ONLY_SECOND };
+
+typedef struct {
+    const tp_pipeline *p;  /* encodes each text; its trim tables trim each window */
+    tp_side single[2];     /* [add_special] */
+    tp_side pair[2][2];    /* [add_special][0: A, 1: B] */
+    size_t added_single, added_pair; /* tokens the post-processor adds, taken off max_length */
+    int truncate;          /* 0: no truncation */
+    size_t max_length, stride;
+    int strategy, truncate_left;
+} tp_assembly;
+
+typedef struct {
+    int enabled;
+    size_t length;         /* 0: the batch's longest main encoding */
+    size_t multiple;       /* 0: none */
+    int left;
+    uint32_t id, type_id;
+} tp_padding;
+
+/* One encoding: rows [start, end) of its chunk (of the final arrays after gathering); the B part starts
+ * at row split (end for a single text). ranges: sequence 0 [r0, r1), sequence 1 [r2, r3), relative to
+ * start, -1 when the encoding does not record that sequence. main: first encoding of its item. */
+typedef struct {
+    int64_t start, end, split;
+    int64_t ranges[4];
+    int64_t main;
+} tp_encoding;
+
+typedef struct {
+    tp_columns tokens;
+    tp_encoding *encodings;
+    size_t n_encodings, cap;
+} tp_assembled;
+
+#define TP_STOCK_RAISES 1 /* an item stock refuses (truncation error or its stride assertion) */
+
+/* Encode n items (pairs[i] NULL: a single text) into *n_out chunks. windows[2i], windows[2i+1]: how many
+ * overflow windows truncation cut from text A and from text B of item i (-1 for B of a single text).
+ * Returns 0, -1 on OOM, or TP_STOCK_RAISES. Free the chunks with tp_assembled_free. */
+int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uint8_t *const *texts,
+                      const size_t *lens, const uint8_t *const *pairs, const size_t *pair_lens, size_t n,
+                      int add_special, tp_assembled **out, size_t *n_out, int64_t *windows);
+void tp_assembled_free(tp_assembled *chunks, size_t n);
+
+/* The padded length of every encoding (0: no padding) and the totals the gathered arrays need. */
+size_t tp_padding_target(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding);
+void tp_assembled_sizes(const tp_assembled *chunks, size_t n_chunks, size_t target, size_t *rows,
+                        size_t *n_encodings);
+/* Copy the chunks, padded, into the final columns (attention 0 on padding) and encoding records
+ * (rows then count from the start of the final arrays). */
+void tp_assembled_gather(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding, size_t target,
+                         tp_columns *out, uint8_t *attention, tp_encoding *encodings);
+
+#endif
