@@ -42,7 +42,7 @@ cdef extern from "pipeline/tp_added.h" nogil:
         pass
     tp_added *tp_added_new(const uint8_t *const *contents, const uint32_t *lens, const uint32_t *ids,
                            const uint8_t *pass_, const uint8_t *skip, const uint8_t *lstrip,
-                           const uint8_t *rstrip, size_t n)
+                           const uint8_t *rstrip, const uint8_t *single_word, size_t n)
     void tp_added_free(tp_added *added)
 
 cdef extern from "pipeline/tp_pool.h" nogil:
@@ -54,6 +54,7 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         int32_t name
     ctypedef struct tp_pipeline:
         const tt.tt_program *program
+        const tt.tt_program *program_later
         const tp_bpe *bpe
         const tp_added *added
         const tp_special *before
@@ -167,11 +168,17 @@ cdef class Pipeline:
     cdef tp_added *_added
     cdef tp_workspace **_workspaces
     cdef int _n_workspaces
-    cdef Program _program
+    cdef Program _program, _program_later
     cdef bytes _trim_lead, _trim_trail
 
     def __cinit__(self, dict spec):
         self._program = Program(spec["pre_tokenizer"])
+        steps = list(spec["pre_tokenizer"])
+        final = steps.pop() if steps else {}  # (no negative indexing: wraparound is off)
+        if final.get("kind") == "metaspace" and final.get("prepend_scheme") == "first":
+            # stock prepends only on the split at original offset 0
+            self._program_later = Program([*steps, {**final, "prepend_scheme": "never"}])
+            self._p.program_later = self._program_later._prog
         if self._program.render == "metaspace":
             replacement = self._program._prefix.encode("utf-8")
             memcpy(self._p.replacement, <const char *>replacement, len(replacement))
@@ -262,9 +269,10 @@ cdef class Pipeline:
         cdef uint8_t *skip = <uint8_t *>malloc(n)
         cdef uint8_t *lstrip = <uint8_t *>malloc(n)
         cdef uint8_t *rstrip = <uint8_t *>malloc(n)
+        cdef uint8_t *single_word = <uint8_t *>malloc(n)
         try:
             if (ptrs == NULL or lens == NULL or ids == NULL or passes == NULL or skip == NULL or lstrip == NULL
-                    or rstrip == NULL):
+                    or rstrip == NULL or single_word == NULL):
                 raise MemoryError()
             for i in range(n):
                 token = added[i]
@@ -275,9 +283,10 @@ cdef class Pipeline:
                 skip[i] = 1 if (encode_special_tokens and token["special"]) else 0
                 lstrip[i] = token["lstrip"]
                 rstrip[i] = token["rstrip"]
-            self._added = tp_added_new(ptrs, lens, ids, passes, skip, lstrip, rstrip, n)
+                single_word[i] = token["single_word"]
+            self._added = tp_added_new(ptrs, lens, ids, passes, skip, lstrip, rstrip, single_word, n)
         finally:
-            free(ptrs); free(lens); free(ids); free(passes); free(skip); free(lstrip); free(rstrip)
+            free(ptrs); free(lens); free(ids); free(passes); free(skip); free(lstrip); free(rstrip); free(single_word)
         if self._added == NULL:
             raise MemoryError()
 

@@ -122,17 +122,26 @@ def _check_byte_symbols(tokens, prefix, suffix):
                                       "is not native")
 
 
-def _added_spec(added_tokens, has_normalizer):
+def _added_spec(added_tokens, normalizer, model_vocab):
+    """Per added token: the string matched ("pattern": stock matches a normalized=true token's content
+    as the normalizer outputs it, on normalized text, and names the token by that match), id, flags."""
     spec = []
     for token in added_tokens:
-        if token["normalized"] and has_normalizer:
-            raise Unsupported("normalized added tokens with a normalizer are not native yet")
-        if token["single_word"]:
-            raise Unsupported(f"added token {token['content']!r}: single_word is not native yet")
-        spec.append({"content": token["content"].encode(), "id": token["id"],
+        content = pattern = token["content"]
+        if token["normalized"] and normalizer is not None:
+            pattern = normalizer.normalize_str(content)
+            if not pattern:
+                raise Unsupported(f"added token {content!r} normalizes to nothing; not native")
+            if token["lstrip"] or token["rstrip"]:
+                raise Unsupported(f"added token {content!r}: lstrip/rstrip on a normalized token under a normalizer "
+                                  "is not native (its token string is the normalized text it stripped)")
+            if pattern != content and content in model_vocab:
+                raise Unsupported(f"added token {content!r} normalizes to {pattern!r} and is also a model token; "
+                                  "not native (the two would need different token strings)")
+        spec.append({"content": pattern.encode(), "pattern": pattern, "id": token["id"],
                      "single_word": token["single_word"], "lstrip": token["lstrip"],
                      "rstrip": token["rstrip"], "normalized": token["normalized"], "special": token["special"]})
-    if any(token["rstrip"] for token in added_tokens) and any(_starts_with_space(t["content"]) for t in added_tokens):
+    if any(token["rstrip"] for token in spec) and any(_starts_with_space(t["pattern"]) for t in spec):
         # stock then yields overlapping splits (a match inside the previous rstrip); not reproduced natively
         raise Unsupported("rstrip together with an added token that starts with whitespace is not native")
     return spec
@@ -230,7 +239,9 @@ def analyse(stock, text=None):
             report[name] = {"native": False, "reason": str(error)}
 
     stage("normalizer", lambda: normalizers.spec(config.get("normalizer")))
-    stage("added_tokens", lambda: _added_spec(config.get("added_tokens") or [], config.get("normalizer") is not None))
+    model_vocab = config["model"].get("vocab")
+    model_vocab = model_vocab if isinstance(model_vocab, dict) else {piece for piece, _score in model_vocab or ()}
+    stage("added_tokens", lambda: _added_spec(config.get("added_tokens") or [], stock.normalizer, model_vocab))
     stage("pre_tokenizer", lambda: _pre_tokenizer_steps(config.get("pre_tokenizer")))
     byte_level = '"ByteLevel"' in json.dumps(config.get("pre_tokenizer"))
     stage("model", lambda: _model_spec(config["model"], byte_level, config.get("pre_tokenizer")))
@@ -252,6 +263,8 @@ def plan(stock, text=None):
         return report, None
     trim = spec["post_processor"]["trim"]
     token_names = _token_names(stock)
+    for token in spec["added_tokens"]:  # a normalized token is named by its normalized match, as stock does
+        token_names[token["id"]] = token["pattern"]
     if trim is not None:
         lead, trail = _space_counts(token_names)
         spec["trim"] = dict(trim, lead=lead, trail=trail)

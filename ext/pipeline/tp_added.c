@@ -22,8 +22,8 @@ typedef struct {
 struct tp_added {
     trie passes[2];
     uint32_t *ids;
-    uint8_t *skip, *lstrip, *rstrip;
-    int any_strip;
+    uint8_t *skip, *lstrip, *rstrip, *single_word;
+    int needs_tags; /* some token strips whitespace or is single_word */
 };
 
 /* Per-call view of the text: its char tags, when some token strips whitespace. */
@@ -35,6 +35,16 @@ typedef struct {
 static int is_space_at(const view *v, size_t b) {
     uint8_t tag = v->tags[b];
     return tag != TT_TAG_CONT && (tt_atom_props[tag] & TT_PROP_WS);
+}
+
+/* The char starting at b (or, for ends_word, ending just before b) is a word char. */
+static int starts_word(const view *v, size_t b) {
+    return (tt_atom_props[v->tags[b]] & TT_PROP_RW) != 0;
+}
+
+static int ends_word(const view *v, size_t b) {
+    while (v->tags[b - 1] == TT_TAG_CONT) b--;
+    return starts_word(v, b - 1);
 }
 
 /* Start of the run of whitespace chars ending at `at`, not before `floor`. */
@@ -101,19 +111,21 @@ static int trie_build(trie *t, const uint8_t *const *contents, const uint32_t *l
 
 tp_added *tp_added_new(const uint8_t *const *contents, const uint32_t *lens, const uint32_t *ids,
                        const uint8_t *pass, const uint8_t *skip, const uint8_t *lstrip, const uint8_t *rstrip,
-                       size_t n) {
+                       const uint8_t *single_word, size_t n) {
     tp_added *added = calloc(1, sizeof(*added));
     if (!added) return NULL;
     added->ids = malloc((n ? n : 1) * 4);
     added->skip = malloc(n ? n : 1);
     added->lstrip = malloc(n ? n : 1);
     added->rstrip = malloc(n ? n : 1);
-    if (!added->ids || !added->skip || !added->lstrip || !added->rstrip) goto fail;
+    added->single_word = malloc(n ? n : 1);
+    if (!added->ids || !added->skip || !added->lstrip || !added->rstrip || !added->single_word) goto fail;
     memcpy(added->ids, ids, n * 4);
     memcpy(added->skip, skip, n);
     memcpy(added->lstrip, lstrip, n);
     memcpy(added->rstrip, rstrip, n);
-    for (size_t i = 0; i < n; i++) added->any_strip |= lstrip[i] | rstrip[i];
+    memcpy(added->single_word, single_word, n);
+    for (size_t i = 0; i < n; i++) added->needs_tags |= lstrip[i] | rstrip[i] | single_word[i];
     for (int which = 0; which < 2; which++)
         if (trie_build(&added->passes[which], contents, lens, pass, n, which)) goto fail;
     return added;
@@ -127,7 +139,7 @@ void tp_added_free(tp_added *added) {
     for (int i = 0; i < 2; i++) {
         free(added->passes[i].keys); free(added->passes[i].child); free(added->passes[i].terminal);
     }
-    free(added->ids); free(added->skip); free(added->lstrip); free(added->rstrip);
+    free(added->ids); free(added->skip); free(added->lstrip); free(added->rstrip); free(added->single_word);
     free(added);
 }
 
@@ -154,7 +166,8 @@ static int push(tp_segment **segments, size_t *cap, size_t n, uint32_t start, ui
 }
 
 /* Split [start, end) with one pass's trie, appending to the segment list: HF's find_matches, where
- * the stretch is the whole "sentence" (lstrip never reaches before it, rstrip never past it). */
+ * the stretch is the whole "sentence" (lstrip never reaches before it, rstrip never past it). A
+ * discarded match (skipped special, single_word inside a word) still consumes its text. */
 static long split_range(const tp_added *added, const trie *t, const view *v, size_t start, size_t end,
                         tp_segment **segments, size_t *cap, long n) {
     const uint8_t *text = v->text;
@@ -165,6 +178,8 @@ static long split_range(const tp_added *added, const trie *t, const view *v, siz
         if (token == NONE) { at++; continue; }
         size_t next = at + match_len; /* matching resumes after the match itself, as aho-corasick's */
         if (added->skip[token]) { at = next; continue; }
+        if (added->single_word[token]
+            && ((at > start && ends_word(v, at)) || (next < end && starts_word(v, next)))) { at = next; continue; }
         size_t from = at, to = next;
         if (added->lstrip[token]) {
             from = spaces_before(v, start, at);
@@ -180,32 +195,23 @@ static long split_range(const tp_added *added, const trie *t, const view *v, siz
     return n;
 }
 
-long tp_added_split(const tp_added *added, const uint8_t *text, size_t len, tp_segment **segments, size_t *cap) {
-    if (!added || (added->passes[0].empty && added->passes[1].empty)) {
+int tp_added_pass_empty(const tp_added *added, int pass) {
+    return !added || added->passes[pass].empty;
+}
+
+long tp_added_split(const tp_added *added, int pass, const uint8_t *text, size_t len, tp_segment **segments,
+                    size_t *cap) {
+    if (tp_added_pass_empty(added, pass)) {
         if (len == 0) return 0;
         return push(segments, cap, 0, 0, (uint32_t)len, TP_ADDED_TEXT) ? -1 : 1;
     }
     view v = {text, NULL};
-    if (added->any_strip) {
+    if (added->needs_tags) {
         v.tags = malloc(len ? len : 1);
         if (!v.tags) return -1;
         tt_classify(TT_ALPHABET_ATOMS, text, len, v.tags, NULL);
     }
-    long n = split_range(added, &added->passes[0], &v, 0, len, segments, cap, 0);
-    if (n > 0 && !added->passes[1].empty) {
-        /* second pass over the text stretches of the first; rebuild the list from a copy */
-        tp_segment *first = malloc(n * sizeof(tp_segment));
-        long out = first ? 0 : -1;
-        if (first) memcpy(first, *segments, n * sizeof(tp_segment));
-        for (long i = 0; first && i < n && out >= 0; i++) {
-            if (first[i].id != TP_ADDED_TEXT)
-                out = push(segments, cap, out, first[i].start, first[i].end, first[i].id) ? -1 : out + 1;
-            else
-                out = split_range(added, &added->passes[1], &v, first[i].start, first[i].end, segments, cap, out);
-        }
-        free(first);
-        n = out;
-    }
+    long n = split_range(added, &added->passes[pass], &v, 0, len, segments, cap, 0);
     free(v.tags);
     return n;
 }

@@ -1,9 +1,11 @@
 /* Added-token splitting: leftmost-longest matching of literal byte strings, as HF's AddedVocabulary.
  *
- * Stock splits in two passes: tokens with normalized=false on the raw text, then tokens with
- * normalized=true on the gaps (after normalization, which is identity where this runs natively).
- * lstrip/rstrip widen a match over whitespace (the engine's WS class, = Rust char::is_whitespace);
- * single_word is not handled here (the Python layer sends such tokenizers to stock). */
+ * Stock splits in two passes: tokens with normalized=false on the raw text (pass 0), then tokens with
+ * normalized=true (their contents given here already normalized) on each gap of the first pass after
+ * normalization (pass 1); the caller runs the passes. Each call's text is HF's "sentence":
+ * lstrip/rstrip widen a match over whitespace (the engine's WS class, = Rust char::is_whitespace) within
+ * it; a single_word match counts only when the chars around it (in it) are not word chars (the
+ * engine's RW class, = Rust regex \w). */
 #ifndef TP_ADDED_H
 #define TP_ADDED_H
 
@@ -23,11 +25,15 @@ typedef struct {
  * text (special tokens when encode_special_tokens is on). NULL on OOM. */
 tp_added *tp_added_new(const uint8_t *const *contents, const uint32_t *lens, const uint32_t *ids,
                        const uint8_t *pass, const uint8_t *skip, const uint8_t *lstrip, const uint8_t *rstrip,
-                       size_t n);
+                       const uint8_t *single_word, size_t n);
 void tp_added_free(tp_added *added);
 
-/* Split text into segments (tokens and text stretches, in order, no empty text stretch).
- * *segments is realloc'ed as needed (capacity in *cap). Returns the count, or -1 on OOM. */
-long tp_added_split(const tp_added *added, const uint8_t *text, size_t len, tp_segment **segments, size_t *cap);
+/* 1 when pass (0 or 1) has no token to match. added may be NULL (no added tokens). */
+int tp_added_pass_empty(const tp_added *added, int pass);
+
+/* Split text with one pass's tokens into segments (tokens and text stretches, in order, no empty text
+ * stretch). *segments is realloc'ed as needed (capacity in *cap). Returns the count, or -1 on OOM. */
+long tp_added_split(const tp_added *added, int pass, const uint8_t *text, size_t len, tp_segment **segments,
+                    size_t *cap);
 
 #endif

@@ -13,8 +13,8 @@ struct tp_workspace {
     tp_bpe_scratch *bpe;
     tp_norm_scratch *norm;
     tp_wordpiece_scratch *wordpiece;
-    tp_segment *segments;
-    size_t segments_cap;
+    tp_segment *segments, *inner; /* added-token passes 0 and 1 */
+    size_t segments_cap, inner_cap;
     uint8_t *word;      /* rendered piece */
     size_t word_cap;
     uint32_t *word_from, *word_to; /* Metaspace: original byte range of each rendered byte */
@@ -39,6 +39,7 @@ void tp_workspace_free(tp_workspace *ws) {
     tp_norm_scratch_free(ws->norm);
     tp_wordpiece_scratch_free(ws->wordpiece);
     free(ws->segments);
+    free(ws->inner);
     free(ws->word);
     free(ws->word_from);
     free(ws->word_to);
@@ -229,9 +230,50 @@ void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t e
     }
 }
 
+/* Pre-tokenize and encode bytes[s, e) (the text, or a normalized stretch when al is set); at_start:
+ * it begins at original offset 0 (Metaspace "first" prepends only there). */
+static int encode_stretch(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
+                          const uint8_t *bytes, size_t s, size_t e, int at_start, const alignment *al) {
+    const tt_piece *pieces;
+    size_t n_pieces;
+    const tt_program *program = at_start || !p->program_later ? p->program : p->program_later;
+    if (tt_program_run(program, ws->pre, bytes + s, e - s, &pieces, &n_pieces)) return -1;
+    for (size_t k = 0; k < n_pieces; k++)
+        if (encode_piece(p, ws, c, st, bytes, s, e, &pieces[k], al)) return -1;
+    return 0;
+}
+
+/* A gap between normalized=false added tokens: normalized (HF normalizes each gap on its own), split
+ * by the normalized=true added tokens, the rest encoded stretch by stretch. */
+static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, const uint8_t *text,
+                      tp_segment gap) {
+    const uint8_t *bytes = text;
+    size_t shift = gap.start, len = gap.end - gap.start;
+    alignment al = {NULL, NULL, gap.start};
+    if (p->normalizer) {
+        if (tp_normalize(p->normalizer, ws->norm, text + gap.start, len, &bytes, &al.from, &al.to, &len)) return -1;
+        shift = 0;
+    }
+    const alignment *aligned = p->normalizer ? &al : NULL;
+    long n = tp_added_split(p->added, 1, bytes + shift, len, &ws->inner, &ws->inner_cap);
+    if (n < 0) return -1;
+    for (long i = 0; i < n; i++) {
+        size_t s = shift + ws->inner[i].start, e = shift + ws->inner[i].end;
+        if (ws->inner[i].id != TP_ADDED_TEXT) {
+            if (tp_columns_reserve(c, 1)) return -1;
+            put_aligned(p, c, st, ws->inner[i].id, s, e, aligned);
+            st->word++;
+        } else {
+            size_t original = aligned ? al.shift + al.from[s] : s;
+            if (encode_stretch(p, ws, c, st, bytes, s, e, original == 0, aligned)) return -1;
+        }
+    }
+    return 0;
+}
+
 int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len, tp_columns *c) {
     text_state st = {{text, 0, 0}, {text, 0, 0}, 0};
-    long n_segments = tp_added_split(p->added, text, len, &ws->segments, &ws->segments_cap);
+    long n_segments = tp_added_split(p->added, 0, text, len, &ws->segments, &ws->segments_cap);
     if (n_segments < 0) return -1;
     for (long i = 0; i < n_segments; i++) {
         tp_segment seg = ws->segments[i];
@@ -239,22 +281,9 @@ int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *te
             if (tp_columns_reserve(c, 1)) return -1;
             put_token(p, c, &st, seg.id, seg.start, seg.end);
             st.word++;
-            continue;
+        } else if (encode_gap(p, ws, c, &st, text, seg)) {
+            return -1;
         }
-        const tt_piece *pieces;
-        size_t n_pieces;
-        const uint8_t *stretch = text + seg.start;
-        size_t stretch_len = seg.end - seg.start, base = seg.start;
-        alignment al = {NULL, NULL, seg.start};
-        if (p->normalizer) {
-            if (tp_normalize(p->normalizer, ws->norm, text + seg.start, seg.end - seg.start, &stretch, &al.from,
-                             &al.to, &stretch_len)) return -1;
-            base = 0;
-        }
-        if (tt_program_run(p->program, ws->pre, stretch, stretch_len, &pieces, &n_pieces)) return -1;
-        for (size_t k = 0; k < n_pieces; k++)
-            if (encode_piece(p, ws, c, &st, stretch - base, base, base + stretch_len, &pieces[k],
-                             p->normalizer ? &al : NULL)) return -1;
     }
     return 0;
 }

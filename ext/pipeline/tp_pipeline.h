@@ -1,10 +1,10 @@
-/* The native encode pipeline for single sequences (tp_assemble adds pairs, truncation and padding):
- *   added-token split -> (normalizer hook) -> pre-tokenizer program -> model -> post-processor
- * over a batch of UTF-8 texts, spread over the process thread pool, into flat columns.
- *
- * Hook points for more stages (see .coord/native.md): a normalizer would run per text stretch
- * between added tokens and hand the pre-tokenizer normalized bytes plus a byte alignment map;
- * another model (WordPiece, WordLevel) would sit beside tp_bpe behind the same encode signature. */
+/* The native encode pipeline for single sequences (tp_assemble adds pairs, truncation and padding),
+ * as stock's encode orders it:
+ *   added-token split (normalized=false tokens, raw text) -> per gap: normalizer -> added-token split
+ *   (normalized=true tokens, normalized text) -> per stretch: pre-tokenizer program -> model
+ *   -> post-processor
+ * over a batch of UTF-8 texts, spread over the process thread pool, into flat columns. Offsets map
+ * back through the normalizer's byte alignment. */
 #ifndef TP_PIPELINE_H
 #define TP_PIPELINE_H
 
@@ -26,6 +26,8 @@ typedef struct {
 
 typedef struct {
     const tt_program *program; /* must render bytelevel or none (bytes go to the model unchanged) */
+    const tt_program *program_later; /* for stretches not at the text's start (Metaspace prepend_scheme
+                                      * "first" there is "never"); NULL: program */
     const tp_bpe *bpe;
     const tp_added *added;     /* NULL: no added tokens */
     const tp_special *before, *after; /* post-processor tokens around the sequence */
