@@ -471,6 +471,121 @@ def small_encode_special_tokens():
     return tokenizer
 
 
+
+# ---- added-token flags, whole-string normalizers and BPE affixes (engineer "coverage")
+
+def _single_word_tokens():
+    # single_word with every lstrip/rstrip combination; contents that also occur inside words
+    return [AddedToken("word", single_word=True, normalized=False),
+            AddedToken("<sw>", single_word=True, normalized=False, special=True),
+            AddedToken("<l>", single_word=True, normalized=False, lstrip=True),
+            AddedToken("<r>", single_word=True, normalized=False, rstrip=True),
+            AddedToken("<lr>", single_word=True, normalized=False, lstrip=True, rstrip=True, special=True),
+            AddedToken("in", single_word=True, normalized=True)]
+
+
+def small_single_word_bytelevel():
+    return _small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True),
+                           processors.ByteLevel(trim_offsets=False), added=_single_word_tokens())
+
+
+def _normalized_tokens():
+    # normalized=True contents that the normalizers change (case, compatibility forms), one single_word,
+    # next to raw ones; none of them is a model token
+    return [AddedToken("HeLLo", normalized=True), AddedToken("ＮＯＲＭ", normalized=True),
+            AddedToken("Ofﬁce", normalized=True, single_word=True), AddedToken("<raw>", normalized=False, special=True),
+            AddedToken("<RawStrip>", normalized=False, lstrip=True, rstrip=True), AddedToken("é", normalized=True)]
+
+
+def small_normalized_added_lowercase():
+    tokenizer = _small_char_bpe(pre_tokenizers.Whitespace(), byte_fallback=True)
+    tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.add_tokens(_normalized_tokens())
+    return tokenizer
+
+
+def small_normalized_added_nfkc_metaspace():
+    tokenizer = _small_char_bpe(pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=True),
+                                byte_fallback=False, unk_token="<unk>", fuse_unk=True)
+    tokenizer.normalizer = normalizers.NFKC()
+    tokenizer.add_tokens(_normalized_tokens())
+    return tokenizer
+
+
+def small_normalized_added_bert():
+    tokenizer = _small_word_piece(pre_tokenizers.BertPreTokenizer(), normalizers.BertNormalizer(),
+                                  processors.TemplateProcessing(**_CLS_SEP_TEMPLATE), prefix="##")
+    tokenizer.add_tokens(_normalized_tokens())
+    tokenizer.add_special_tokens([AddedToken("[MASK]", normalized=False, special=True, lstrip=True)])
+    return tokenizer
+
+
+def small_prepend_replace_no_pretokenizer():
+    # the SentencePiece-BPE ("legacy" Llama/Mistral) shape: Prepend + Replace, no pre-tokenizer
+    tokenizer = _small_char_bpe(pre_tokenizers.Whitespace(), byte_fallback=True)
+    tokenizer.pre_tokenizer = None
+    tokenizer.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    tokenizer.add_special_tokens([AddedToken("<s>", normalized=False, special=True),
+                                  AddedToken("</s>", normalized=False, special=True)])
+    return tokenizer
+
+
+def small_strip_replace_sequence():
+    normalizer = normalizers.Sequence([normalizers.Strip(), normalizers.NFC(), normalizers.Replace("``", '"'),
+                                       normalizers.Lowercase(), normalizers.Replace("é", ""),
+                                       normalizers.Strip(left=False, right=True), normalizers.Prepend("▁ ")])
+    tokenizer = _small_char_bpe(pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=False),
+                                byte_fallback=True)
+    tokenizer.normalizer = normalizer
+    tokenizer.add_tokens([AddedToken("the", normalized=True, single_word=True)])
+    return tokenizer
+
+
+def _affixed_bpe(prefix, suffix, byte_level, **options):
+    # Every initial symbol (char or byte char, with the prefix when not first and the suffix when last),
+    # then merges of frequent English pieces in each position, named as stock names them.
+    from hf_tagtok.models import BYTE_TO_CHAR
+
+    alphabet = [BYTE_TO_CHAR[b] for b in range(256)] if byte_level else \
+        [chr(c) for c in range(33, 127)] + ["é", "ü", "▁"]
+    vocab = {"<unk>": 0}
+    for char in alphabet:
+        for symbol in (char, prefix + char, char + suffix, prefix + char + suffix):
+            vocab.setdefault(symbol, len(vocab))
+    merges = []
+    for word in ("th", "he", "the", "in", "ing", "er", "an", "on", "llo", "Ġt", "Ġthe"):
+        for cut in range(1, len(word)):
+            for left, right in ((word[:cut], prefix + word[cut:]), (word[:cut], prefix + word[cut:] + suffix),
+                                (prefix + word[:cut], prefix + word[cut:])):
+                merged = left + right[len(prefix):]
+                if left in vocab and right in vocab and merged not in vocab:
+                    vocab[merged] = len(vocab)
+                    merges.append((left, right))
+    affixes = {key: value for key, value in (("continuing_subword_prefix", prefix), ("end_of_word_suffix", suffix))
+               if value}
+    return tokenizers.Tokenizer(models.BPE(vocab, merges, **affixes, **options))
+
+
+def small_bpe_prefix_suffix_unk():
+    tokenizer = _affixed_bpe("##", "</w>", byte_level=False, unk_token="<unk>", fuse_unk=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.add_tokens([AddedToken("word", single_word=True, normalized=False)])
+    return tokenizer
+
+
+def small_bpe_suffix_bytelevel():
+    tokenizer = _affixed_bpe("", "</w>", byte_level=True, ignore_merges=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True)
+    tokenizer.post_processor = processors.ByteLevel(trim_offsets=True)
+    return tokenizer
+
+
+def small_bpe_prefix_bytelevel():
+    tokenizer = _affixed_bpe("##", "", byte_level=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    return tokenizer
+
+
 SMALL = {
     "small_bytelevel": small_bytelevel,
     "small_bytelevel_prefix": small_bytelevel_prefix,
@@ -494,6 +609,15 @@ SMALL = {
     "small_metaspace_never_lowercase": small_metaspace_never_lowercase,
     "small_fixed_length": small_fixed_length,
     "small_encode_special_tokens": small_encode_special_tokens,
+    "small_single_word_bytelevel": small_single_word_bytelevel,
+    "small_normalized_added_lowercase": small_normalized_added_lowercase,
+    "small_normalized_added_nfkc_metaspace": small_normalized_added_nfkc_metaspace,
+    "small_normalized_added_bert": small_normalized_added_bert,
+    "small_prepend_replace_no_pretokenizer": small_prepend_replace_no_pretokenizer,
+    "small_strip_replace_sequence": small_strip_replace_sequence,
+    "small_bpe_prefix_suffix_unk": small_bpe_prefix_suffix_unk,
+    "small_bpe_suffix_bytelevel": small_bpe_suffix_bytelevel,
+    "small_bpe_prefix_bytelevel": small_bpe_prefix_bytelevel,
 }
 
 

@@ -1,0 +1,123 @@
+"""Native coverage of added-token flags, whole-string normalizers and BPE affixes, against stock.
+
+single_word (with lstrip/rstrip), normalized=True added tokens under Lowercase / NFKC / BertNormalizer,
+Strip / Prepend / Replace in Sequences with the per-char normalizers, and BPE continuing_subword_prefix /
+end_of_word_suffix at char and byte level: each small zoo tokenizer must run the native pipeline for
+every stage, and every field must equal stock's, on the corpus, edge cases and fuzzed texts built
+from the added-token strings, affixes, whitespace runs, combining marks and several scripts.
+"""
+import pytest
+import tokenizers
+from hypothesis import HealthCheck, given, settings, strategies as st
+from tokenizers import AddedToken, Regex, models, normalizers, pre_tokenizers
+
+import hf_tagtok
+from conformance import tokenizer_mode, tokenizer_zoo
+from hf_tagtok import sample_text
+
+pytest.importorskip("hf_tagtok._native")
+
+NAMES = ["small_single_word_bytelevel", "small_normalized_added_lowercase", "small_normalized_added_nfkc_metaspace",
+         "small_normalized_added_bert", "small_prepend_replace_no_pretokenizer", "small_strip_replace_sequence",
+         "small_bpe_prefix_suffix_unk", "small_bpe_suffix_bytelevel", "small_bpe_prefix_bytelevel"]
+PIPELINE_STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor")
+
+FRAGMENTS = ["word", "<sw>", "<l>", "<r>", "<lr>", "in", "HeLLo", "hello", "ＮＯＲＭ", "norm", "Ofﬁce", "office",
+             "<raw>", "<RawStrip>", "é", "e\u0301", "[MASK]", "``", "the", "##", "</w>", "\u2581", " ", "  ", "\t",
+             "\n", "\u3000", "\u00a0", "a", "x", "Z", "_", "1", "日本", "Привет", "مرحبا", "\u0301", "\u200d", "😀",
+             ".", ",", "'"]
+TEXTS = st.lists(st.sampled_from(FRAGMENTS), max_size=12).map("".join)
+EDGE_CASES = ["", " ", "  lead and trail  ", "word words sword word <sw>x <sw> <l> x<l>  <r>  y <lr>\t<lr>",
+              "in inside in, (in) in_ in\u0301", "HeLLo hello HELLO ＮＯＲＭ norm Office Ofﬁce OFFICE é É e\u0301",
+              "<raw> <RawStrip>  x  <RawStrip>", " [MASK]  [MASK]x", "``quoted'' text  ", "the them the, thé"]
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def pair(request):
+    stock = tokenizer_zoo.load(request.param)
+    return stock, hf_tagtok.Tokenizer.from_hf(stock)
+
+
+def test_every_stage_runs_natively(pair):
+    _, ours = pair
+    report = ours.acceleration
+    assert {stage: report[stage]["native"] for stage in PIPELINE_STAGES} == dict.fromkeys(PIPELINE_STAGES, True)
+
+
+def test_corpus_and_edge_cases_match_stock(pair):
+    stock, ours = pair
+    texts = sample_text.multiscript_texts()[::9] + EDGE_CASES
+    assert tokenizer_mode.diff_tokenizer(stock, texts, "plain", ours=ours) == []
+    for add in (True, False):
+        expected = stock.encode_batch(EDGE_CASES, add_special_tokens=add)
+        got = ours.encode_batch(EDGE_CASES, add_special_tokens=add)
+        assert [tokenizer_mode.encoding_diff(g, e) for g, e in zip(got, expected)] == [None] * len(EDGE_CASES)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(TEXTS, min_size=1, max_size=6))
+def test_fuzzed_texts_match_stock(pair, texts):
+    stock, ours = pair
+    assert tokenizer_mode.diff_tokenizer(stock, texts, "plain", ours=ours) == []
+
+
+def _char_bpe(**options):
+    vocab = {"<unk>": 0, "a": 1, "##a": 2, "b": 3, "##b": 4, " ": 5}
+    vocab.update({f"<0x{byte:02X}>": 6 + byte for byte in range(256)})
+    tokenizer = tokenizers.Tokenizer(models.BPE(vocab, [], **options))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    return tokenizer
+
+
+def _stays_on_stock():
+    """(tokenizer, stage, reason fragment) for configurations that must report why they are not native."""
+    regex = _char_bpe()
+    regex.normalizer = normalizers.Sequence([normalizers.Lowercase(), normalizers.Replace(Regex("a+"), "b")])
+    stripping = _char_bpe()
+    stripping.normalizer = normalizers.Lowercase()
+    stripping.add_tokens([AddedToken("AB", normalized=True, lstrip=True)])
+    overlapping = _char_bpe()
+    overlapping.add_tokens([AddedToken("<r>", normalized=False, rstrip=True), AddedToken(" b", normalized=False)])
+    vocab = dict(_char_bpe().get_vocab(with_added_tokens=False), B=300)  # "B": a model token that lowercases
+    relabelled = tokenizers.Tokenizer(models.BPE(vocab, []))
+    relabelled.pre_tokenizer, relabelled.normalizer = pre_tokenizers.Whitespace(), normalizers.Lowercase()
+    relabelled.add_tokens([AddedToken("B", normalized=True)])
+    return [(_char_bpe(continuing_subword_prefix="##", byte_fallback=True), "model", "byte_fallback"),
+            (_char_bpe(dropout=0.5), "model", "dropout"),
+            (regex, "normalizer", "regex"),
+            (stripping, "added_tokens", "lstrip/rstrip"),
+            (overlapping, "added_tokens", "starts with whitespace"),
+            (relabelled, "added_tokens", "also a model token")]
+
+
+def test_normalized_tokens_next_to_raw_ones_match_stock():
+    # "##a" is a model token matched as itself; "A" gets its own id and is named "a"
+    stock = _char_bpe()
+    stock.normalizer = normalizers.Lowercase()
+    stock.add_tokens([AddedToken("##a", normalized=True), AddedToken("B", normalized=False),
+                      AddedToken("A", normalized=True)])
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    assert ours.acceleration["added_tokens"]["native"]
+    texts = ["##A ##a B b A a", "AB BA", "x##Ay"]
+    assert tokenizer_mode.diff_tokenizer(stock, texts, "plain", ours=ours) == []
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_uncovered_shapes_report_why_and_still_match(index):
+    stock, stage, reason = _stays_on_stock()[index]
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    entry = ours.acceleration[stage]
+    assert entry["native"] is False and reason in entry["reason"]
+    if stage == "model" and reason == "dropout":
+        return  # random: nothing to compare
+    texts = ["ab ba aab", "aé b", " <r> b<r>  b", "AB ab  AB", "B b ##a", ""]
+    assert tokenizer_mode.diff_tokenizer(stock, texts, "plain", ours=ours) == []
+
+
+def test_normalized_token_is_named_by_its_normalized_match():
+    stock = tokenizer_zoo.load("small_normalized_added_bert")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    text = "An ＮＯＲＭ and HELLO, OFﬁCE"
+    expected = stock.encode(text)
+    assert ours.encode(text).tokens == expected.tokens
+    assert {"ｎｏｒｍ", "hello", "ofﬁce"} <= set(expected.tokens)  # matched after the normalizer folded the case
