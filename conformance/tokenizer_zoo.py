@@ -214,10 +214,7 @@ REAL = {
 
 # Members whose encode runs on stock, with the words the acceleration report gives as the reason; every
 # other member must run natively (tests/test_tokenizer.py checks both).
-ON_STOCK = {
-    "mistral_v3_legacy": "normalizer Prepend is not native",
-    "small_added_flags": "single_word is not native",
-}
+ON_STOCK = {}  # every member runs natively today
 
 
 # ---------------------------------------------------------------- small tokenizers built in code

@@ -129,7 +129,7 @@ static int is_whitespace(uint32_t c) {
 }
 
 /* Longest output of one char under a step: chinese pads with 2 spaces; maps by their longest entry;
- * a Replace match by its content (Prepend's prefix comes on top, see room()). */
+ * a Replace match by its content (Prepend's text comes on top, see normalize_chars). */
 static size_t expansion(const step *st) {
     uint8_t kind = st->kind;
     const tt_norm_map *map = step_map(kind);
@@ -240,7 +240,7 @@ static void replace(const step *st, const chars *in, chars *out) {
     }
 }
 
-/* One step from in to out (out has room(), see there). Every other step keeps each char's own range:
+/* One step from in to out (sized in normalize_chars). Every other step keeps each char's own range:
  * deletions drop it, replacements and chinese padding reuse it; Prepend's chars take the first char's. */
 static void apply(const step *st, const chars *in, chars *out, int32_t *change, uint32_t *rank) {
     out->n = 0;
