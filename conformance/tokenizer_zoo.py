@@ -577,6 +577,15 @@ def small_bpe_suffix_bytelevel():
     return tokenizer
 
 
+def small_added_rstrip_overlap():
+    # tokens starting with whitespace match inside an earlier token's rstrip: stock's splits overlap
+    tokenizer = _small_char_bpe(pre_tokenizers.Whitespace(), byte_fallback=True)
+    tokenizer.add_tokens([AddedToken("<r>", normalized=False, rstrip=True), AddedToken(" x", normalized=False),
+                          AddedToken("  y", normalized=True), AddedToken(" z", normalized=False, rstrip=True),
+                          AddedToken(" ", normalized=False, single_word=True)])
+    return tokenizer
+
+
 def small_bpe_prefix_bytelevel():
     tokenizer = _affixed_bpe("##", "", byte_level=True)
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
@@ -615,6 +624,7 @@ SMALL = {
     "small_bpe_prefix_suffix_unk": small_bpe_prefix_suffix_unk,
     "small_bpe_suffix_bytelevel": small_bpe_suffix_bytelevel,
     "small_bpe_prefix_bytelevel": small_bpe_prefix_bytelevel,
+    "small_added_rstrip_overlap": small_added_rstrip_overlap,
 }
 
 

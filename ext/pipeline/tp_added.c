@@ -167,7 +167,9 @@ static int push(tp_segment **segments, size_t *cap, size_t n, uint32_t start, ui
 
 /* Split [start, end) with one pass's trie, appending to the segment list: HF's find_matches, where
  * the stretch is the whole "sentence" (lstrip never reaches before it, rstrip never past it). A
- * discarded match (skipped special, single_word inside a word) still consumes its text. */
+ * discarded match (skipped special, single_word inside a word) still consumes its text. A token that
+ * starts with whitespace can match inside the previous token's rstrip: its segment then overlaps that
+ * one, as stock's splits do. */
 static long split_range(const tp_added *added, const trie *t, const view *v, size_t start, size_t end,
                         tp_segment **segments, size_t *cap, long n) {
     const uint8_t *text = v->text;
@@ -189,7 +191,7 @@ static long split_range(const tp_added *added, const trie *t, const view *v, siz
         if (gap < from && push(segments, cap, n++, (uint32_t)gap, (uint32_t)from, TP_ADDED_TEXT)) return -1;
         if (push(segments, cap, n++, (uint32_t)from, (uint32_t)to, added->ids[token])) return -1;
         gap = to;
-        at = next > to ? next : to;
+        at = next; /* as stock: a match may start inside the previous rstrip (the splits then overlap) */
     }
     if (gap < end && push(segments, cap, n++, (uint32_t)gap, (uint32_t)end, TP_ADDED_TEXT)) return -1;
     return n;

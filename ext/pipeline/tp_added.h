@@ -32,7 +32,7 @@ void tp_added_free(tp_added *added);
 int tp_added_pass_empty(const tp_added *added, int pass);
 
 /* Split text with one pass's tokens into segments (tokens and text stretches, in order, no empty text
- * stretch). *segments is realloc'ed as needed (capacity in *cap). Returns the count, or -1 on OOM. */
+ * stretch; a token segment may overlap the previous token's rstrip, as in stock). *segments is realloc'ed as needed (capacity in *cap). Returns the count, or -1 on OOM. */
 long tp_added_split(const tp_added *added, int pass, const uint8_t *text, size_t len, tp_segment **segments,
                     size_t *cap);
 

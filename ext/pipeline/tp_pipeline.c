@@ -75,13 +75,15 @@ int tp_columns_reserve(tp_columns *c, size_t extra) {
     return 0;
 }
 
-/* Byte position -> char index, walking forward only (token positions never go back). */
+/* Byte position -> char index, walking forward (tokens go forward, except an added token that overlaps
+ * the previous one's rstrip, which steps back). */
 typedef struct {
     const uint8_t *text;
     size_t pos, chars; /* chars = char starts in [0, pos) */
 } char_cursor;
 
 static size_t chars_before(char_cursor *cur, size_t pos) {
+    for (; cur->pos > pos; cur->chars -= (cur->text[cur->pos] & 0xC0) != 0x80) cur->pos--; /* overlapping added tokens */
     for (; cur->pos < pos; cur->pos++) cur->chars += (cur->text[cur->pos] & 0xC0) != 0x80;
     return cur->chars;
 }
