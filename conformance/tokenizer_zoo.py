@@ -320,6 +320,8 @@ def _small_char_bpe(pre_tokenizer, byte_fallback, unk_token=None, fuse_unk=False
     tokenizer.pre_tokenizer = pre_tokenizer
     tokenizer.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B",
                                                              special_tokens=[("<s>", 1)])
+    # as SentencePiece conversions: text after one of these does not start the input (Metaspace "first")
+    tokenizer.add_special_tokens([AddedToken(token, normalized=False, special=True) for token in ("<unk>", "<s>", "</s>")])
     return tokenizer
 
 

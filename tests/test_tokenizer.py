@@ -17,7 +17,7 @@ EDGE_CASES = [
     " <|lstrip|> a <|rstrip|> b ", "word words sword word", "normal norm", "<|special|>x <|special|>",
     "<|endoftext|>hi<|endoftext|>", "<|begin_of_text|>Hi<|eot_id|>", "\ue000 private \U0010fffd",
     "a \u00a0\u3000<mask>\u2028 b", "<mask><mask>  <mask>", "x<|rstrip|> \t\n y<|rstrip|>", " <both>  <both>x <both> ",
-    "norm  norm\u3000norm", "<|special|> <mask> <|rstrip|>\u00a0<both>",
+    "norm  norm\u3000norm", "<|special|> <mask> <|rstrip|>\u00a0<both>", "<s>[INST] Hi</s>x", "a<s>b </s> c",
 ]
 REAL_TEXTS = sample_text.multiscript_texts()[::7] + EDGE_CASES
 SMALL_TEXTS = sample_text.multiscript_texts()[::23] + EDGE_CASES

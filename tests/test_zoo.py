@@ -55,8 +55,26 @@ def test_unreachable_registry_raises_unavailable_naming_it(monkeypatch, tmp_path
 
 
 def test_harness_names_the_path_that_ran(capsys):
+    import hf_tagtok
+    import tokenizers
+
     differences = tokenizer_mode.run(["--tokenizers", "small_bytelevel", "--limit", "3"])
-    report = capsys.readouterr().out
     assert differences == 0
-    assert "plain              single 3 texts, 0 differ  [native]" in report
-    assert "truncate" in report and "[stock; truncation: enabled" in report
+    assert "plain              single 3 texts, 0 differ  [native]" in capsys.readouterr().out
+    unigram = tokenizers.Tokenizer(tokenizers.models.Unigram([("<unk>", 0.0), ("a", -1.0)], unk_id=0))
+    label = tokenizer_mode.path_label(hf_tagtok.Tokenizer.from_hf(unigram), "a")
+    assert label.startswith("stock; model: model Unigram is not native"), label
+
+
+def test_metaspace_first_prepends_only_where_the_input_starts():
+    # Stock prepends "▁" for prepend_scheme="first" only to a split at original offset 0: never to text after
+    # an added token (a real Mistral/Llama-2 chat prompt starts "<s>[INST]").
+    import hf_tagtok
+
+    stock = tokenizer_zoo.load("small_metaspace_byte_fallback")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    texts = ["<s>[INST] Hi</s>", "a<s>b", " <s>b", "<s> b", "<s><s>a", "</s>", "\u200b</s>a b"]
+    got = ours.encode_batch(texts)
+    assert not isinstance(got[0], type(stock.encode("")))  # the native path ran
+    assert [tokenizer_mode.encoding_diff(g, e) for g, e in zip(got, stock.encode_batch(texts))] == [None] * len(texts)
+    assert stock.encode("<s>b").tokens == ["<s>", "<s>", "b"]
