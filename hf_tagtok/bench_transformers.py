@@ -38,6 +38,10 @@ def transformers_rows(tokenizer_path, texts, repeats=3):
     from hf_tagtok.fast import TagTokenizerFast
 
     texts = list(texts)
+    try:  # imported before loading, as scripts that map datasets do (see hf_tagtok.fingerprint)
+        import datasets
+    except ImportError:
+        datasets = None
     stock, tagtok = _load(tokenizer_path, PreTrainedTokenizerFast), _load(tokenizer_path, TagTokenizerFast)
     rows = [
         _row("transformers tok(texts)", lambda: stock(texts), lambda: tagtok(texts), repeats),
@@ -45,9 +49,7 @@ def transformers_rows(tokenizer_path, texts, repeats=3):
              lambda: stock(texts, return_offsets_mapping=True),
              lambda: tagtok(texts, return_offsets_mapping=True), repeats),
     ]
-    try:
-        import datasets
-    except ImportError:
+    if datasets is None:
         return rows
     dataset = datasets.Dataset.from_dict({"text": texts})
 

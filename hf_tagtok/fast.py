@@ -18,6 +18,7 @@ import logging
 import os
 import weakref
 
+from hf_tagtok import fingerprint
 from hf_tagtok._after_import import call_after_import
 
 logger = logging.getLogger("hf_tagtok")
@@ -133,8 +134,10 @@ def _twin_class(base):
         if overridden:
             raise ValueError(f"{klass.__name__} overrides {', '.join(overridden)}: its encoding stays stock")
     # __name__ stays the base's so save_pretrained writes a class plain transformers loads as stock.
-    return type(base.__name__, (_tag_class(), base),
+    twin = type(base.__name__, (_tag_class(), base),
                 {"__module__": __name__, "__qualname__": _TWIN_PREFIX + base.__name__})
+    fingerprint.register(twin)
+    return twin
 
 
 def _copy_backend(backend):
@@ -239,7 +242,7 @@ def _tag_class():
                 _TWINS[self] = entry
             twins = entry[1]
             if split not in twins:  # one twin per value: switching a built twin re-plans it
-                twins[split] = _build_twin(self._tokenizer, split)
+                twins[split] = _build_twin(self, split)
             return twins[split]
 
         def _forget_twin(self):
@@ -389,15 +392,19 @@ def _tag_class():
         return fields
 
     TagTokenizerFast.__module__, TagTokenizerFast.__qualname__ = __name__, "TagTokenizerFast"
+    fingerprint.register(TagTokenizerFast)
     return TagTokenizerFast
 
 
-def _build_twin(backend, split):
+def _build_twin(tokenizer, split):
     from hf_tagtok.tokenizer import Tokenizer
+    backend = tokenizer._tokenizer
     try:
-        twin = Tokenizer.from_hf(backend)
+        text = backend.to_str()
+        twin = Tokenizer.from_str(text)
     except Exception as error:  # e.g. Python components: the backend cannot be serialized
         return None, False, f"stock encodes: no native twin ({error})"
+    fingerprint.remember(tokenizer, backend, text)
     twin.no_truncation()
     twin.no_padding()
     if twin.encode_special_tokens != split:

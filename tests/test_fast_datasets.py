@@ -64,3 +64,43 @@ def test_fingerprint_stable_across_runs(tokenizer_file, tmp_path):
     assert first_calls >= 1
     assert second == first  # same fingerprint, same cache file
     assert second_calls == first_calls  # the second run reused the cache: tokenize never ran
+
+
+def datasets_own_hash(tokenizer):
+    """The fingerprint datasets computes with its own tokenizer reducer (ours taken out for the call)."""
+    from datasets.fingerprint import Hasher
+    from datasets.utils import _dill
+
+    ours = _dill.Pickler.dispatch.pop(type(tokenizer))
+    try:
+        return Hasher.hash(tokenizer)
+    finally:
+        _dill.Pickler.dispatch[type(tokenizer)] = ours
+
+
+def test_fingerprint_equals_datasets_own_and_follows_changes(tokenizer_file):
+    from datasets.fingerprint import Hasher
+    from tokenizers import normalizers
+
+    from hf_tagtok import fingerprint
+
+    tok = hf_tagtok.TagTokenizerFast.from_pretrained(str(tokenizer_file))
+    assert tok in fingerprint._STATES  # seeded from the text the native twin was built from
+    seen = []
+    changes = [
+        lambda: None,
+        lambda: tok(TEXTS, truncation=True, max_length=8),  # backend settings: hashed as off, like datasets does
+        lambda: tok.add_tokens(["zzqq_new"]),
+        lambda: setattr(tok.backend_tokenizer.model, "dropout", 0.5),
+        lambda: setattr(tok.backend_tokenizer, "normalizer", normalizers.Lowercase()),
+        lambda: setattr(tok.backend_tokenizer.model, "unk_token", "zzqq_new"),
+    ]
+    for change in changes:
+        change()
+        truncation = tok.backend_tokenizer.truncation
+        fingerprint = Hasher.hash(tok)
+        assert fingerprint == Hasher.hash(tok) == datasets_own_hash(tok)
+        assert tok.backend_tokenizer.truncation == truncation
+        seen.append(fingerprint)
+    assert seen[1] == seen[0]
+    assert len(set(seen[1:])) == len(seen) - 1  # every real change moves the fingerprint
