@@ -1,8 +1,10 @@
 """`TagTokenizerFast`: transformers' fast tokenizer, encoding through `hf_tagtok.Tokenizer`.
 
 The stock backend (`tokenizers.Tokenizer`) stays authoritative: it serializes, decodes, renders chat
-templates and encodes every call the native path does not cover. Only the common call (raw strings,
-no pair, no truncation) goes native, and its columns are written straight into the `BatchEncoding`.
+templates and encodes every call the native path does not cover (pre-split words, chat-template
+control tokens, tokenizers with a stage that is not native). Texts and text pairs, with any truncation
+(and overflow) and padding, go native: the twin gets the backend's settings, and its columns are written
+straight into the `BatchEncoding` (hf_tagtok._lists builds the per-text lists).
 
 The native twin lives outside the instance `__dict__` (in `_TWINS`), so pickle, dill, deepcopy and
 `datasets` fingerprinting see exactly the stock state and a copy rebuilds its own twin on first use.
@@ -17,6 +19,7 @@ import inspect
 import logging
 import os
 import weakref
+from typing import NamedTuple, Optional
 
 from hf_tagtok import fingerprint
 from hf_tagtok._after_import import call_after_import
@@ -166,9 +169,8 @@ class _Shared:
 @functools.lru_cache(maxsize=None)
 def _tag_class():
     import numpy as np
-    from transformers.tokenization_utils_base import BatchEncoding, TensorType, TruncationStrategy
+    from transformers.tokenization_utils_base import BatchEncoding, TensorType
     from transformers.tokenization_utils_tokenizers import TokenizersBackend
-    from transformers.utils import PaddingStrategy
 
     from hf_tagtok import _lists
     from hf_tagtok.tokenizer import STAGES
@@ -263,23 +265,36 @@ def _tag_class():
             twin = self._columnar_twin(text, text_pair, call)
             if twin is None:
                 return super()._encode_plus(text, text_pair, **options)
-            texts = [text] if isinstance(text, str) else list(text)
+            batched = not isinstance(text, str)
+            texts = list(text) if batched else [text]
+            # like stock: a single text's pair counts only when non-empty
+            pairs = list(text_pair) if batched and text_pair is not None else [text_pair or None]
+            inputs = texts if pairs[0] is None else list(zip(texts, pairs))
             self.set_truncation_and_padding(
                 padding_strategy=call["padding_strategy"], truncation_strategy=call["truncation_strategy"],
                 max_length=call["max_length"], stride=call["stride"],
                 pad_to_multiple_of=call["pad_to_multiple_of"], padding_side=call["padding_side"])
-            columns = twin.encode_batch_arrays(texts, add_special_tokens=call["add_special_tokens"])
-            return self._batch_encoding(texts, columns, call, batched=not isinstance(text, str))
+            backend = self._tokenizer
+            settings = _Settings(backend.padding, backend.truncation, backend.encode_special_tokens)
+            settings.apply(twin)  # truncation, overflow and padding run in the twin, as stock runs them in Rust
+            columns = twin.encode_batch_arrays(inputs, add_special_tokens=call["add_special_tokens"],
+                                               overflowing=call["return_overflowing_tokens"])
+            encodings = _LazyEncodings(backend, inputs, call["add_special_tokens"], settings,
+                                       call["return_overflowing_tokens"], len(columns.lengths))
+            return self._batch_encoding(columns, encodings, call, batched, n_sequences=1 if pairs[0] is None else 2)
 
         def _columnar_twin(self, text, text_pair, call):
             """The twin to encode with, or None when this call belongs to the stock path."""
-            if text_pair is not None or call["is_split_into_words"] or call.get("sanitize_control_tokens"):
+            if call["is_split_into_words"] or call.get("sanitize_control_tokens"):
                 return None
-            if call["truncation_strategy"] != TruncationStrategy.DO_NOT_TRUNCATE:
+            if isinstance(text, str):
+                if text_pair is not None and not isinstance(text_pair, str):
+                    return None
+            elif not (isinstance(text, (list, tuple)) and text and all(isinstance(t, str) for t in text)):
                 return None
-            if not isinstance(text, str) and not (
-                    isinstance(text, (list, tuple)) and text and all(isinstance(t, str) for t in text)):
-                return None
+            elif text_pair is not None and not (isinstance(text_pair, (list, tuple)) and len(text_pair) == len(text)
+                                                and all(isinstance(t, str) for t in text_pair)):
+                return None  # stock raises its own exception for these
             split = self.split_special_tokens if call["split_special_tokens"] is None else call["split_special_tokens"]
             if self._tokenizer.encode_special_tokens != split:
                 self._tokenizer.encode_special_tokens = split
@@ -288,94 +303,50 @@ def _tag_class():
                 return None
             return twin if native or self._columns_without_native else None
 
-        def _batch_encoding(self, texts, columns, call, batched):
+        def _batch_encoding(self, columns, encodings, call, batched, n_sequences):
             lengths = columns.lengths
-            padding = None
-            if call["padding_strategy"] != PaddingStrategy.DO_NOT_PAD:
-                padding = self._tokenizer.padding  # set_truncation_and_padding just wrote it, like stock
-            widths = _padded_lengths(lengths, padding)
-            left = padding is not None and padding["direction"] == "left"
-            rectangular = len(widths) > 0 and int(widths.min()) == int(widths.max()) > 0
+            padded = encodings.settings.padding is not None
+            rectangular = len(lengths) > 0 and int(lengths.min()) == int(lengths.max()) > 0
             as_numpy = rectangular and call["return_tensors"] in ("np", TensorType.NUMPY)
-            layout = _Layout(lengths, widths, left, rectangular)
+
+            def rows(column):
+                if as_numpy:
+                    return column.astype(np.int64).reshape(len(lengths), -1, *column.shape[1:])
+                if column.ndim == 2:
+                    return _lists.pair_rows(column, lengths, lengths)
+                return _lists.int_rows(column, lengths, lengths, 0)
 
             fields = _requested_fields(self, call)
-            pad_values = {"input_ids": padding["pad_id"] if padding else 0,
-                          "token_type_ids": padding["pad_type_id"] if padding else 0,
-                          "attention_mask": 0, "special_tokens_mask": 1}
             data = {}
             for key, column in (("input_ids", columns.ids), ("token_type_ids", columns.type_ids),
                                 ("attention_mask", columns.attention_mask),
-                                ("special_tokens_mask", columns.special_tokens_mask)):
+                                ("special_tokens_mask", columns.special_tokens_mask),
+                                ("offset_mapping", columns.offsets)):
                 if key not in fields:
                     continue
-                if key == "attention_mask" and not layout.padded and not as_numpy:
+                if key == "attention_mask" and not padded and not as_numpy:
                     data[key] = [[1] * length for length in lengths.tolist()]  # no padding: all attended
                 else:
-                    data[key] = layout.rows(column, pad_values[key], as_numpy)
-            if "offset_mapping" in fields:
-                data["offset_mapping"] = layout.offset_rows(columns.offsets, as_numpy)
+                    data[key] = rows(column)
             if "length" in fields:
-                data["length"] = widths if as_numpy else widths.tolist()
-            if call["return_overflowing_tokens"]:  # no truncation here, so each text is its own sample
-                mapping = np.arange(len(texts), dtype=np.int64)
-                data["overflow_to_sample_mapping"] = mapping if as_numpy else mapping.tolist()
+                data["length"] = lengths.copy() if as_numpy else lengths.tolist()
+            if call["return_overflowing_tokens"]:
+                mapping = columns.overflow_to_sample
+                data["overflow_to_sample_mapping"] = mapping.copy() if as_numpy else mapping.tolist()
 
-            self._warn_if_too_long(lengths, widths, call)
-            settings = (None if padding is None else dict(padding), self._tokenizer.encode_special_tokens)
-            encodings = _LazyEncodings(self._tokenizer, texts, call["add_special_tokens"], settings)
+            self._warn_if_too_long(lengths, call)
             tensor_type = None if as_numpy else call["return_tensors"]
-            output = BatchEncoding(data, encodings, tensor_type=tensor_type, n_sequences=1)
+            output = BatchEncoding(data, encodings, tensor_type=tensor_type, n_sequences=n_sequences)
             if not batched and call["return_tensors"] is None and not call["return_overflowing_tokens"]:
                 output = BatchEncoding({key: value[0] if len(value) > 0 and isinstance(value[0], list) else value
-                                        for key, value in output.items()}, output.encodings, n_sequences=1)
+                                        for key, value in output.items()}, output.encodings, n_sequences=n_sequences)
             return output
 
-        def _warn_if_too_long(self, lengths, widths, call):
-            if call["max_length"] is None and call["verbose"] and len(widths):
-                longest = int(widths.max())
+        def _warn_if_too_long(self, lengths, call):
+            if call["max_length"] is None and call["verbose"] and len(lengths):
+                longest = int(lengths.max())
                 if longest > self.model_max_length:
                     self._eventual_warn_about_too_long_sequence(range(longest), None, True)
-
-    class _Layout:
-        """Turns flat per-token columns into per-text rows: lists built natively, or int64 grids."""
-
-        def __init__(self, lengths, widths, left, rectangular):
-            self.lengths, self.widths, self.left, self.rectangular = lengths, widths, left, rectangular
-            self.padded = bool((widths != lengths).any())
-
-        def rows(self, flat, fill, as_numpy):
-            if as_numpy:
-                return self._grid(flat, fill)
-            return _lists.int_rows(flat, self.lengths, self.widths, fill, self.left)
-
-        def offset_rows(self, offsets, as_numpy):
-            if as_numpy:
-                return self._grid(offsets, 0, (2,))
-            return _lists.pair_rows(offsets, self.lengths, self.widths, self.left)
-
-        def _grid(self, flat, fill, tail=()):
-            shape = (len(self.lengths), int(self.widths[0])) + tail
-            if not self.padded:
-                return flat.astype(np.int64).reshape(shape)
-            columns = np.arange(shape[1])
-            if self.left:
-                mask = columns >= (self.widths - self.lengths)[:, None]
-            else:
-                mask = columns < self.lengths[:, None]
-            grid = np.full(shape, fill, dtype=np.int64)
-            grid[mask] = flat
-            return grid
-
-    def _padded_lengths(lengths, padding):
-        """Each text's final length under the stock padding rules (pad up to a target, never truncate)."""
-        if padding is None or len(lengths) == 0:
-            return lengths.copy()
-        target = padding["length"] if padding["length"] is not None else int(lengths.max())
-        multiple = padding["pad_to_multiple_of"]
-        if multiple and target % multiple:
-            target += multiple - target % multiple
-        return np.maximum(lengths, target)
 
     def _requested_fields(tokenizer, call):
         fields = {"input_ids"}
@@ -416,31 +387,58 @@ def _fully_native(twin):
     return all(entry["native"] for entry in twin.acceleration.values())
 
 
+class _Settings(NamedTuple):
+    """The backend settings an encode call ran under (dicts as `tokenizers.Tokenizer` reports them)."""
+    padding: Optional[dict]
+    truncation: Optional[dict]
+    encode_special_tokens: bool
+
+    def apply(self, tokenizer, with_special_tokens=False):
+        """Give `tokenizer` (stock or hf_tagtok) these settings; encode_special_tokens only when asked."""
+        if tokenizer.padding != self.padding:
+            if self.padding is None:
+                tokenizer.no_padding()
+            else:
+                tokenizer.enable_padding(**self.padding)
+        if tokenizer.truncation != self.truncation:
+            if self.truncation is None:
+                tokenizer.no_truncation()
+            else:
+                tokenizer.enable_truncation(**self.truncation)
+        if with_special_tokens and tokenizer.encode_special_tokens != self.encode_special_tokens:
+            tokenizer.encode_special_tokens = self.encode_special_tokens
+
+
 class _LazyEncodings(collections.abc.Sequence):
     """The stock `tokenizers.Encoding`s of a call, computed only when a BatchEncoding helper needs them.
 
-    They come from the stock backend under the settings captured at call time, so `tokens()`,
-    `word_ids()`, `char_to_token()`... answer exactly as stock would.
+    They come from the stock backend under the settings captured at call time (overflowing encodings
+    flattened after their input's, as transformers lists them), so `tokens()`, `word_ids()`,
+    `char_to_token()`... answer exactly as stock would.
     """
 
-    def __init__(self, backend, texts, add_special_tokens, settings):
-        self._backend, self._texts, self._add_special_tokens, self._settings = backend, texts, add_special_tokens, settings
+    def __init__(self, backend, inputs, add_special_tokens, settings, overflowing, count):
+        self._backend, self._inputs, self._add_special_tokens = backend, inputs, add_special_tokens
+        self.settings, self._overflowing, self._count = settings, overflowing, count
         self._encodings = None
 
     def _materialize(self):
         if self._encodings is None:
             backend = self._backend
-            saved = (backend.padding, backend.encode_special_tokens, backend.truncation)
-            _apply_settings(backend, *self._settings, None)
+            saved = _Settings(backend.padding, backend.truncation, backend.encode_special_tokens)
+            self.settings.apply(backend, with_special_tokens=True)
             try:
-                self._encodings = backend.encode_batch(self._texts, add_special_tokens=self._add_special_tokens)
+                encodings = backend.encode_batch(self._inputs, add_special_tokens=self._add_special_tokens)
             finally:
-                _apply_settings(backend, *saved)
+                saved.apply(backend, with_special_tokens=True)
+            if self._overflowing:
+                encodings = [part for encoding in encodings for part in (encoding, *encoding.overflowing)]
+            self._encodings = encodings
             self._backend = None
         return self._encodings
 
     def __len__(self):
-        return len(self._texts)
+        return self._count
 
     def __getitem__(self, index):
         return self._materialize()[index]
@@ -450,18 +448,3 @@ class _LazyEncodings(collections.abc.Sequence):
 
     def __repr__(self):
         return repr(self._materialize())
-
-
-def _apply_settings(backend, padding, encode_special_tokens, truncation):
-    if backend.padding != padding:
-        if padding is None:
-            backend.no_padding()
-        else:
-            backend.enable_padding(**padding)
-    if backend.truncation != truncation:
-        if truncation is None:
-            backend.no_truncation()
-        else:
-            backend.enable_truncation(**truncation)
-    if backend.encode_special_tokens != encode_special_tokens:
-        backend.encode_special_tokens = encode_special_tokens

@@ -148,8 +148,12 @@ def test_columnar_path_really_runs(llama3, monkeypatch):
     original = twin.encode_batch_arrays
     monkeypatch.setattr(twin, "encode_batch_arrays", lambda *a, **k: calls.append(1) or original(*a, **k))
     call_both(stock, tag, TEXTS, return_offsets_mapping=True)
-    call_both(stock, tag, TEXTS, truncation=True, max_length=8)  # truncation: stock path
-    assert calls == [1]
+    call_both(stock, tag, TEXTS, truncation=True, max_length=8, stride=2, return_overflowing_tokens=True)
+    call_both(stock, tag, [t for t, _ in PAIRS], [p for _, p in PAIRS], padding=True, truncation=True, max_length=20)
+    call_both(stock, tag, TEXTS[0], TEXTS[1], return_offsets_mapping=True)
+    assert calls == [1, 1, 1, 1]
+    call_both(stock, tag, WORDS, is_split_into_words=True)  # pre-split words: stock path
+    assert calls == [1, 1, 1, 1]
 
 
 def test_default_mode_on_llama3(llama3, monkeypatch):
@@ -320,9 +324,8 @@ def test_conformance_cli_passes_and_catches_a_difference(tmp_path, monkeypatch, 
 
     original = TagTokenizerFast._batch_encoding
 
-    def off_by_one(self, texts, columns, call, batched):  # a wrong id in every columnar answer
-        columns = columns._replace(ids=columns.ids + 1)
-        return original(self, texts, columns, call, batched)
+    def off_by_one(self, columns, *args, **kwargs):  # a wrong id in every columnar answer
+        return original(self, columns._replace(ids=columns.ids + 1), *args, **kwargs)
 
     monkeypatch.setattr(TagTokenizerFast, "_batch_encoding", off_by_one)
     assert cli.main(["conformance", "--tokenizer", str(tmp_path), "--corpus", str(corpus)]) == 1
