@@ -336,13 +336,12 @@ class _Batch:
             samples = np.repeat(np.arange(len(self.firsts), dtype=np.int64),
                                 np.diff(np.append(self.firsts, len(starts))))
         if not overflowing and len(starts) != len(self.texts):
-            starts, ends, samples = starts[self.firsts], ends[self.firsts], samples[self.firsts]
-            marks = np.zeros(len(ids) + 1, dtype=np.int64)
-            np.add.at(marks, starts, 1)
-            np.add.at(marks, ends, -1)
-            keep = np.cumsum(marks[:-1]) > 0
+            main = np.zeros(len(starts), dtype=bool)
+            main[self.firsts] = True
+            keep = np.repeat(main, ends - starts)
             ids, type_ids, offsets, special, attention = (column[keep] for column in
                                                           (ids, type_ids, offsets, special, attention))
+            starts, ends, samples = starts[main], ends[main], samples[main]
         return BatchArrays(ids, type_ids, offsets, special, attention, ends - starts, samples)
 
 
