@@ -122,9 +122,10 @@ def _check_byte_symbols(tokens, prefix, suffix):
                                       "is not native")
 
 
-def _added_spec(added_tokens, normalizer, model_vocab):
+def _added_spec(added_tokens, normalizer, model_emits):
     """Per added token: the string matched ("pattern": stock matches a normalized=true token's content
-    as the normalizer outputs it, on normalized text, and names the token by that match), id, flags."""
+    as the normalizer outputs it, on normalized text, and names the token by that match), id, flags.
+    model_emits(content): whether the model can also output that token (it would then need another name)."""
     spec = []
     for token in added_tokens:
         content = pattern = token["content"]
@@ -135,9 +136,10 @@ def _added_spec(added_tokens, normalizer, model_vocab):
             if token["lstrip"] or token["rstrip"]:
                 raise Unsupported(f"added token {content!r}: lstrip/rstrip on a normalized token under a normalizer "
                                   "is not native (its token string is the normalized text it stripped)")
-            if pattern != content and content in model_vocab:
-                raise Unsupported(f"added token {content!r} normalizes to {pattern!r} and is also a model token; "
-                                  "not native (the two would need different token strings)")
+        renamed = pattern != content or token["lstrip"] or token["rstrip"]  # named by the text it matched
+        if renamed and model_emits(content):
+            raise Unsupported(f"added token {content!r} is named by the text it matches but the model can also "
+                              "output it; not native (the two would need different token strings)")
         spec.append({"content": pattern.encode(), "pattern": pattern, "id": token["id"],
                      "single_word": token["single_word"], "lstrip": token["lstrip"],
                      "rstrip": token["rstrip"], "normalized": token["normalized"], "special": token["special"]})
@@ -146,6 +148,29 @@ def _added_spec(added_tokens, normalizer, model_vocab):
         # end (stock panics there); the native splitter reproduces the overlapping splits of the other cases
         raise Unsupported("rstrip together with an lstrip added token that starts with whitespace is not native")
     return spec
+
+
+def _model_emits(model):
+    """content -> whether the model can output the vocabulary token `content` (generously: a BPE token
+    only when no merge builds it, it is no initial symbol, unk or byte token, and ignore_merges is off)."""
+    vocab = model.get("vocab")
+    vocab = vocab if isinstance(vocab, dict) else {piece: index for index, (piece, _score) in enumerate(vocab or ())}
+    if model.get("type") != "BPE" or model.get("ignore_merges"):
+        return lambda content: content in vocab
+    prefix, suffix = model.get("continuing_subword_prefix") or "", model.get("end_of_word_suffix") or ""
+    built = set()
+    for merge in model.get("merges") or ():
+        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
+        built.add(left + right.encode()[len(prefix.encode()):].decode(errors="replace"))
+
+    def emits(content):
+        if content not in vocab:
+            return False
+        core = content[len(prefix):] if prefix and content.startswith(prefix) else content
+        core = core[:-len(suffix)] if suffix and core.endswith(suffix) else core
+        return (content in built or len(core) <= 1 or content == model.get("unk_token")
+                or (content.startswith("<0x") and len(content) == 6))
+    return emits
 
 
 def _starts_with_space(content):
@@ -240,9 +265,8 @@ def analyse(stock, text=None):
             report[name] = {"native": False, "reason": str(error)}
 
     stage("normalizer", lambda: normalizers.spec(config.get("normalizer")))
-    model_vocab = config["model"].get("vocab")
-    model_vocab = model_vocab if isinstance(model_vocab, dict) else {piece for piece, _score in model_vocab or ()}
-    stage("added_tokens", lambda: _added_spec(config.get("added_tokens") or [], stock.normalizer, model_vocab))
+    model_emits = _model_emits(config["model"])
+    stage("added_tokens", lambda: _added_spec(config.get("added_tokens") or [], stock.normalizer, model_emits))
     stage("pre_tokenizer", lambda: _pre_tokenizer_steps(config.get("pre_tokenizer")))
     byte_level = '"ByteLevel"' in json.dumps(config.get("pre_tokenizer"))
     stage("model", lambda: _model_spec(config["model"], byte_level, config.get("pre_tokenizer")))

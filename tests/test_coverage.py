@@ -86,12 +86,15 @@ def _stays_on_stock():
     relabelled = tokenizers.Tokenizer(models.BPE(vocab, []))
     relabelled.pre_tokenizer, relabelled.normalizer = pre_tokenizers.Whitespace(), normalizers.Lowercase()
     relabelled.add_tokens([AddedToken("B", normalized=True)])
+    emitted = _char_bpe()  # a stripping token is named by its match, but the model also outputs "a"
+    emitted.add_tokens([AddedToken("a", normalized=False, rstrip=True)])
     return [(_char_bpe(continuing_subword_prefix="##", byte_fallback=True), "model", "byte_fallback"),
             (_char_bpe(dropout=0.5), "model", "dropout"),
             (regex, "normalizer", "regex"),
             (stripping, "added_tokens", "lstrip/rstrip"),
             (overlapping, "added_tokens", "starts with whitespace"),
-            (relabelled, "added_tokens", "also a model token")]
+            (relabelled, "added_tokens", "model can also output it"),
+            (emitted, "added_tokens", "model can also output it")]
 
 
 def test_normalized_tokens_next_to_raw_ones_match_stock():
@@ -106,7 +109,7 @@ def test_normalized_tokens_next_to_raw_ones_match_stock():
     assert tokenizer_mode.diff_tokenizer(stock, texts, "plain", ours=ours) == []
 
 
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(7))
 def test_uncovered_shapes_report_why_and_still_match(index):
     stock, stage, reason = _stays_on_stock()[index]
     ours = hf_tagtok.Tokenizer.from_hf(stock)
@@ -114,7 +117,7 @@ def test_uncovered_shapes_report_why_and_still_match(index):
     assert entry["native"] is False and reason in entry["reason"]
     if stage == "model" and reason == "dropout":
         return  # random: nothing to compare
-    texts = ["ab ba aab", "aé b", " <r> b<r>  b", "AB ab  AB", "B b ##a", ""]
+    texts = ["ab ba aab", "aé b", " <r> b<r>  b", "AB ab  AB", "B b ##a", "", "a  a b"]
     assert tokenizer_mode.diff_tokenizer(stock, texts, "plain", ours=ours) == []
 
 
