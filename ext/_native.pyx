@@ -113,9 +113,9 @@ cdef extern from "pipeline/tp_assemble.h" nogil:
         tp_encoding *encodings
         size_t n_encodings, cap
     int TP_STOCK_RAISES
-    int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uint8_t *const *texts,
-                          const size_t *lens, const uint8_t *const *pairs, const size_t *pair_lens, size_t n,
-                          int add_special, tp_assembled **out, size_t *n_out, int64_t *windows)
+    int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uint8_t *const *pieces,
+                          const size_t *piece_lens, const size_t *bounds, const uint8_t *is_pair, size_t n,
+                          int pretokenized, int add_special, tp_assembled **out, size_t *n_out, int64_t *windows)
     void tp_assembled_free(tp_assembled *chunks, size_t n)
     size_t tp_padding_target(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding)
     void tp_assembled_sizes(const tp_assembled *chunks, size_t n_chunks, size_t target, size_t *rows,
@@ -332,19 +332,22 @@ cdef class Pipeline:
             tp_chunks_free(chunks, n_chunks)
 
 
-    def assemble(self, list texts, list pairs, bint add_special_tokens, truncation, padding):
-        """Encode texts (pairs[i] None: single, else text i's pair) with truncation and padding.
+    def assemble(self, list pieces, list bounds, bytes is_pair, bint pretokenized, bint add_special_tokens,
+                 truncation, padding):
+        """Encode items (text A = pieces[bounds[2i]:bounds[2i+1]], text B = pieces[bounds[2i+1]:bounds[2i+2]],
+        is_pair[i] 0: single; one piece per text, or one per word when pretokenized) with truncation and
+        padding.
 
         truncation: None or (max_length, stride, strategy name, left); padding: None or (length or 0,
         multiple or 0, left, pad_id, pad_type_id). Returns None when stock raises for this input, else
         (ids, type_ids, offsets, special, words, attention, encodings (n, 7): start, end, split, range
-        of sequence 0, range of sequence 1 (-1: none) per encoding, windows (n_texts, 2)).
+        of sequence 0, range of sequence 1 (-1: none) per encoding, windows (n_items, 2)).
         """
-        cdef size_t n = len(texts), i, n_chunks = 0, target, rows, n_encodings
-        cdef const uint8_t **ptrs = <const uint8_t **>calloc(n or 1, sizeof(uint8_t *))
-        cdef const uint8_t **pair_ptrs = <const uint8_t **>calloc(n or 1, sizeof(uint8_t *))
-        cdef size_t *lens = <size_t *>calloc(n or 1, sizeof(size_t))
-        cdef size_t *pair_lens = <size_t *>calloc(n or 1, sizeof(size_t))
+        cdef size_t n = len(is_pair), n_pieces = len(pieces), i, n_chunks = 0, target, rows, n_encodings
+        cdef const uint8_t **ptrs = <const uint8_t **>calloc(n_pieces or 1, sizeof(uint8_t *))
+        cdef size_t *lens = <size_t *>calloc(n_pieces or 1, sizeof(size_t))
+        cdef size_t *c_bounds = <size_t *>calloc(2 * n + 1, sizeof(size_t))
+        cdef const uint8_t *pair_flags = <const uint8_t *>is_pair
         cdef Py_ssize_t size
         cdef tp_assembled *chunks = NULL
         cdef tp_assembly assembly = self._assembly
@@ -364,17 +367,16 @@ cdef class Pipeline:
         windows = np.zeros((n, 2), dtype=np.int64)
         cdef int64_t[:, ::1] windows_view = windows
         try:
-            if ptrs == NULL or pair_ptrs == NULL or lens == NULL or pair_lens == NULL:
+            if ptrs == NULL or lens == NULL or c_bounds == NULL:
                 raise MemoryError()
-            for i in range(n):
-                ptrs[i] = _utf8(texts[i], &size)
+            for i in range(n_pieces):
+                ptrs[i] = _utf8(pieces[i], &size)
                 lens[i] = size
-                if pairs[i] is not None:
-                    pair_ptrs[i] = _utf8(pairs[i], &size)
-                    pair_lens[i] = size
+            for i in range(2 * n + 1):
+                c_bounds[i] = bounds[i]
             with nogil:
-                rc = tp_assemble_batch(&assembly, self._workspaces, ptrs, lens, pair_ptrs, pair_lens, n,
-                                       add_special_tokens, &chunks, &n_chunks,
+                rc = tp_assemble_batch(&assembly, self._workspaces, ptrs, lens, c_bounds, pair_flags, n,
+                                       pretokenized, add_special_tokens, &chunks, &n_chunks,
                                        &windows_view[0, 0] if n else NULL)
             if rc == TP_STOCK_RAISES:
                 return None
@@ -396,7 +398,7 @@ cdef class Pipeline:
                 tp_assembled_gather(chunks, n_chunks, &pad, target, &out, attention_ptr, records)
             return ids, type_ids, offsets, special, words, attention, encodings[:, :7], windows
         finally:
-            free(ptrs); free(lens); free(pair_ptrs); free(pair_lens)
+            free(ptrs); free(lens); free(c_bounds)
             tp_assembled_free(chunks, n_chunks)
 
 

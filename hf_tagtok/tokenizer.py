@@ -1,11 +1,11 @@
 """`hf_tagtok.Tokenizer`: the stock `tokenizers.Tokenizer` encode API, run natively where we can.
 
 Every tokenizer keeps the stock object it was built from. `hf_tagtok.models.plan` decides once, from
-the tokenizer's JSON, whether the whole pipeline has a native twin; when it does not (or an input such
-as pre-tokenized words leaves the covered ground), encoding runs on the stock object, so outputs are
-identical either way. Text pairs, truncation (with overflow) and padding run natively
-(ext/pipeline/tp_assemble.c); inputs stock refuses under these settings are handed to stock so it
-raises its own exception. `acceleration` reports per stage what runs natively and why not.
+the tokenizer's JSON, whether the whole pipeline has a native twin; when it does not (or an input is of
+a kind read only by stock, e.g. a numpy array of words), encoding runs on the stock object, so outputs
+are identical either way. Text pairs, pre-tokenized input, truncation (with overflow) and padding run
+natively (ext/pipeline/tp_assemble.c); inputs stock refuses under these settings are handed to stock so
+it raises its own exception. `acceleration` reports per stage what runs natively and why not.
 """
 import copy
 import json
@@ -66,17 +66,18 @@ class Tokenizer:
     # ------------------------------------------------------------------ encoding
 
     def encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
-        if not is_pretokenized and isinstance(sequence, str) and (pair is None or isinstance(pair, str)):
-            batch = self._native_batch([sequence], [pair], add_special_tokens)
+        kind = _is_words if is_pretokenized else _is_text
+        if kind(sequence) and (pair is None or kind(pair)):
+            batch = self._native_batch([sequence], [pair], add_special_tokens, is_pretokenized)
             if batch is not None:
                 return batch.encodings()[0]
         return self._stock.encode(sequence, pair, is_pretokenized=is_pretokenized,
                                   add_special_tokens=add_special_tokens)
 
     def encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
-        split = None if is_pretokenized else _split_inputs(input)
+        split = _split_inputs(input, _is_words if is_pretokenized else _is_text)
         if split is not None:
-            batch = self._native_batch(*split, add_special_tokens)
+            batch = self._native_batch(*split, add_special_tokens, is_pretokenized)
             if batch is not None:
                 return batch.encodings()
         return self._stock.encode_batch(input, is_pretokenized=is_pretokenized,
@@ -86,7 +87,7 @@ class Tokenizer:
         """Encode str (or (str, str) pairs) into flat columns, no Python object per token, with the current
         truncation and padding. Overflow is dropped unless `overflowing` (see BatchArrays)."""
         inputs = list(inputs)
-        split = _split_inputs(inputs)
+        split = _split_inputs(inputs, _is_text)
         if split is None:  # let stock raise exactly what it raises for this input
             self._stock.encode_batch(inputs, add_special_tokens=add_special_tokens)
             raise TypeError("encode_batch_arrays takes a list of str or (str, str) pairs")
@@ -96,15 +97,17 @@ class Tokenizer:
         encodings = self._stock.encode_batch(inputs, add_special_tokens=add_special_tokens)
         return _columns(encodings, overflowing)
 
-    def _native_batch(self, texts, pairs, add_special_tokens):
-        """The native `_Batch` for these inputs under the current settings, or None: stock must run."""
+    def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False):
+        """The native `_Batch` for these inputs (texts, or lists of words when pretokenized) under the current
+        settings, or None: stock must run."""
         if self._native is None:
             return None
         truncation, padding = self._stock.truncation, self._stock.padding
         try:
-            if truncation is None and padding is None and all(pair is None for pair in pairs):
+            if truncation is None and padding is None and not pretokenized and all(pair is None for pair in pairs):
                 return _Batch.plain(self._native, texts, add_special_tokens)
-            return _Batch.assembled(self._native, texts, pairs, add_special_tokens, truncation, padding)
+            return _Batch.assembled(self._native, texts, pairs, pretokenized, add_special_tokens, truncation,
+                                    padding)
         except UnicodeEncodeError:
             return None  # lone surrogates: stock raises its own exception class
 
@@ -155,11 +158,11 @@ class Tokenizer:
 
     @property
     def acceleration(self) -> dict:
-        """{stage: {"native": bool, "reason": str}} for the current settings (pre-tokenized input: stock)."""
+        """{stage: {"native": bool, "reason": str}} for the current settings."""
         report = copy.deepcopy(self._report)
         for stage, setting in (("truncation", self._stock.truncation), ("padding", self._stock.padding)):
             report[stage] = {"native": True, "reason": "disabled" if setting is None else "native"}
-        report["pairs"] = {"native": True, "reason": "native (is_pretokenized=True inputs run on stock)"}
+        report["pairs"] = {"native": True, "reason": "native (pre-tokenized inputs too)"}
         if self._native is None:
             for stage in STAGES:
                 if report[stage]["native"] and report[stage]["reason"] != "disabled":
@@ -239,20 +242,29 @@ def _columns(encodings, overflowing=False) -> BatchArrays:
                        np.fromiter(samples, dtype=np.int64, count=len(lengths)))
 
 
-def _split_inputs(inputs):
-    """(texts, pairs) as stock reads an encode_batch input (str or a pair of str, as tuple or list), or
-    None for anything else (stock then raises its own exception)."""
-    texts, pairs = [], []
+def _is_text(item):
+    return isinstance(item, str)
+
+
+def _is_words(item):
+    return isinstance(item, (list, tuple)) and all(isinstance(word, str) for word in item)
+
+
+def _split_inputs(inputs, kind):
+    """(sequences, pairs) as stock reads an encode_batch input: a sequence of `kind` (text, or words when
+    pre-tokenized) or a pair of them (tuple or list), pairs[i] None for a single one; None for anything
+    else (stock then raises its own exception)."""
+    sequences, pairs = [], []
     for item in inputs:
-        if isinstance(item, str):
-            texts.append(item)
+        if kind(item):
+            sequences.append(item)
             pairs.append(None)
-        elif isinstance(item, (tuple, list)) and len(item) == 2 and all(isinstance(part, str) for part in item):
-            texts.append(item[0])
+        elif isinstance(item, (tuple, list)) and len(item) == 2 and kind(item[0]) and kind(item[1]):
+            sequences.append(item[0])
             pairs.append(item[1])
         else:
             return None
-    return texts, pairs
+    return sequences, pairs
 
 
 class _Batch:
@@ -264,7 +276,8 @@ class _Batch:
     windows[item] = (overflow windows of text A, of text B or -1).
     """
 
-    __slots__ = ("native", "columns", "attention", "records", "firsts", "windows", "texts", "pairs", "pad_token")
+    __slots__ = ("native", "columns", "attention", "records", "firsts", "windows", "texts", "pairs", "pretokenized",
+                 "pad_token")
 
     @classmethod
     def plain(cls, native, texts, add_special_tokens):
@@ -277,10 +290,10 @@ class _Batch:
         if side["main_range"]:
             records[:, 3], records[:, 4] = before, lengths - after
         return cls(native, (ids, type_ids, offsets, special, words), None, records, None, None,
-                   texts, [None] * len(texts), None)
+                   texts, [None] * len(texts), False, None)
 
     @classmethod
-    def assembled(cls, native, texts, pairs, add_special_tokens, truncation, padding):
+    def assembled(cls, native, texts, pairs, pretokenized, add_special_tokens, truncation, padding):
         if truncation is not None:
             truncation = (truncation["max_length"], truncation["stride"], truncation["strategy"],
                           truncation["direction"] == "left")
@@ -289,18 +302,33 @@ class _Batch:
             pad_token = padding["pad_token"]
             padding = (padding["length"] or 0, padding["pad_to_multiple_of"] or 0, padding["direction"] == "left",
                        padding["pad_id"], padding["pad_type_id"])
-        result = native.pipeline.assemble(texts, pairs, add_special_tokens, truncation, padding)
+        pieces, bounds = [], [0]
+        add = pieces.extend if pretokenized else pieces.append
+        for text, pair in zip(texts, pairs):
+            add(text)
+            bounds.append(len(pieces))
+            if pair is not None:
+                add(pair)
+            bounds.append(len(pieces))
+        result = native.pipeline.assemble(pieces, bounds, bytes(pair is not None for pair in pairs), pretokenized,
+                                          add_special_tokens, truncation, padding)
         if result is None:
             return None
         *columns, attention, records, windows = result
         firsts = np.zeros(len(texts), dtype=np.int64)
         n1, n2 = windows[:, 0], np.maximum(windows[:, 1], 0)
         np.cumsum((1 + n1 * (1 + n2) + n2)[:-1], out=firsts[1:])
-        return cls(native, tuple(columns), attention, records, firsts, windows, texts, pairs, pad_token)
+        return cls(native, tuple(columns), attention, records, firsts, windows, texts, pairs, pretokenized, pad_token)
 
-    def __init__(self, native, columns, attention, records, firsts, windows, texts, pairs, pad_token):
+    def __init__(self, native, columns, attention, records, firsts, windows, texts, pairs, pretokenized, pad_token):
         self.native, self.columns, self.attention, self.records = native, columns, attention, records
-        self.firsts, self.windows, self.texts, self.pairs, self.pad_token = firsts, windows, texts, pairs, pad_token
+        self.firsts, self.windows, self.texts, self.pairs = firsts, windows, texts, pairs
+        self.pretokenized, self.pad_token = pretokenized, pad_token
+
+    def source(self, item, second, word):
+        """The text a token's offsets index: its sequence's text, or its word when pre-tokenized."""
+        sequence = self.pairs[item] if second else self.texts[item]
+        return sequence[word] if self.pretokenized else sequence
 
     def encodings(self):
         """The main encoding of every input."""
@@ -425,7 +453,6 @@ class Encoding:
         native = batch.native
         names, post_names = native.token_names, native.post_names
         split = int(batch.records[self._index, 2]) - self._start
-        texts = (batch.texts[self._item], batch.pairs[self._item])
         tokens = []
         for index, (token_id, word, (start, end)) in enumerate(zip(self._column(0), self._column(4),
                                                                     self._column(2))):
@@ -434,7 +461,7 @@ class Encoding:
             elif word == -1:
                 tokens.append(batch.pad_token)
             elif token_id in native.strip_ids:  # a stripping added token's string is the text it matched
-                tokens.append(texts[index >= split][start:end])
+                tokens.append(batch.source(self._item, index >= split, word)[start:end])
             else:
                 tokens.append(names[token_id])
         return tokens

@@ -1,6 +1,7 @@
-"""Text pairs, truncation (every strategy, direction, stride, with overflow) and padding: hf_tagtok.Tokenizer
-against stock tokenizers.Tokenizer, computed in the test, every field and helper, overflow to full depth,
-and proof that the native path ran (a native encoding is not stock's Encoding class)."""
+"""Text pairs, pre-tokenized input, truncation (every strategy, direction, stride, with overflow) and
+padding: hf_tagtok.Tokenizer against stock tokenizers.Tokenizer, computed in the test, every field and
+helper, overflow to full depth, and proof that the native path ran (a native encoding is not stock's
+Encoding class)."""
 import itertools
 
 import numpy as np
@@ -118,6 +119,30 @@ def test_matches_stock(zoo, case):
     for overflowing in (False, True):
         arrays = ours.encode_batch_arrays(inputs, add_special_tokens=add_special, overflowing=overflowing)
         assert _arrays_diff(arrays, expected, overflowing) is None
+
+
+WORDS = [text.split(" ") for text in TEXTS] + [[], [""], ["a", "", " b "]]
+
+
+@pytest.mark.parametrize("truncation_index", [0, 1, 4, 8, 11])
+def test_pretokenized_matches_stock(zoo, truncation_index):
+    # stock encodes each word on its own: word id = its index, offsets within the word
+    _, stock, ours = zoo
+    _configure((stock, ours), TRUNCATIONS[truncation_index], PADDINGS[truncation_index % len(PADDINGS)])
+    for inputs in (WORDS, list(zip(WORDS, WORDS[3:] + WORDS[:3]))):
+        for add_special in (True, False):
+            try:
+                expected = stock.encode_batch(inputs, is_pretokenized=True, add_special_tokens=add_special)
+            except BaseException as stock_error:  # noqa: B036
+                with pytest.raises(type(stock_error)):
+                    ours.encode_batch(inputs, is_pretokenized=True, add_special_tokens=add_special)
+                continue
+            got = ours.encode_batch(inputs, is_pretokenized=True, add_special_tokens=add_special)
+            assert not isinstance(got[0], tokenizers.Encoding), "stock ran, not the native path"
+            assert [_deep_diff(g, e) for g, e in zip(got, expected)] == [None] * len(inputs)
+            args = inputs[0] if isinstance(inputs[0], tuple) else (inputs[0],)
+            assert _deep_diff(ours.encode(*args, is_pretokenized=True, add_special_tokens=add_special),
+                              stock.encode(*args, is_pretokenized=True, add_special_tokens=add_special)) is None
 
 
 def test_mixed_singles_and_pairs_in_one_batch(zoo):

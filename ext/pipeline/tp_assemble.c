@@ -157,20 +157,33 @@ static int put_encoding(const tp_assembly *a, tp_assembled *out, const tp_side *
 
 typedef struct {
     const tp_assembly *a;
-    const uint8_t *const *texts, *const *pairs;
-    const size_t *lens, *pair_lens;
+    const uint8_t *const *pieces;
+    const size_t *piece_lens, *bounds;
+    const uint8_t *is_pair;
     const size_t *chunk_start;
     tp_assembled *chunks;
     int64_t *windows;
-    int add_special;
+    int pretokenized, add_special;
 } assemble_job;
+
+/* Sequence `side` of item t: its pieces encoded one after another; pre-tokenized, each piece is a word
+ * (word id = its index, offsets within it), as stock encodes a pre-tokenized sequence. */
+static int encode_side(const assemble_job *job, tp_workspace *ws, size_t t, int side, tp_columns *c) {
+    c->n = 0;
+    size_t from = job->bounds[2 * t + side], to = job->bounds[2 * t + side + 1];
+    for (size_t k = from; k < to; k++) {
+        size_t first = c->n;
+        if (tp_encode_sequence(job->a->p, ws, job->pieces[k], job->piece_lens[k], c)) return -1;
+        if (job->pretokenized)
+            for (size_t r = first; r < c->n; r++) c->words[r] = (int32_t)(k - from);
+    }
+    return 0;
+}
 
 static int assemble_item(const assemble_job *job, tp_workspace *ws, scratch *s, size_t t, tp_assembled *out) {
     const tp_assembly *a = job->a;
-    int is_pair = job->pairs[t] != NULL, code;
-    s->a.n = s->b.n = 0;
-    if (tp_encode_sequence(a->p, ws, job->texts[t], job->lens[t], &s->a)) return -1;
-    if (is_pair && tp_encode_sequence(a->p, ws, job->pairs[t], job->pair_lens[t], &s->b)) return -1;
+    int is_pair = job->is_pair[t], code;
+    if (encode_side(job, ws, t, 0, &s->a) || encode_side(job, ws, t, 1, &s->b)) return -1;
     size_t ta, tb;
     if ((code = targets(a, s->a.n, s->b.n, is_pair, job->add_special, &ta, &tb))) return code;
     if ((code = cut(&s->wa, s->a.n, ta, a->stride, a->truncate_left))) return code;
@@ -208,19 +221,23 @@ void tp_assembled_free(tp_assembled *chunks, size_t n) {
     free(chunks);
 }
 
-int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uint8_t *const *texts,
-                      const size_t *lens, const uint8_t *const *pairs, const size_t *pair_lens, size_t n,
-                      int add_special, tp_assembled **out, size_t *n_out, int64_t *windows) {
+int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uint8_t *const *pieces,
+                      const size_t *piece_lens, const size_t *bounds, const uint8_t *is_pair, size_t n,
+                      int pretokenized, int add_special, tp_assembled **out, size_t *n_out, int64_t *windows) {
     size_t *sizes = malloc((n ? n : 1) * sizeof(size_t));
     if (!sizes) return -1;
-    for (size_t i = 0; i < n; i++) sizes[i] = lens[i] + (pairs[i] ? pair_lens[i] : 0);
+    for (size_t i = 0; i < n; i++) {
+        sizes[i] = 0;
+        for (size_t k = bounds[2 * i]; k < bounds[2 * i + 2]; k++) sizes[i] += piece_lens[k];
+    }
     tp_plan plan;
     int code = tp_plan_chunks(sizes, n, &plan);
     free(sizes);
     if (code) return -1;
     tp_assembled *chunks = calloc(plan.n_chunks, sizeof(tp_assembled));
     if (!chunks) { free(plan.chunk_start); return -1; }
-    assemble_job job = {a, texts, pairs, lens, pair_lens, plan.chunk_start, chunks, windows, add_special};
+    assemble_job job = {a, pieces, piece_lens, bounds, is_pair, plan.chunk_start, chunks, windows, pretokenized,
+                        add_special};
     code = tp_run_chunks(workspaces, &plan, assemble_chunk, &job);
     free(plan.chunk_start);
     if (code) {

@@ -1,10 +1,10 @@
 /* The post stage after the pipeline: truncation (with overflow windows), the single/pair layout of the
  * post-processor, and padding, for batches of single texts and text pairs.
  *
- * Each batch item is one text or a pair of texts. Inside the pool workers, each text is encoded
- * (tp_encode_sequence), cut into windows by truncation, wrapped in its post-processor tokens, and the
- * item's encodings are written out: the main encoding, then its overflowing ones in the order of
- * `tokenizers`' Encoding::merge_with. For a pair with A windows a0 (main), a1..an and B windows b0,
+ * Each batch item is one text or a pair of texts (each maybe pre-tokenized into words). Inside the pool
+ * workers, each text is encoded (tp_encode_sequence), cut into windows by truncation, wrapped in its
+ * post-processor tokens, and the item's encodings are written out: the main encoding, then its
+ * overflowing ones in the order of `tokenizers`' Encoding::merge_with. For a pair with A windows a0 (main), a1..an and B windows b0,
  * b1..bm that order is: for i in 1..n: (ai + b0), (ai + bj for j in 1..m); then (a0 + bj for j in 1..m).
  * (Stock also nests (ai + bj) inside (ai + b0) and (a0 + bj); callers rebuild that from n and m.)
  * Padding needs the batch's longest main encoding, so it is applied while gathering the chunks after
@@ -62,12 +62,14 @@ typedef struct {
 
 #define TP_STOCK_RAISES 1 /* an item stock refuses (truncation error or its stride assertion) */
 
-/* Encode n items (pairs[i] NULL: a single text) into *n_out chunks. windows[2i], windows[2i+1]: how many
- * overflow windows truncation cut from text A and from text B of item i (-1 for B of a single text).
- * Returns 0, -1 on OOM, or TP_STOCK_RAISES. Free the chunks with tp_assembled_free. */
-int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uint8_t *const *texts,
-                      const size_t *lens, const uint8_t *const *pairs, const size_t *pair_lens, size_t n,
-                      int add_special, tp_assembled **out, size_t *n_out, int64_t *windows);
+/* Encode n items into *n_out chunks. Item i's text A is pieces [bounds[2i], bounds[2i+1]), its text B
+ * pieces [bounds[2i+1], bounds[2i+2]) (is_pair[i] 0: a single text, B empty). A text is one piece, or,
+ * pretokenized, one piece per word (word ids = piece index, offsets within the piece, as stock).
+ * windows[2i], windows[2i+1]: how many overflow windows truncation cut from A and from B (-1 for B of a
+ * single text). Returns 0, -1 on OOM, or TP_STOCK_RAISES. Free the chunks with tp_assembled_free. */
+int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uint8_t *const *pieces,
+                      const size_t *piece_lens, const size_t *bounds, const uint8_t *is_pair, size_t n,
+                      int pretokenized, int add_special, tp_assembled **out, size_t *n_out, int64_t *windows);
 void tp_assembled_free(tp_assembled *chunks, size_t n);
 
 /* The padded length of every encoding (0: no padding) and the totals the gathered arrays need. */
