@@ -143,6 +143,10 @@ def _added_spec(added_tokens, normalizer, model_emits):
         spec.append({"content": pattern.encode(), "pattern": pattern, "id": token["id"],
                      "single_word": token["single_word"], "lstrip": token["lstrip"],
                      "rstrip": token["rstrip"], "normalized": token["normalized"], "special": token["special"]})
+    patterns = [token["pattern"] for token in spec if token["normalized"]]
+    if len(set(patterns)) < len(patterns):
+        # stock keeps both in its matcher and which one wins depends on hash order (differs between copies)
+        raise Unsupported("two normalized added tokens normalize to the same text; not native")
     if any(token["rstrip"] for token in spec) and any(t["lstrip"] and _starts_with_space(t["pattern"]) for t in spec):
         # a match inside the previous rstrip then strips back to that rstrip's end, which can pass its own
         # end (stock panics there); the native splitter reproduces the overlapping splits of the other cases

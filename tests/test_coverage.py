@@ -86,6 +86,9 @@ def _stays_on_stock():
     relabelled = tokenizers.Tokenizer(models.BPE(vocab, []))
     relabelled.pre_tokenizer, relabelled.normalizer = pre_tokenizers.Whitespace(), normalizers.Lowercase()
     relabelled.add_tokens([AddedToken("B", normalized=True)])
+    twins = _char_bpe()  # stock's pick between the two depends on hash order, which differs between copies
+    twins.normalizer = normalizers.Lowercase()
+    twins.add_tokens([AddedToken("BA", normalized=True), AddedToken("ba", normalized=True)])
     emitted = _char_bpe()  # a stripping token is named by its match, but the model also outputs "a"
     emitted.add_tokens([AddedToken("a", normalized=False, rstrip=True)])
     return [(_char_bpe(continuing_subword_prefix="##", byte_fallback=True), "model", "byte_fallback"),
@@ -94,7 +97,8 @@ def _stays_on_stock():
             (stripping, "added_tokens", "lstrip/rstrip"),
             (overlapping, "added_tokens", "starts with whitespace"),
             (relabelled, "added_tokens", "model can also output it"),
-            (emitted, "added_tokens", "model can also output it")]
+            (emitted, "added_tokens", "model can also output it"),
+            (twins, "added_tokens", "normalize to the same text")]
 
 
 def test_normalized_tokens_next_to_raw_ones_match_stock():
@@ -109,14 +113,14 @@ def test_normalized_tokens_next_to_raw_ones_match_stock():
     assert tokenizer_mode.diff_tokenizer(stock, texts, "plain", ours=ours) == []
 
 
-@pytest.mark.parametrize("index", range(7))
+@pytest.mark.parametrize("index", range(8))
 def test_uncovered_shapes_report_why_and_still_match(index):
     stock, stage, reason = _stays_on_stock()[index]
     ours = hf_tagtok.Tokenizer.from_hf(stock)
     entry = ours.acceleration[stage]
     assert entry["native"] is False and reason in entry["reason"]
-    if stage == "model" and reason == "dropout":
-        return  # random: nothing to compare
+    if reason in ("dropout", "normalize to the same text"):
+        return  # stock's own output varies (randomness, hash order): nothing fixed to compare
     texts = ["ab ba aab", "aé b", " <r> b<r>  b", "AB ab  AB", "B b ##a", "", "a  a b"]
     assert tokenizer_mode.diff_tokenizer(stock, texts, "plain", ours=ours) == []
 
