@@ -274,9 +274,8 @@ def _tag_class():
                 padding_strategy=call["padding_strategy"], truncation_strategy=call["truncation_strategy"],
                 max_length=call["max_length"], stride=call["stride"],
                 pad_to_multiple_of=call["pad_to_multiple_of"], padding_side=call["padding_side"])
-            backend = self._tokenizer
+            backend = self._tokenizer  # the twin wraps it: truncation, overflow and padding run natively
             settings = _Settings(backend.padding, backend.truncation, backend.encode_special_tokens)
-            settings.apply(twin)  # truncation, overflow and padding run in the twin, as stock runs them in Rust
             columns = twin.encode_batch_arrays(inputs, add_special_tokens=call["add_special_tokens"],
                                                overflowing=call["return_overflowing_tokens"])
             encodings = _LazyEncodings(backend, inputs, call["add_special_tokens"], settings,
@@ -368,18 +367,21 @@ def _tag_class():
 
 
 def _build_twin(tokenizer, split):
+    """The native twin for one encode_special_tokens value. It wraps the backend itself (no second copy
+    of the vocabulary to parse and hold), so it always sees the backend's current truncation and padding."""
     from hf_tagtok.tokenizer import Tokenizer
     backend = tokenizer._tokenizer
     try:
         text = backend.to_str()
-        twin = Tokenizer.from_str(text)
     except Exception as error:  # e.g. Python components: the backend cannot be serialized
         return None, False, f"stock encodes: no native twin ({error})"
     fingerprint.remember(tokenizer, backend, text)
-    twin.no_truncation()
-    twin.no_padding()
-    if twin.encode_special_tokens != split:
-        twin.encode_special_tokens = split
+    current = backend.encode_special_tokens
+    backend.encode_special_tokens = split  # the plan bakes it in; calls set the backend's value per call
+    try:
+        twin = Tokenizer(backend, text)
+    finally:
+        backend.encode_special_tokens = current
     return twin, _fully_native(twin), None
 
 
@@ -393,8 +395,8 @@ class _Settings(NamedTuple):
     truncation: Optional[dict]
     encode_special_tokens: bool
 
-    def apply(self, tokenizer, with_special_tokens=False):
-        """Give `tokenizer` (stock or hf_tagtok) these settings; encode_special_tokens only when asked."""
+    def apply(self, tokenizer):
+        """Give the stock `tokenizer` these settings."""
         if tokenizer.padding != self.padding:
             if self.padding is None:
                 tokenizer.no_padding()
@@ -405,7 +407,7 @@ class _Settings(NamedTuple):
                 tokenizer.no_truncation()
             else:
                 tokenizer.enable_truncation(**self.truncation)
-        if with_special_tokens and tokenizer.encode_special_tokens != self.encode_special_tokens:
+        if tokenizer.encode_special_tokens != self.encode_special_tokens:
             tokenizer.encode_special_tokens = self.encode_special_tokens
 
 
@@ -426,11 +428,11 @@ class _LazyEncodings(collections.abc.Sequence):
         if self._encodings is None:
             backend = self._backend
             saved = _Settings(backend.padding, backend.truncation, backend.encode_special_tokens)
-            self.settings.apply(backend, with_special_tokens=True)
+            self.settings.apply(backend)
             try:
                 encodings = backend.encode_batch(self._inputs, add_special_tokens=self._add_special_tokens)
             finally:
-                saved.apply(backend, with_special_tokens=True)
+                saved.apply(backend)
             if self._overflowing:
                 encodings = [part for encoding in encodings for part in (encoding, *encoding.overflowing)]
             self._encodings = encodings
