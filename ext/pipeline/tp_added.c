@@ -26,7 +26,7 @@ struct tp_added {
     int needs_tags; /* some token strips whitespace or is single_word */
 };
 
-/* Per-call view of the text: its char tags, when some token strips whitespace. */
+/* Per-call view of the text: its char tags, when some token strips whitespace or is single_word. */
 typedef struct {
     const uint8_t *text;
     uint8_t *tags;
@@ -197,13 +197,9 @@ static long split_range(const tp_added *added, const trie *t, const view *v, siz
     return n;
 }
 
-int tp_added_pass_empty(const tp_added *added, int pass) {
-    return !added || added->passes[pass].empty;
-}
-
 long tp_added_split(const tp_added *added, int pass, const uint8_t *text, size_t len, tp_segment **segments,
                     size_t *cap) {
-    if (tp_added_pass_empty(added, pass)) {
+    if (!added || added->passes[pass].empty) {
         if (len == 0) return 0;
         return push(segments, cap, 0, 0, (uint32_t)len, TP_ADDED_TEXT) ? -1 : 1;
     }

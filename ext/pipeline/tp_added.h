@@ -28,10 +28,7 @@ tp_added *tp_added_new(const uint8_t *const *contents, const uint32_t *lens, con
                        const uint8_t *single_word, size_t n);
 void tp_added_free(tp_added *added);
 
-/* 1 when pass (0 or 1) has no token to match. added may be NULL (no added tokens). */
-int tp_added_pass_empty(const tp_added *added, int pass);
-
-/* Split text with one pass's tokens into segments (tokens and text stretches, in order, no empty text
+/* Split text with one pass's tokens (added may be NULL: no added tokens) into segments (tokens and text stretches, in order, no empty text
  * stretch; a token segment may overlap the previous token's rstrip, as in stock). *segments is realloc'ed as needed (capacity in *cap). Returns the count, or -1 on OOM. */
 long tp_added_split(const tp_added *added, int pass, const uint8_t *text, size_t len, tp_segment **segments,
                     size_t *cap);
