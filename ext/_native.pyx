@@ -100,7 +100,7 @@ cdef extern from "pipeline/tp_assemble.h" nogil:
         size_t max_length, stride
         int strategy, truncate_left
     ctypedef struct tp_padding:
-        int enabled
+        int enabled, fixed
         size_t length, multiple
         int left
         uint32_t id, type_id
@@ -338,8 +338,8 @@ cdef class Pipeline:
         is_pair[i] 0: single; one piece per text, or one per word when pretokenized) with truncation and
         padding.
 
-        truncation: None or (max_length, stride, strategy name, left); padding: None or (length or 0,
-        multiple or 0, left, pad_id, pad_type_id). Returns None when stock raises for this input, else
+        truncation: None or (max_length, stride, strategy name, left); padding: None or (length or None
+        for the batch's longest, multiple or 0, left, pad_id, pad_type_id). Returns None when stock raises for this input, else
         (ids, type_ids, offsets, special, words, attention, encodings (n, 7): start, end, split, range
         of sequence 0, range of sequence 1 (-1: none) per encoding, windows (n_items, 2)).
         """
@@ -363,7 +363,8 @@ cdef class Pipeline:
             assembly.strategy, assembly.truncate_left = STRATEGIES[truncation[2]], truncation[3]
         if padding is not None:
             pad.enabled = 1
-            pad.length, pad.multiple, pad.left, pad.id, pad.type_id = padding
+            length, pad.multiple, pad.left, pad.id, pad.type_id = padding
+            pad.fixed, pad.length = length is not None, length or 0
         windows = np.zeros((n, 2), dtype=np.int64)
         cdef int64_t[:, ::1] windows_view = windows
         try:

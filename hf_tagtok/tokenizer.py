@@ -300,7 +300,7 @@ class _Batch:
         pad_token = None
         if padding is not None:
             pad_token = padding["pad_token"]
-            padding = (padding["length"] or 0, padding["pad_to_multiple_of"] or 0, padding["direction"] == "left",
+            padding = (padding["length"], padding["pad_to_multiple_of"] or 0, padding["direction"] == "left",
                        padding["pad_id"], padding["pad_type_id"])
         pieces, bounds = [], [0]
         add = pieces.extend if pretokenized else pieces.append

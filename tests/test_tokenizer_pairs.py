@@ -24,7 +24,7 @@ TRUNCATIONS = [None] + [dict(max_length=length, stride=stride, strategy=strategy
                         for length, stride, strategy, direction in itertools.product(
                             (5, 14), (0, 2), ("longest_first", "only_first", "only_second"), ("right", "left"))]
 PADDINGS = [None, {}, dict(direction="left", length=24, pad_id=3, pad_type_id=1, pad_token="<p>"),
-            dict(pad_to_multiple_of=8), dict(direction="left", length=9, pad_to_multiple_of=5)]
+            dict(pad_to_multiple_of=8), dict(direction="left", length=9, pad_to_multiple_of=5), dict(length=0)]
 CASES = list(itertools.product(range(len(TRUNCATIONS)), (True, False), (False, True)))
 
 

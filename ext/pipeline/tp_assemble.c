@@ -252,8 +252,8 @@ int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uin
 /* pad_encodings: Fixed(length) or the longest main encoding (overflow does not count), rounded up. */
 size_t tp_padding_target(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding) {
     if (!padding->enabled) return 0;
-    size_t target = padding->length;
-    if (target == 0)
+    size_t target = padding->fixed ? padding->length : 0;
+    if (!padding->fixed)
         for (size_t c = 0; c < n_chunks; c++)
             for (size_t e = 0; e < chunks[c].n_encodings; e++) {
                 const tp_encoding *enc = &chunks[c].encodings[e];

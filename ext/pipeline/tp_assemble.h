@@ -38,8 +38,8 @@ typedef struct {
 } tp_assembly;
 
 typedef struct {
-    int enabled;
-    size_t length;         /* 0: the batch's longest main encoding */
+    int enabled, fixed;
+    size_t length;         /* fixed: pad to this; else to the batch's longest main encoding */
     size_t multiple;       /* 0: none */
     int left;
     uint32_t id, type_id;
