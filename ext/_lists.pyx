@@ -37,30 +37,22 @@ cdef extern from *:
         return PyLong_FromUnsignedLongLong(v);
     }
 
-    /* Row r holds widths[r] items: lengths[r] values taken in order from the flat column, and
-       widths[r] - lengths[r] copies of fill before them (left) or after them. */
+    /* Row r holds the next lengths[r] values of the flat column, in order. */
     #define TT_ROWS(NAME, T)                                                                         \
-    static PyObject *NAME(const T *flat, const int64_t *lengths, const int64_t *widths, Py_ssize_t n, \
-                          PyObject *fill, int left) {                                                \
+    static PyObject *NAME(const T *flat, const int64_t *lengths, Py_ssize_t n) {                     \
         PyObject *rows = PyList_New(n);                                                              \
         if (rows == NULL) return NULL;                                                               \
         const T *at = flat;                                                                          \
         for (Py_ssize_t r = 0; r < n; r++) {                                                         \
-            Py_ssize_t len = lengths[r], pad = widths[r] - lengths[r];                               \
-            PyObject *row = PyList_New(len + pad);                                                   \
+            PyObject *row = PyList_New(lengths[r]);                                                  \
             if (row == NULL) { Py_DECREF(rows); return NULL; }                                       \
             PyList_SET_ITEM(rows, r, row);                                                           \
-            Py_ssize_t first = left ? pad : 0, pad_at = left ? 0 : len;                              \
-            for (Py_ssize_t i = 0; i < pad; i++) {                                                   \
-                Py_INCREF(fill);                                                                     \
-                PyList_SET_ITEM(row, pad_at + i, fill);                                              \
-            }                                                                                        \
-            for (Py_ssize_t i = 0; i < len; i++) {                                                   \
+            for (Py_ssize_t i = 0; i < lengths[r]; i++) {                                            \
                 PyObject *v = tt_int((uint64_t)at[i]);                                               \
                 if (v == NULL) { Py_DECREF(rows); return NULL; }                                     \
-                PyList_SET_ITEM(row, first + i, v);                                                  \
+                PyList_SET_ITEM(row, i, v);                                                          \
             }                                                                                        \
-            at += len;                                                                               \
+            at += lengths[r];                                                                        \
         }                                                                                            \
         return rows;                                                                                 \
     }
@@ -78,92 +70,71 @@ cdef extern from *:
         return t;
     }
 
-    /* Rows of (start, end) tuples from an (n_tokens, 2) column; padding is the shared (0, 0). */
-    static PyObject *tt_pair_rows(const int64_t *pairs, const int64_t *lengths, const int64_t *widths,
-                                  Py_ssize_t n, PyObject *fill, int left) {
+    /* Rows of (start, end) tuples from an (n_tokens, 2) column. */
+    static PyObject *tt_pair_rows(const int64_t *pairs, const int64_t *lengths, Py_ssize_t n) {
         int gc_was_enabled = PyGC_Disable();  /* pure allocation: collecting midway finds nothing */
         PyObject *rows = PyList_New(n);
         const int64_t *at = pairs;
         for (Py_ssize_t r = 0; rows != NULL && r < n; r++) {
-            Py_ssize_t len = lengths[r], pad = widths[r] - lengths[r];
-            PyObject *row = PyList_New(len + pad);
+            PyObject *row = PyList_New(lengths[r]);
             if (row == NULL) { Py_CLEAR(rows); break; }
             PyList_SET_ITEM(rows, r, row);
-            Py_ssize_t first = left ? pad : 0, pad_at = left ? 0 : len;
-            for (Py_ssize_t i = 0; i < pad; i++) {
-                Py_INCREF(fill);
-                PyList_SET_ITEM(row, pad_at + i, fill);
-            }
-            for (Py_ssize_t i = 0; i < len; i++, at += 2) {
+            for (Py_ssize_t i = 0; i < lengths[r]; i++, at += 2) {
                 PyObject *t = tt_pair(at);
                 if (t == NULL) { Py_CLEAR(rows); break; }
-                PyList_SET_ITEM(row, first + i, t);
+                PyList_SET_ITEM(row, i, t);
             }
         }
         if (gc_was_enabled) PyGC_Enable();
         return rows;
     }
     """
-    object tt_rows_u8(const uint8_t *flat, const int64_t *lengths, const int64_t *widths, Py_ssize_t n,
-                      object fill, int left)
-    object tt_rows_u32(const uint32_t *flat, const int64_t *lengths, const int64_t *widths, Py_ssize_t n,
-                       object fill, int left)
-    object tt_rows_i64(const int64_t *flat, const int64_t *lengths, const int64_t *widths, Py_ssize_t n,
-                       object fill, int left)
-    object tt_pair_rows(const int64_t *pairs, const int64_t *lengths, const int64_t *widths, Py_ssize_t n,
-                        object fill, int left)
+    object tt_rows_u8(const uint8_t *flat, const int64_t *lengths, Py_ssize_t n)
+    object tt_rows_u32(const uint32_t *flat, const int64_t *lengths, Py_ssize_t n)
+    object tt_rows_i64(const int64_t *flat, const int64_t *lengths, Py_ssize_t n)
+    object tt_pair_rows(const int64_t *pairs, const int64_t *lengths, Py_ssize_t n)
 
 
-cdef tuple _checked(lengths, widths, Py_ssize_t n_items):
+cdef _checked(lengths, Py_ssize_t n_items):
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
-    widths = np.ascontiguousarray(widths, dtype=np.int64)
-    if lengths.ndim != 1 or widths.shape != lengths.shape:
-        raise ValueError("lengths and widths must be 1-D and of equal size")
-    if (lengths < 0).any() or (widths < lengths).any() or int(lengths.sum()) != n_items:
-        raise ValueError("lengths must be >= 0, sum to the column size and not exceed widths")
-    return lengths, widths
+    if lengths.ndim != 1 or (lengths < 0).any() or int(lengths.sum()) != n_items:
+        raise ValueError("lengths must be 1-D, >= 0 and sum to the column size")
+    return lengths
 
 
-def int_rows(flat, lengths, widths, fill, bint left=False):
-    """[[int]] per text: lengths[r] values of the uint8/uint32/int64 column, padded with fill to widths[r].
-
-    Padding goes before the values when left is true, after them otherwise.
-    """
+def int_rows(flat, lengths):
+    """[[int]] per text: the next lengths[r] values of the uint8, uint32 or non-negative int64 column."""
     flat = np.ascontiguousarray(flat)
     if flat.ndim != 1:
         raise ValueError("int_rows takes a 1-D column")
-    lengths, widths = _checked(lengths, widths, flat.shape[0])
-    cdef const int64_t[::1] lens = lengths, wids = widths
+    cdef const int64_t[::1] lens = _checked(lengths, flat.shape[0])
     cdef Py_ssize_t n = lens.shape[0]
     cdef const int64_t *lp = &lens[0] if n else NULL
-    cdef const int64_t *wp = &wids[0] if n else NULL
     cdef const uint8_t[::1] u8
     cdef const uint32_t[::1] u32
     cdef const int64_t[::1] i64
     if flat.dtype == np.uint8:
         u8 = flat
-        return tt_rows_u8(&u8[0] if u8.shape[0] else NULL, lp, wp, n, fill, left)
+        return tt_rows_u8(&u8[0] if u8.shape[0] else NULL, lp, n)
     if flat.dtype == np.uint32:
         u32 = flat
-        return tt_rows_u32(&u32[0] if u32.shape[0] else NULL, lp, wp, n, fill, left)
+        return tt_rows_u32(&u32[0] if u32.shape[0] else NULL, lp, n)
     if flat.dtype == np.int64:
         i64 = flat
         if i64.shape[0] and np.asarray(i64).min() < 0:
             raise ValueError("int_rows takes non-negative values")
-        return tt_rows_i64(&i64[0] if i64.shape[0] else NULL, lp, wp, n, fill, left)
+        return tt_rows_i64(&i64[0] if i64.shape[0] else NULL, lp, n)
     raise TypeError(f"int_rows takes uint8, uint32 or int64 columns, not {flat.dtype}")
 
 
-def pair_rows(pairs, lengths, widths, bint left=False):
-    """[[(start, end)]] per text from an (n_tokens, 2) non-negative int64 column, padded with (0, 0)."""
+def pair_rows(pairs, lengths):
+    """[[(start, end)]] per text: the next lengths[r] rows of an (n_tokens, 2) non-negative int64 column."""
     pairs = np.ascontiguousarray(pairs, dtype=np.int64)
     if pairs.ndim != 2 or pairs.shape[1] != 2:
         raise ValueError("pair_rows takes an (n, 2) column")
     if pairs.shape[0] and pairs.min() < 0:
         raise ValueError("pair_rows takes non-negative values")
-    lengths, widths = _checked(lengths, widths, pairs.shape[0])
+    cdef const int64_t[::1] lens = _checked(lengths, pairs.shape[0])
     cdef const int64_t[:, ::1] p = pairs
-    cdef const int64_t[::1] lens = lengths, wids = widths
     cdef Py_ssize_t n = lens.shape[0]
-    return tt_pair_rows(&p[0, 0] if p.shape[0] else NULL, &lens[0] if n else NULL, &wids[0] if n else NULL,
-                        n, (0, 0), left)
+    return tt_pair_rows(&p[0, 0] if p.shape[0] else NULL, &lens[0] if n else NULL, n)

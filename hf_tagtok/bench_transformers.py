@@ -32,7 +32,7 @@ def _row(name, stock_call, tagtok_call, repeats):
 
 
 def transformers_rows(tokenizer_path, texts, repeats=3):
-    """Rows {"name", "stock_s", "tagtok_s", "ratio", "cold_ratio"} for tok(texts), with offsets, and datasets.map."""
+    """Rows {"name", "stock_s", "tagtok_s", "ratio", "cold_ratio"}: loading, tok(texts), with offsets, datasets.map."""
     from transformers import PreTrainedTokenizerFast
 
     from hf_tagtok.fast import TagTokenizerFast
@@ -44,6 +44,8 @@ def transformers_rows(tokenizer_path, texts, repeats=3):
         datasets = None
     stock, tagtok = _load(tokenizer_path, PreTrainedTokenizerFast), _load(tokenizer_path, TagTokenizerFast)
     rows = [
+        _row("load (TagTokenizerFast builds its native twin)", lambda: _load(tokenizer_path, PreTrainedTokenizerFast),
+             lambda: _load(tokenizer_path, TagTokenizerFast), repeats=1),
         _row("transformers tok(texts)", lambda: stock(texts), lambda: tagtok(texts), repeats),
         _row("transformers tok(texts, return_offsets_mapping=True)",
              lambda: stock(texts, return_offsets_mapping=True),

@@ -312,8 +312,8 @@ def _tag_class():
                 if as_numpy:
                     return column.astype(np.int64).reshape(len(lengths), -1, *column.shape[1:])
                 if column.ndim == 2:
-                    return _lists.pair_rows(column, lengths, lengths)
-                return _lists.int_rows(column, lengths, lengths, 0)
+                    return _lists.pair_rows(column, lengths)
+                return _lists.int_rows(column, lengths)
 
             fields = _requested_fields(self, call)
             data = {}
