@@ -29,6 +29,11 @@ _TO_LATIN1 = {code: "\uffff" for code in range(256)}
 _TO_LATIN1.update({ord(char): chr(byte) for char, byte in CHAR_TO_BYTE.items()})
 
 
+# ext/pipeline/tp_bpe.h packs ids and merge ranks into 64-bit table slots.
+_NATIVE_MAX_TOKENS = (1 << 21) - 1
+_NATIVE_MAX_MERGES = (1 << 22) - 1
+
+
 class Unsupported(Exception):
     """A stage the native pipeline does not cover; the message says why."""
 
@@ -106,6 +111,9 @@ def _bpe_spec(model, byte_level):
             continue
         if merged is not None and left in vocab and right in vocab:
             merges.append((vocab[left], vocab[right], merged))
+    if size > _NATIVE_MAX_TOKENS or len(merges) > _NATIVE_MAX_MERGES:
+        raise Unsupported(f"BPE with {size} ids / {len(merges)} merges exceeds the native tables "
+                          f"({_NATIVE_MAX_TOKENS} / {_NATIVE_MAX_MERGES})")
     spec["merges"] = merges
     return spec
 

@@ -18,11 +18,13 @@ typedef struct {
     uint32_t len;
 } vocab_slot;
 
-typedef struct {
-    uint64_t key;     /* left << 32 | right */
-    uint32_t rank;    /* NO_ID: empty slot */
-    uint32_t merged;
-} merge_slot;
+/* A merge slot packs a pair and its rank into 64 bits (TP_BPE_MAX_TOKENS / TP_BPE_MAX_MERGES): four
+ * times denser than separate fields, so far fewer probes miss the TLB; the merged id is looked up by
+ * rank only when the pair is applied. */
+typedef uint64_t merge_slot;
+#define ID_BITS 21
+#define RANK_BITS 22
+#define EMPTY_MERGE UINT64_MAX
 
 struct tp_bpe {
     uint8_t *bytes;      /* all token byte strings, concatenated */
@@ -30,7 +32,8 @@ struct tp_bpe {
     uint8_t *has_bytes;  /* id -> 0 when the id has no byte string */
     uint32_t n_tokens;
     vocab_slot *vocab_slots; uint64_t vocab_mask;   /* bytes -> id, one cache line per probe */
-    merge_slot *merges; uint64_t merge_mask; /* (left, right) -> (rank, merged), one cache line per probe */
+    merge_slot *merges; uint64_t merge_mask; /* (left, right) -> rank */
+    uint32_t *merge_result;                 /* rank -> merged id */
     uint32_t byte_id[4][256]; /* [symbol_kind(first, last)][byte]: the byte's initial symbol */
     tp_bpe_options opt;
     uint32_t byte_tokens[256];
@@ -71,10 +74,25 @@ typedef struct {
     uint32_t rank, pos;
 } heap_entry;
 
+/* A word that needs merging: its symbols sit at [base, base + n) of the scratch arrays; after a merge
+ * the pairs at stale - 1 and stale need their ranks looked up again (NONE_POS: nothing stale). */
+typedef struct {
+    uint32_t word, base, n, stale;
+} merging;
+
 struct tp_bpe_scratch {
-    uint32_t *ids, *starts, *ends, *ranks, *next, *prev;
-    heap_entry *heap;
+    /* Symbols of every word of one call: word j starts at first[j] and has room for its length in
+     * bytes (no word has more symbols than bytes). ranks[i]: rank of the pair at symbol i. */
+    uint32_t *ids, *starts, *ends, *ranks;
     size_t cap;
+    uint64_t *pairs; /* PAIR_CACHE packed (pair, rank) slots */
+    uint32_t *first, *count;
+    uint64_t *hash;
+    merging *todo, *active;
+    size_t words_cap;
+    uint32_t *next, *prev; /* merge_long's list and heap, for the longest word of the call */
+    heap_entry *heap;
+    size_t long_cap;
     word_cache cache;
 };
 
@@ -97,17 +115,42 @@ static uint32_t vocab_find(const tp_bpe *bpe, const uint8_t *word, size_t len, u
     }
 }
 
-static int merge_find(const tp_bpe *bpe, uint32_t left, uint32_t right, uint32_t *rank, uint32_t *merged) {
-    uint64_t key = ((uint64_t)left << 32) | right;
+static uint64_t merge_key(uint32_t left, uint32_t right) {
+    return (uint64_t)left << (ID_BITS + RANK_BITS) | (uint64_t)right << RANK_BITS;
+}
+
+#define RANK_MASK ((1u << RANK_BITS) - 1)
+
+/* The rank of the merge of (left, right), or NO_ID. */
+static uint32_t merge_rank(const tp_bpe *bpe, uint32_t left, uint32_t right) {
+    uint64_t key = merge_key(left, right);
     for (uint64_t slot = merge_hash(key) & bpe->merge_mask;; slot = (slot + 1) & bpe->merge_mask) {
-        const merge_slot *m = &bpe->merges[slot];
-        if (m->key == key && m->rank != NO_ID) {
-            *rank = m->rank;
-            *merged = m->merged;
-            return 1;
-        }
-        if (m->rank == NO_ID) return 0;
+        merge_slot m = bpe->merges[slot];
+        if (m == EMPTY_MERGE) return NO_ID;
+        if ((m >> RANK_BITS) == (key >> RANK_BITS)) return (uint32_t)(m & RANK_MASK);
     }
+}
+
+#define PAIR_CACHE (1u << 15) /* per thread: recent pair lookups (256 KiB: stays in L2) */
+
+static uint64_t *pair_seen(const tp_bpe_scratch *s, uint64_t key) {
+    return &s->pairs[(merge_hash(key) >> 40) & (PAIR_CACHE - 1)];
+}
+
+/* merge_rank through the thread's pair cache: text repeats pairs far more often than words. */
+static uint32_t pair_rank(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
+    uint64_t key = merge_key(left, right), *seen = pair_seen(s, key);
+    if ((*seen >> RANK_BITS) == (key >> RANK_BITS)) return (*seen & RANK_MASK) == RANK_MASK ? NO_ID : (uint32_t)(*seen & RANK_MASK);
+    uint32_t rank = merge_rank(bpe, left, right);
+    *seen = key | (rank == NO_ID ? RANK_MASK : rank);
+    return rank;
+}
+
+/* Table probes miss the cache; asking for the line early lets several words' misses overlap. */
+static void prefetch_merge(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
+    uint64_t key = merge_key(left, right);
+    if ((*pair_seen(s, key) >> RANK_BITS) != (key >> RANK_BITS))
+        __builtin_prefetch(&bpe->merges[merge_hash(key) & bpe->merge_mask]);
 }
 
 static uint64_t table_size(uint64_t n) {
@@ -150,33 +193,37 @@ static int build_vocab(tp_bpe *bpe, const uint8_t *const *tokens, const uint32_t
 }
 
 static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
-    uint64_t size = table_size(n);
+    uint64_t size = 16;
+    while (size < (uint64_t)n + n / 2) size <<= 1;
     bpe->merges = malloc(sizeof(merge_slot) * size);
-    if (!bpe->merges) return -1;
+    bpe->merge_result = malloc(sizeof(uint32_t) * (n ? n : 1));
+    if (!bpe->merges || !bpe->merge_result) return -1;
     memset(bpe->merges, 0xFF, sizeof(merge_slot) * size);
     bpe->merge_mask = size - 1;
     for (uint32_t rank = 0; rank < n; rank++) {
-        uint64_t key = ((uint64_t)merges[rank].left << 32) | merges[rank].right;
+        bpe->merge_result[rank] = merges[rank].merged;
+        if (merge_rank(bpe, merges[rank].left, merges[rank].right) != NO_ID) continue; /* a repeated pair keeps its first rank */
+        uint64_t key = merge_key(merges[rank].left, merges[rank].right);
         uint64_t slot = merge_hash(key) & bpe->merge_mask;
-        while (bpe->merges[slot].rank != NO_ID && bpe->merges[slot].key != key) slot = (slot + 1) & bpe->merge_mask;
-        if (bpe->merges[slot].rank != NO_ID) continue; /* a repeated pair keeps its first (lowest) rank */
-        bpe->merges[slot] = (merge_slot){key, rank, merges[rank].merged};
+        while (bpe->merges[slot] != EMPTY_MERGE) slot = (slot + 1) & bpe->merge_mask;
+        bpe->merges[slot] = key | rank;
     }
     return 0;
 }
 
 tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t n_tokens,
                    const tp_merge *merges, uint32_t n_merges, const tp_bpe_options *options) {
+    if (n_tokens > TP_BPE_MAX_TOKENS || n_merges > TP_BPE_MAX_MERGES) return NULL;
     tp_bpe *bpe = calloc(1, sizeof(*bpe));
     if (!bpe) return NULL;
     bpe->n_tokens = n_tokens;
     bpe->opt = *options;
+    if (options->byte_fallback) memcpy(bpe->byte_tokens, options->byte_tokens, sizeof(bpe->byte_tokens));
+    bpe->opt.byte_tokens = bpe->byte_tokens;
     if (options->prefix_len > TP_BPE_AFFIX_MAX || options->suffix_len > TP_BPE_AFFIX_MAX) goto fail;
     if (options->prefix_len) memcpy(bpe->prefix, options->prefix, options->prefix_len);
     if (options->suffix_len) memcpy(bpe->suffix, options->suffix, options->suffix_len);
     bpe->opt.prefix = bpe->prefix; bpe->opt.suffix = bpe->suffix;
-    if (options->byte_fallback) memcpy(bpe->byte_tokens, options->byte_tokens, sizeof(bpe->byte_tokens));
-    bpe->opt.byte_tokens = bpe->byte_tokens;
     if (build_vocab(bpe, tokens, lens, n_tokens) || build_merges(bpe, merges, n_merges)) goto fail;
     if (options->char_level) return bpe;
     for (unsigned kind = 0; kind < 4; kind++)
@@ -195,7 +242,7 @@ fail:
 void tp_bpe_free(tp_bpe *bpe) {
     if (!bpe) return;
     free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes); free(bpe->vocab_slots);
-    free(bpe->merges);
+    free(bpe->merges); free(bpe->merge_result);
     free(bpe);
 }
 
@@ -203,37 +250,56 @@ tp_bpe_scratch *tp_bpe_scratch_new(void) {
     tp_bpe_scratch *scratch = calloc(1, sizeof(*scratch));
     if (!scratch) return NULL;
     scratch->cache.slots = malloc(CACHE_SLOTS * sizeof(cache_slot));
-    if (!scratch->cache.slots) { free(scratch); return NULL; }
+    scratch->pairs = malloc(PAIR_CACHE * sizeof(uint64_t));
+    if (!scratch->cache.slots || !scratch->pairs) { tp_bpe_scratch_free(scratch); return NULL; }
     memset(scratch->cache.slots, 0xFF, CACHE_SLOTS * sizeof(cache_slot));
+    memset(scratch->pairs, 0xFF, PAIR_CACHE * sizeof(uint64_t)); /* all ones: no pair of valid ids */
     return scratch;
 }
 
-void tp_bpe_scratch_free(tp_bpe_scratch *scratch) {
-    if (!scratch) return;
-    free(scratch->ids); free(scratch->starts); free(scratch->ends); free(scratch->ranks);
-    free(scratch->next); free(scratch->prev); free(scratch->heap);
-    free(scratch->cache.slots); free(scratch->cache.arena);
-    free(scratch);
+void tp_bpe_scratch_free(tp_bpe_scratch *s) {
+    if (!s) return;
+    free(s->ids); free(s->starts); free(s->ends); free(s->ranks);
+    free(s->first); free(s->count); free(s->hash); free(s->todo); free(s->active);
+    free(s->next); free(s->prev); free(s->heap);
+    free(s->cache.slots); free(s->cache.arena); free(s->pairs);
+    free(s);
 }
 
-static int reserve(tp_bpe_scratch *s, size_t n) {
-    if (n <= s->cap) return 0;
-    size_t cap = s->cap ? s->cap : 64;
-    while (cap < n) cap *= 2;
-    uint32_t *ids = realloc(s->ids, cap * 4); if (!ids) return -1; s->ids = ids;
-    uint32_t *starts = realloc(s->starts, cap * 4); if (!starts) return -1; s->starts = starts;
-    uint32_t *ends = realloc(s->ends, cap * 4); if (!ends) return -1; s->ends = ends;
-    uint32_t *ranks = realloc(s->ranks, cap * 4); if (!ranks) return -1; s->ranks = ranks;
-    uint32_t *next = realloc(s->next, cap * 4); if (!next) return -1; s->next = next;
-    uint32_t *prev = realloc(s->prev, cap * 4); if (!prev) return -1; s->prev = prev;
-    heap_entry *heap = realloc(s->heap, cap * 3 * sizeof(heap_entry)); if (!heap) return -1; s->heap = heap;
-    s->cap = cap;
+static size_t grown(size_t cap, size_t need) {
+    cap = cap ? cap : 64;
+    while (cap < need) cap *= 2;
+    return cap;
+}
+
+/* realloc *array (any pointer type) to count elements of size bytes; on failure it is left as it was. */
+static int grow(void *array, size_t count, size_t size) {
+    void *bigger = realloc(*(void **)array, count * size);
+    if (!bigger) return -1;
+    *(void **)array = bigger;
     return 0;
 }
 
-static uint32_t pair_rank(const tp_bpe *bpe, const uint32_t *ids, size_t i, uint32_t *merged) {
-    uint32_t rank;
-    return merge_find(bpe, ids[i], ids[i + 1], &rank, merged) ? rank : NO_ID;
+static int reserve(tp_bpe_scratch *s, size_t symbols, size_t words, size_t longest) {
+    if (symbols > s->cap) {
+        size_t cap = grown(s->cap, symbols);
+        if (grow(&s->ids, cap, 4) || grow(&s->starts, cap, 4) || grow(&s->ends, cap, 4) ||
+            grow(&s->ranks, cap, 4)) return -1;
+        s->cap = cap;
+    }
+    if (words > s->words_cap) {
+        size_t cap = grown(s->words_cap, words);
+        if (grow(&s->first, cap, 4) || grow(&s->count, cap, 4) || grow(&s->hash, cap, 8) ||
+            grow(&s->todo, cap, sizeof(merging)) || grow(&s->active, cap, sizeof(merging))) return -1;
+        s->words_cap = cap;
+    }
+    if (longest > s->long_cap) {
+        size_t cap = grown(s->long_cap, longest);
+        if (grow(&s->next, cap, 4) || grow(&s->prev, cap, 4) || grow(&s->heap, cap * 3, sizeof(heap_entry)))
+            return -1;
+        s->long_cap = cap;
+    }
+    return 0;
 }
 
 static int heap_less(heap_entry a, heap_entry b) { return a.rank < b.rank || (a.rank == b.rank && a.pos < b.pos); }
@@ -260,61 +326,110 @@ static heap_entry heap_pop(heap_entry *heap, size_t *n) {
 }
 
 #define NONE_POS UINT32_MAX
+#define SHORT_WORD 32   /* words of more symbols merge with a heap, shorter ones by scanning */
+#define PREFETCH_WORDS 4 /* initial pair ranks: how many words ahead their table lines are requested */
 
-/* Long words: symbols as a linked list over byte positions and a (rank, position) min-heap, as HF
- * does; a popped entry is stale unless its pair still has the recorded rank. */
-static size_t merge_long(const tp_bpe *bpe, tp_bpe_scratch *s, size_t n) {
-    uint32_t *ids = s->ids, *ends = s->ends, *next = s->next, *prev = s->prev, merged, rank;
+/* Long words: symbols as a linked list over positions and a (rank, position) min-heap, as HF does;
+ * a popped entry is stale unless its pair still has the recorded rank. Returns the symbol count. */
+static size_t merge_long(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, size_t n) {
+    uint32_t *ids = s->ids + base, *starts = s->starts + base, *ends = s->ends + base;
+    uint32_t *next = s->next, *prev = s->prev, rank;
     heap_entry *heap = s->heap;
     size_t heap_n = 0;
     for (size_t i = 0; i < n; i++) { next[i] = i + 1 < n ? (uint32_t)i + 1 : NONE_POS; prev[i] = i ? (uint32_t)i - 1 : NONE_POS; }
-    for (size_t i = 0; i + 1 < n; i++)
-        if (merge_find(bpe, ids[i], ids[i + 1], &rank, &merged)) heap_push(heap, &heap_n, (heap_entry){rank, (uint32_t)i});
+    for (size_t i = 0; i + 1 < n; i++) {
+        if (i + 9 < n) prefetch_merge(bpe, s, ids[i + 8], ids[i + 9]);
+        if ((rank = pair_rank(bpe, s, ids[i], ids[i + 1])) != NO_ID) heap_push(heap, &heap_n, (heap_entry){rank, (uint32_t)i});
+    }
     while (heap_n) {
         heap_entry top = heap_pop(heap, &heap_n);
         uint32_t pos = top.pos, right = next[pos];
         if (ids[pos] == NONE_POS || right == NONE_POS) continue;
-        if (!merge_find(bpe, ids[pos], ids[right], &rank, &merged) || rank != top.rank) continue;
-        ids[pos] = merged;
+        if (pair_rank(bpe, s, ids[pos], ids[right]) != top.rank) continue;
+        ids[pos] = bpe->merge_result[top.rank];
         ends[pos] = ends[right];
         ids[right] = NONE_POS;
         next[pos] = next[right];
         if (next[right] != NONE_POS) prev[next[right]] = pos;
-        if (prev[pos] != NONE_POS && merge_find(bpe, ids[prev[pos]], ids[pos], &rank, &merged))
+        if (prev[pos] != NONE_POS && (rank = pair_rank(bpe, s, ids[prev[pos]], ids[pos])) != NO_ID)
             heap_push(heap, &heap_n, (heap_entry){rank, prev[pos]});
-        if (next[pos] != NONE_POS && merge_find(bpe, ids[pos], ids[next[pos]], &rank, &merged))
+        if (next[pos] != NONE_POS && (rank = pair_rank(bpe, s, ids[pos], ids[next[pos]])) != NO_ID)
             heap_push(heap, &heap_n, (heap_entry){rank, pos});
     }
     size_t out = 0;
     for (uint32_t i = 0; i != NONE_POS; i = next[i]) {
-        s->ids[out] = ids[i]; s->starts[out] = s->starts[i]; s->ends[out] = ends[i];
+        ids[out] = ids[i]; starts[out] = starts[i]; ends[out] = ends[i];
         out++;
     }
     return out;
 }
 
-/* Short words: leftmost lowest-rank merge first by scanning, the same order as the heap. */
-static size_t merge_all(const tp_bpe *bpe, tp_bpe_scratch *s, size_t n) {
-    uint32_t *ids = s->ids, *ends = s->ends, *ranks = s->ranks, *starts = s->starts, *merged = s->prev;
-    for (size_t i = 0; i + 1 < n; i++) ranks[i] = pair_rank(bpe, ids, i, &merged[i]);
-    while (n > 1) {
-        size_t best = 0;
-        for (size_t i = 1; i + 1 < n; i++)
-            if (ranks[i] < ranks[best]) best = i;
-        if (ranks[best] == NO_ID) break;
-        ids[best] = merged[best];
-        ends[best] = ends[best + 1];
-        size_t tail = n - best - 2;
-        memmove(ids + best + 1, ids + best + 2, tail * 4);
-        memmove(starts + best + 1, starts + best + 2, tail * 4);
-        memmove(ends + best + 1, ends + best + 2, tail * 4);
-        memmove(ranks + best + 1, ranks + best + 2, (tail ? tail - 1 : 0) * 4);
-        memmove(merged + best + 1, merged + best + 2, (tail ? tail - 1 : 0) * 4);
-        n--;
-        if (best > 0) ranks[best - 1] = pair_rank(bpe, ids, best - 1, &merged[best - 1]);
-        if (best + 1 < n) ranks[best] = pair_rank(bpe, ids, best, &merged[best]);
+static void rank_pair(const tp_bpe *bpe, tp_bpe_scratch *s, size_t at) {
+    s->ranks[at] = pair_rank(bpe, s, s->ids[at], s->ids[at + 1]);
+}
+
+static void prefetch_pairs(const tp_bpe *bpe, const tp_bpe_scratch *s, const merging *w) {
+    for (uint32_t i = 0; i + 1 < w->n; i++) prefetch_merge(bpe, s, s->ids[w->base + i], s->ids[w->base + i + 1]);
+}
+
+/* One merge of the word: its leftmost lowest-rank pair, the same order as the heap. Returns 0 when no
+ * pair merges any more. */
+static int merge_once(const tp_bpe *bpe, tp_bpe_scratch *s, merging *w) {
+    uint32_t *ids = s->ids + w->base, *starts = s->starts + w->base, *ends = s->ends + w->base;
+    uint32_t *ranks = s->ranks + w->base;
+    size_t n = w->n, best = 0;
+    if (n < 2) return 0;
+    for (size_t i = 1; i + 1 < n; i++)
+        if (ranks[i] < ranks[best]) best = i;
+    if (ranks[best] == NO_ID) return 0;
+    ids[best] = bpe->merge_result[ranks[best]];
+    ends[best] = ends[best + 1];
+    size_t tail = n - best - 2;
+    memmove(ids + best + 1, ids + best + 2, tail * 4);
+    memmove(starts + best + 1, starts + best + 2, tail * 4);
+    memmove(ends + best + 1, ends + best + 2, tail * 4);
+    memmove(ranks + best + 1, ranks + best + 2, (tail ? tail - 1 : 0) * 4);
+    w->n = (uint32_t)n - 1;
+    w->stale = (uint32_t)best;
+    return 1;
+}
+
+/* The pairs next to the last merge: look up (stale) or request (!stale) their table lines. */
+static void touch_stale(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *w, int lookup) {
+    uint32_t around[2] = {w->stale - 1, w->stale};
+    for (int k = w->stale == 0; k < 2; k++) {
+        if (around[k] + 1 >= w->n) continue;
+        size_t at = w->base + around[k];
+        if (lookup) rank_pair(bpe, s, at);
+        else prefetch_merge(bpe, s, s->ids[at], s->ids[at + 1]);
     }
-    return n;
+}
+
+/* Short words merge round-robin, one merge per word per round: the table lines a word needs next
+ * are requested when it merges and used a round later, so the misses of all words overlap. */
+static void merge_short(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *words, size_t n_words) {
+    merging *active = s->active;
+    for (size_t k = 0; k < n_words + PREFETCH_WORDS; k++) {
+        if (k < n_words) prefetch_pairs(bpe, s, &words[k]);
+        if (k < PREFETCH_WORDS) continue;
+        const merging *w = &words[k - PREFETCH_WORDS];
+        for (uint32_t i = 0; i + 1 < w->n; i++) rank_pair(bpe, s, w->base + i);
+    }
+    for (size_t k = 0; k < n_words; k++) active[k] = words[k];
+    size_t n_active = n_words;
+    while (n_active) {
+        for (size_t k = 0; k < n_active;) {
+            merging *w = &active[k];
+            if (w->stale != NONE_POS) touch_stale(bpe, s, w, 1);
+            if (!merge_once(bpe, s, w)) {
+                s->count[w->word] = w->n;
+                active[k] = active[--n_active];
+                continue;
+            }
+            touch_stale(bpe, s, w, 0);
+            k++;
+        }
+    }
 }
 
 static size_t utf8_char_len(uint8_t lead) {
@@ -323,16 +438,17 @@ static size_t utf8_char_len(uint8_t lead) {
 
 /* HF's Word::add: a symbol's range starts where the previous one ended (so ranges shift left past
  * unknown chars that are dropped, exactly as stock's offsets do). */
-static void add_symbol(tp_bpe_scratch *s, size_t *n, uint32_t id, size_t byte_len) {
-    uint32_t start = *n ? s->ends[*n - 1] : 0;
-    s->ids[*n] = id; s->starts[*n] = start; s->ends[*n] = start + (uint32_t)byte_len;
+static void add_symbol(tp_bpe_scratch *s, size_t base, size_t *n, uint32_t id, size_t byte_len) {
+    size_t at = base + *n;
+    uint32_t start = *n ? s->ends[at - 1] : 0;
+    s->ids[at] = id; s->starts[at] = start; s->ends[at] = start + (uint32_t)byte_len;
     (*n)++;
 }
 
 /* HF's char-level word start (merge_word): known chars (with their prefix/suffix), <0xXX> byte tokens
  * of the char (never with affixes: the Python layer sends that to stock), or a (fused) unk per unknown
  * char. The pending unk is flushed before the next known char only, exactly as HF orders it. */
-static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *word, size_t len) {
+static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, const uint8_t *word, size_t len) {
     size_t n = 0, unk_len = 0;
     int pending = 0;
     for (size_t i = 0; i < len;) {
@@ -342,25 +458,38 @@ static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *
         size_t key_len = affixed(bpe, symbol_kind(i, end, len), word + i, end - i, buf);
         uint32_t id = vocab_find(bpe, buf, key_len, tp_hash_bytes(buf, key_len));
         if (id != NO_ID) {
-            if (pending) { add_symbol(s, &n, bpe->opt.unk_id, unk_len); pending = 0; }
-            add_symbol(s, &n, id, end - i);
+            if (pending) { add_symbol(s, base, &n, bpe->opt.unk_id, unk_len); pending = 0; }
+            add_symbol(s, base, &n, id, end - i);
         } else if (bpe->opt.byte_fallback) {
-            for (size_t b = 0; b < key_len; b++) add_symbol(s, &n, bpe->byte_tokens[buf[b]], 1);
+            for (size_t b = 0; b < key_len; b++) add_symbol(s, base, &n, bpe->byte_tokens[buf[b]], 1);
         } else if (bpe->opt.unk_id != NO_ID) {
             if (pending && bpe->opt.fuse_unk) {
                 unk_len += end - i;
             } else {
-                if (pending) add_symbol(s, &n, bpe->opt.unk_id, unk_len);
+                if (pending) add_symbol(s, base, &n, bpe->opt.unk_id, unk_len);
                 pending = 1; unk_len = end - i;
             }
         }
         i = end;
     }
-    if (pending) add_symbol(s, &n, bpe->opt.unk_id, unk_len);
+    if (pending) add_symbol(s, base, &n, bpe->opt.unk_id, unk_len);
     return n;
 }
 
+static size_t byte_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, const uint8_t *word, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        s->ids[base + i] = bpe->byte_id[symbol_kind(i, i + 1, len)][word[i]];
+        s->starts[base + i] = (uint32_t)i;
+        s->ends[base + i] = (uint32_t)i + 1;
+    }
+    return len;
+}
+
 static size_t cache_entry_bytes(size_t len, size_t n) { return (n * 8 + len + 7) & ~(size_t)7; }
+
+static cache_slot *cache_first_slot(const word_cache *cache, uint64_t hash) {
+    return &cache->slots[hash & (CACHE_SLOTS - 1)];
+}
 
 /* The slot holding word, or the empty slot where it would go. */
 static cache_slot *cache_find(const word_cache *cache, const uint8_t *word, size_t len, uint64_t hash) {
@@ -372,11 +501,13 @@ static cache_slot *cache_find(const word_cache *cache, const uint8_t *word, size
     }
 }
 
-static void cache_load(const word_cache *cache, const cache_slot *slot, tp_bpe_scratch *s) {
+static void cache_load(const word_cache *cache, const cache_slot *slot, tp_bpe_scratch *s, size_t base) {
     const uint8_t *entry = cache->arena + slot->at;
     const uint16_t *starts = (const uint16_t *)(entry + (size_t)slot->n * 4), *ends = starts + slot->n;
-    memcpy(s->ids, entry, (size_t)slot->n * 4);
-    for (size_t k = 0; k < slot->n; k++) { s->starts[k] = starts[k]; s->ends[k] = ends[k]; }
+    const uint32_t *ids = (const uint32_t *)entry;
+    for (size_t k = 0; k < slot->n; k++) { /* a few tokens: a loop beats a memcpy call */
+        s->ids[base + k] = ids[k]; s->starts[base + k] = starts[k]; s->ends[base + k] = ends[k];
+    }
 }
 
 static void cache_clear(word_cache *cache) {
@@ -387,7 +518,7 @@ static void cache_clear(word_cache *cache) {
 
 /* Best effort: on OOM the word is simply not cached. */
 static void cache_store(word_cache *cache, const uint8_t *word, size_t len, uint64_t hash,
-                        const tp_bpe_scratch *s, size_t n) {
+                        const tp_bpe_scratch *s, size_t base, size_t n) {
     size_t size = cache_entry_bytes(len, n);
     if (cache->used >= CACHE_SLOTS / 2 || cache->arena_len + size > CACHE_ARENA_MAX) cache_clear(cache);
     if (cache->arena_len + size > cache->arena_cap) {
@@ -401,47 +532,67 @@ static void cache_store(word_cache *cache, const uint8_t *word, size_t len, uint
     cache_slot *slot = cache_find(cache, word, len, hash);
     uint8_t *entry = cache->arena + cache->arena_len;
     uint16_t *starts = (uint16_t *)(entry + n * 4), *ends = starts + n;
-    memcpy(entry, s->ids, n * 4);
-    for (size_t k = 0; k < n; k++) { starts[k] = (uint16_t)s->starts[k]; ends[k] = (uint16_t)s->ends[k]; }
+    memcpy(entry, s->ids + base, n * 4);
+    for (size_t k = 0; k < n; k++) { starts[k] = (uint16_t)s->starts[base + k]; ends[k] = (uint16_t)s->ends[base + k]; }
     memcpy(entry + n * 8, word, len);
     *slot = (cache_slot){hash, (uint32_t)cache->arena_len, (uint16_t)len, (uint16_t)n};
     cache->arena_len += size;
     cache->used++;
 }
 
-int tp_bpe_encode(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *word, size_t len,
-                  const uint32_t **ids, const uint32_t **starts, const uint32_t **ends, size_t *n_out) {
-    if (reserve(s, len + 1)) return -1;
-    *ids = s->ids; *starts = s->starts; *ends = s->ends;
-    uint64_t hash = tp_hash_bytes(word, len);
-    uint32_t whole = bpe->opt.ignore_merges ? vocab_find(bpe, word, len, hash) : NO_ID;
+/* Whole-word vocab hit or cached word: its tokens are written at first[j]; returns 0 when the word
+ * still has to be merged. */
+static int resolve_known(const tp_bpe *bpe, tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len) {
+    size_t base = s->first[j];
+    uint32_t whole = bpe->opt.ignore_merges ? vocab_find(bpe, word, len, s->hash[j]) : NO_ID;
     if (whole != NO_ID) {
-        s->ids[0] = whole; s->starts[0] = 0; s->ends[0] = (uint32_t)len;
-        *n_out = 1;
-        return 0;
+        s->ids[base] = whole; s->starts[base] = 0; s->ends[base] = (uint32_t)len;
+        s->count[j] = 1;
+        return 1;
     }
-    int cacheable = len <= CACHE_WORD;
-    if (cacheable) {
-        const cache_slot *slot = cache_find(&s->cache, word, len, hash);
-        if (slot->at != EMPTY_SLOT) {
-            cache_load(&s->cache, slot, s);
-            *n_out = slot->n;
-            return 0;
+    if (len > CACHE_WORD) return 0;
+    const cache_slot *slot = cache_find(&s->cache, word, len, s->hash[j]);
+    if (slot->at == EMPTY_SLOT) return 0;
+    cache_load(&s->cache, slot, s, base);
+    s->count[j] = slot->n;
+    return 1;
+}
+
+int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
+                        size_t n, tp_bpe_words *out) {
+    size_t symbols = 0, longest = 0;
+    for (size_t j = 0; j < n; j++) {
+        symbols += lens[j] + 1;
+        if (lens[j] > longest) longest = lens[j];
+    }
+    if (reserve(s, symbols, n, longest + 1)) return -1;
+    for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) { /* every lookup's line is requested first */
+        s->first[j] = (uint32_t)at;
+        s->hash[j] = tp_hash_bytes(words[j], lens[j]);
+        if (bpe->opt.ignore_merges) __builtin_prefetch(&bpe->vocab_slots[s->hash[j] & bpe->vocab_mask]);
+        __builtin_prefetch(cache_first_slot(&s->cache, s->hash[j]));
+    }
+    size_t n_todo = 0, n_short = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (resolve_known(bpe, s, j, words[j], lens[j])) continue;
+        size_t base = s->first[j];
+        size_t n_symbols = bpe->opt.char_level ? char_symbols(bpe, s, base, words[j], lens[j])
+                                               : byte_symbols(bpe, s, base, words[j], lens[j]);
+        s->todo[n_todo++] = (merging){(uint32_t)j, (uint32_t)base, (uint32_t)n_symbols, NONE_POS};
+    }
+    for (size_t k = 0; k < n_todo; k++) /* short words first, in place */
+        if (s->todo[k].n <= SHORT_WORD) {
+            merging short_word = s->todo[k];
+            s->todo[k] = s->todo[n_short];
+            s->todo[n_short++] = short_word;
         }
+    merge_short(bpe, s, s->todo, n_short);
+    for (size_t k = n_short; k < n_todo; k++)
+        s->count[s->todo[k].word] = (uint32_t)merge_long(bpe, s, s->todo[k].base, s->todo[k].n);
+    for (size_t k = 0; k < n_todo; k++) {
+        size_t j = s->todo[k].word;
+        if (lens[j] <= CACHE_WORD) cache_store(&s->cache, words[j], lens[j], s->hash[j], s, s->first[j], s->count[j]);
     }
-    size_t n;
-    if (bpe->opt.char_level) {
-        n = char_symbols(bpe, s, word, len);
-        n = n > 32 ? merge_long(bpe, s, n) : merge_all(bpe, s, n);
-    } else {
-        for (size_t i = 0; i < len; i++) {
-            s->ids[i] = bpe->byte_id[symbol_kind(i, i + 1, len)][word[i]];
-            s->starts[i] = (uint32_t)i;
-            s->ends[i] = (uint32_t)i + 1;
-        }
-        n = len > 32 ? merge_long(bpe, s, len) : merge_all(bpe, s, len);
-    }
-    if (cacheable) cache_store(&s->cache, word, len, hash, s, n);
-    *n_out = n;
+    *out = (tp_bpe_words){s->ids, s->starts, s->ends, s->first, s->count};
     return 0;
 }

@@ -29,10 +29,13 @@ typedef struct {
 } tp_bpe_options;
 
 #define TP_BPE_AFFIX_MAX 64
+/* Table limits (ids and ranks are packed into 64-bit slots). */
+#define TP_BPE_MAX_TOKENS ((1u << 21) - 1)
+#define TP_BPE_MAX_MERGES ((1u << 22) - 1)
 
 /* tokens[i] (len lens[i]) is the byte string of id i; lens[i] == UINT32_MAX marks an id with no
- * byte string. Returns NULL on OOM, on a prefix/suffix longer than TP_BPE_AFFIX_MAX, or (byte level)
- * when some byte's initial symbol (with its prefix/suffix) has no token. */
+ * byte string. Returns NULL on OOM, beyond the table limits, on a prefix/suffix longer than
+ * TP_BPE_AFFIX_MAX, or (byte level) when some byte's initial symbol (with its prefix/suffix) has no token. */
 tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t n_tokens,
                    const tp_merge *merges, uint32_t n_merges, const tp_bpe_options *options);
 void tp_bpe_free(tp_bpe *bpe);
@@ -40,10 +43,16 @@ void tp_bpe_free(tp_bpe *bpe);
 tp_bpe_scratch *tp_bpe_scratch_new(void);
 void tp_bpe_scratch_free(tp_bpe_scratch *scratch);
 
-/* Encode one word (the rendered piece). Writes *n_out tokens: ids[k] and the byte range
- * [starts[k], ends[k]) of the word each covers. Arrays are valid until the next call on scratch.
+/* Tokens of the words of one tp_bpe_encode_words call: word j is ids[first[j] .. first[j] + count[j]),
+ * token k covering bytes [starts[k], ends[k]) of its word. Valid until the next call on the scratch. */
+typedef struct {
+    const uint32_t *ids, *starts, *ends;
+    const uint32_t *first, *count;
+} tp_bpe_words;
+
+/* Encode n words (rendered pieces) together, so their table lookups overlap in memory.
  * Returns 0, or -1 on OOM. */
-int tp_bpe_encode(const tp_bpe *bpe, tp_bpe_scratch *scratch, const uint8_t *word, size_t len,
-                  const uint32_t **ids, const uint32_t **starts, const uint32_t **ends, size_t *n_out);
+int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *scratch, const uint8_t *const *words,
+                        const size_t *lens, size_t n, tp_bpe_words *out);
 
 #endif

@@ -8,6 +8,14 @@
 
 #include "tp_pool.h"
 
+#define GROUP_PIECES 64 /* pieces whose words go to the model together (their lookups overlap) */
+
+/* A piece as its model word: the word is the text itself, or rendered (prefix space, Metaspace) at
+ * `rendered` in the workspace's render buffer. */
+typedef struct {
+    size_t start, end, prefix, prefix_end, rendered;
+} piece_word;
+
 struct tp_workspace {
     tt_scratch *pre;
     tp_bpe_scratch *bpe;
@@ -15,10 +23,12 @@ struct tp_workspace {
     tp_wordpiece_scratch *wordpiece;
     tp_segment *segments, *inner; /* added-token passes 0 and 1 */
     size_t segments_cap, inner_cap;
-    uint8_t *word;      /* rendered piece */
-    size_t word_cap;
-    uint32_t *word_from, *word_to; /* Metaspace: original byte range of each rendered byte */
-    size_t map_cap;
+    piece_word group[GROUP_PIECES];
+    const uint8_t *words[GROUP_PIECES];
+    size_t word_lens[GROUP_PIECES];
+    uint8_t *render;                   /* rendered words of a group */
+    uint32_t *render_from, *render_to; /* Metaspace: original byte range of each rendered byte */
+    size_t render_cap;
 };
 
 tp_workspace *tp_workspace_new(void) {
@@ -40,9 +50,9 @@ void tp_workspace_free(tp_workspace *ws) {
     tp_wordpiece_scratch_free(ws->wordpiece);
     free(ws->segments);
     free(ws->inner);
-    free(ws->word);
-    free(ws->word_from);
-    free(ws->word_to);
+    free(ws->render);
+    free(ws->render_from);
+    free(ws->render_to);
     free(ws);
 }
 
@@ -83,9 +93,19 @@ typedef struct {
 } char_cursor;
 
 static size_t chars_before(char_cursor *cur, size_t pos) {
-    for (; cur->pos > pos; cur->chars -= (cur->text[cur->pos] & 0xC0) != 0x80) cur->pos--; /* overlapping added tokens */
-    for (; cur->pos < pos; cur->pos++) cur->chars += (cur->text[cur->pos] & 0xC0) != 0x80;
-    return cur->chars;
+    const uint8_t *text = cur->text;
+    size_t at = cur->pos, chars = cur->chars; /* locals: the column stores may alias *cur */
+    for (; at > pos; at--) chars -= (text[at - 1] & 0xC0) != 0x80; /* overlapping added tokens */
+    for (; at + 8 <= pos; at += 8) {
+        uint64_t bytes;
+        memcpy(&bytes, text + at, 8);
+        uint64_t continuation = bytes & ~(bytes << 1) & 0x8080808080808080ULL; /* 10xxxxxx */
+        chars += 8 - (size_t)__builtin_popcountll(continuation);
+    }
+    for (; at < pos; at++) chars += (text[at] & 0xC0) != 0x80;
+    cur->pos = at;
+    cur->chars = chars;
+    return chars;
 }
 
 static size_t utf8_len(uint8_t lead) {
@@ -135,88 +155,125 @@ static void put_aligned(const tp_pipeline *p, tp_columns *c, text_state *st, uin
     put_token(p, c, st, id, s, e);
 }
 
-static int encode_metaspace(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
-                            const uint8_t *text, size_t start, size_t end, int prefix, size_t prefix_end,
-                            const alignment *al);
+static int reserve_render(tp_workspace *ws, size_t need) {
+    if (need <= ws->render_cap) return 0;
+    size_t cap = ws->render_cap ? ws->render_cap : 4096;
+    while (cap < need) cap *= 2;
+    uint8_t *render = realloc(ws->render, cap);
+    if (render) ws->render = render;
+    uint32_t *from = realloc(ws->render_from, cap * 4);
+    if (from) ws->render_from = from;
+    uint32_t *to = realloc(ws->render_to, cap * 4);
+    if (to) ws->render_to = to;
+    if (!render || !from || !to) return -1;
+    ws->render_cap = cap;
+    return 0;
+}
 
-/* Metaspace: the piece with each space (and the prefix) replaced, plus where each rendered byte came
- * from. Returns the rendered length, or 0 on OOM. */
-static size_t render_metaspace(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t start,
-                               size_t end, int prefix, size_t prefix_end) {
-    size_t r = p->n_replacement, cap = (end - start + 1) * r;
-    if (cap > ws->map_cap) {
-        uint8_t *word = realloc(ws->word, cap);
-        if (word) { ws->word = word; ws->word_cap = cap; }
-        uint32_t *from = realloc(ws->word_from, cap * 4);
-        if (from) ws->word_from = from;
-        uint32_t *to = realloc(ws->word_to, cap * 4);
-        if (to) ws->word_to = to;
-        if (!word || !from || !to) return 0;
-        ws->map_cap = cap;
-    }
-    size_t k = 0;
-    if (prefix)
+/* Metaspace: the piece with each space (and the prefix) replaced, written at `at`, plus where each
+ * rendered byte came from. Returns the rendered length. */
+static size_t render_metaspace(const tp_pipeline *p, tp_workspace *ws, size_t at, const uint8_t *text,
+                               const piece_word *pw) {
+    size_t r = p->n_replacement, k = at;
+    if (pw->prefix)
         for (size_t j = 0; j < r; j++, k++) {
-            ws->word[k] = p->replacement[j]; ws->word_from[k] = (uint32_t)start; ws->word_to[k] = (uint32_t)prefix_end;
+            ws->render[k] = p->replacement[j]; ws->render_from[k] = (uint32_t)pw->start;
+            ws->render_to[k] = (uint32_t)pw->prefix_end;
         }
-    for (size_t b = start; b < end; b++) {
+    for (size_t b = pw->start; b < pw->end; b++) {
         if (text[b] == ' ')
             for (size_t j = 0; j < r; j++, k++) {
-                ws->word[k] = p->replacement[j]; ws->word_from[k] = (uint32_t)b; ws->word_to[k] = (uint32_t)b + 1;
+                ws->render[k] = p->replacement[j]; ws->render_from[k] = (uint32_t)b; ws->render_to[k] = (uint32_t)b + 1;
             }
         else {
-            ws->word[k] = text[b]; ws->word_from[k] = (uint32_t)b; ws->word_to[k] = (uint32_t)b + 1;
+            ws->render[k] = text[b]; ws->render_from[k] = (uint32_t)b; ws->render_to[k] = (uint32_t)b + 1;
             k++;
         }
     }
-    return k;
+    return k - at;
 }
 
-static int encode_metaspace(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
-                            const uint8_t *text, size_t start, size_t end, int prefix, size_t prefix_end,
-                            const alignment *al) {
-    size_t len = render_metaspace(p, ws, text, start, end, prefix, prefix_end);
-    if (len == 0) return (end > start || prefix) ? -1 : 0;
-    const uint32_t *ids, *from, *to;
-    size_t n;
-    if (tp_bpe_encode(p->bpe, ws->bpe, ws->word, len, &ids, &from, &to, &n)) return -1;
+/* The model words of a group of pieces. text[base, limit) is the stretch the pieces index (normalized
+ * bytes when a normalizer ran). */
+static int render_group(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t base, size_t limit,
+                        const tt_piece *pieces, size_t n) {
+    size_t per_byte = p->n_replacement ? p->n_replacement : 1, need = 0, at = 0;
+    for (size_t j = 0; j < n; j++) need += (pieces[j].end - pieces[j].start + 1) * per_byte;
+    if (reserve_render(ws, need)) return -1;
+    for (size_t j = 0; j < n; j++) {
+        piece_word *pw = &ws->group[j];
+        pw->start = base + pieces[j].start;
+        pw->end = base + pieces[j].end;
+        pw->prefix = (pieces[j].flags & TT_PIECE_PREFIX) ? 1 : 0;
+        /* the prefix char aligns to the char it precedes (also when the piece is only the prefix) */
+        pw->prefix_end = pw->start + (pw->start < limit ? utf8_len(text[pw->start]) : 0);
+        pw->rendered = at;
+        size_t len = pw->end - pw->start + pw->prefix;
+        if (p->n_replacement) {
+            len = render_metaspace(p, ws, at, text, pw);
+        } else if (pw->prefix) {
+            ws->render[at] = ' ';
+            memcpy(ws->render + at + 1, text + pw->start, pw->end - pw->start);
+        }
+        ws->word_lens[j] = len;
+        ws->words[j] = (p->n_replacement || pw->prefix) ? NULL : text + pw->start;
+        if (!ws->words[j]) at += len;
+    }
+    for (size_t j = 0; j < n; j++) /* the buffer is final now */
+        if (!ws->words[j]) ws->words[j] = ws->render + ws->group[j].rendered;
+    return 0;
+}
+
+/* The word's tokens (byte ranges [from, to) of the model word) into the columns, with the piece's
+ * original offsets. */
+static int emit_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, text_state *st, const piece_word *pw,
+                     size_t word_len, const uint32_t *ids, const uint32_t *from, const uint32_t *to, size_t n,
+                     const alignment *al) {
+    if (p->n_replacement && word_len == 0) return 0; /* an empty Metaspace piece is no word */
     if (tp_columns_reserve(c, n)) return -1;
-    for (size_t k = 0; k < n; k++)
-        put_aligned(p, c, st, ids[k], ws->word_from[from[k]], ws->word_to[to[k] - 1], al);
+    for (size_t k = 0; k < n; k++) {
+        size_t s, e;
+        if (p->n_replacement) {
+            s = ws->render_from[pw->rendered + from[k]];
+            e = ws->render_to[pw->rendered + to[k] - 1];
+        } else {
+            s = from[k] < pw->prefix ? pw->start : pw->start + from[k] - pw->prefix;
+            e = to[k] <= pw->prefix ? pw->prefix_end : pw->start + to[k] - pw->prefix;
+        }
+        put_aligned(p, c, st, ids[k], s, e, al);
+    }
     st->word++;
     return 0;
 }
 
-/* text[base, limit) is the stretch the piece indexes (normalized bytes when a normalizer ran). */
-static int encode_piece(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
-                        const uint8_t *text, size_t base, size_t limit, const tt_piece *piece, const alignment *al) {
-    size_t start = base + piece->start, end = base + piece->end;
-    size_t prefix = (piece->flags & TT_PIECE_PREFIX) ? 1 : 0, len = end - start + prefix;
-    /* the prefix char aligns to the char it precedes (also when the piece is only the prefix) */
-    size_t prefix_end = start + (start < limit ? utf8_len(text[start]) : 0);
-    if (p->n_replacement) return encode_metaspace(p, ws, c, st, text, start, end, prefix, prefix_end, al);
-    const uint8_t *word = text + start; /* copied only to put the prefix space in front */
-    if (prefix) {
-        if (len > ws->word_cap) {
-            uint8_t *grown = realloc(ws->word, len * 2);
-            if (!grown) return -1;
-            ws->word = grown; ws->word_cap = len * 2;
+static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
+                        const alignment *al) {
+    if (p->wordpiece) {
+        for (size_t j = 0; j < n; j++) {
+            const uint32_t *ids, *from, *to;
+            size_t count;
+            if (tp_wordpiece_encode(p->wordpiece, ws->wordpiece, ws->words[j], ws->word_lens[j], &ids, &from, &to,
+                                    &count) ||
+                emit_word(p, ws, c, st, &ws->group[j], ws->word_lens[j], ids, from, to, count, al)) return -1;
         }
-        ws->word[0] = ' ';
-        memcpy(ws->word + 1, text + start, end - start);
-        word = ws->word;
+        return 0;
     }
-    const uint32_t *ids, *from, *to;
-    size_t n;
-    if (p->wordpiece ? tp_wordpiece_encode(p->wordpiece, ws->wordpiece, word, len, &ids, &from, &to, &n)
-                     : tp_bpe_encode(p->bpe, ws->bpe, word, len, &ids, &from, &to, &n)) return -1;
-    if (tp_columns_reserve(c, n)) return -1;
-    for (size_t k = 0; k < n; k++) {
-        size_t s = from[k] < prefix ? start : start + from[k] - prefix;
-        size_t e = to[k] <= prefix ? prefix_end : start + to[k] - prefix;
-        put_aligned(p, c, st, ids[k], s, e, al);
+    tp_bpe_words out;
+    if (tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, n, &out)) return -1;
+    for (size_t j = 0; j < n; j++) {
+        size_t first = out.first[j];
+        if (emit_word(p, ws, c, st, &ws->group[j], ws->word_lens[j], out.ids + first, out.starts + first,
+                      out.ends + first, out.count[j], al)) return -1;
     }
-    st->word++;
+    return 0;
+}
+
+static int encode_pieces(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, const uint8_t *text,
+                         size_t base, size_t limit, const tt_piece *pieces, size_t n_pieces, const alignment *al) {
+    for (size_t g = 0; g < n_pieces; g += GROUP_PIECES) {
+        size_t n = n_pieces - g < GROUP_PIECES ? n_pieces - g : GROUP_PIECES;
+        if (render_group(p, ws, text, base, limit, pieces + g, n) || encode_group(p, ws, c, st, n, al)) return -1;
+    }
     return 0;
 }
 
@@ -240,9 +297,7 @@ static int encode_stretch(const tp_pipeline *p, tp_workspace *ws, tp_columns *c,
     size_t n_pieces;
     const tt_program *program = at_start || !p->program_later ? p->program : p->program_later;
     if (tt_program_run(program, ws->pre, bytes + s, e - s, &pieces, &n_pieces)) return -1;
-    for (size_t k = 0; k < n_pieces; k++)
-        if (encode_piece(p, ws, c, st, bytes, s, e, &pieces[k], al)) return -1;
-    return 0;
+    return encode_pieces(p, ws, c, st, bytes, s, e, pieces, n_pieces, al);
 }
 
 /* A gap between normalized=false added tokens: normalized (HF normalizes each gap on its own), split
