@@ -131,3 +131,12 @@ def test_not_native_yet_is_reported(normalizer):
 
 def test_no_normalizer_is_none():
     assert normalizers.spec(None) is None
+
+
+def test_strip_removes_exactly_rust_whitespace():
+    # Strip's whitespace is Rust char::is_whitespace: every BMP code point (all White_Space chars are
+    # there) and a sample of the others at both ends, text only
+    native = _native.Normalizer(normalizers.spec(_config(N.Strip())))
+    code_points = [c for c in range(0x10000) if not 0xD800 <= c < 0xE000] + list(range(0x10000, 0x110000, 97))
+    texts = [f"{chr(c)}x{chr(c)}" for c in code_points]
+    assert [t for t in texts if native.normalize(t)[0] != N.Strip().normalize_str(t)] == []
