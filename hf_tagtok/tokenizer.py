@@ -83,18 +83,19 @@ class Tokenizer:
         return self._stock.encode_batch(input, is_pretokenized=is_pretokenized,
                                         add_special_tokens=add_special_tokens)
 
-    def encode_batch_arrays(self, inputs, add_special_tokens=True, overflowing=False) -> BatchArrays:
-        """Encode str (or (str, str) pairs) into flat columns, no Python object per token, with the current
+    def encode_batch_arrays(self, inputs, add_special_tokens=True, overflowing=False,
+                            is_pretokenized=False) -> BatchArrays:
+        """Encode inputs as `encode_batch` reads them (str or (str, str) pairs; lists of words, or pairs of
+        them, when `is_pretokenized`) into flat columns, no Python object per token, with the current
         truncation and padding. Overflow is dropped unless `overflowing` (see BatchArrays)."""
         inputs = list(inputs)
-        split = _split_inputs(inputs, _is_text)
-        if split is None:  # let stock raise exactly what it raises for this input
-            self._stock.encode_batch(inputs, add_special_tokens=add_special_tokens)
-            raise TypeError("encode_batch_arrays takes a list of str or (str, str) pairs")
-        batch = self._native_batch(*split, add_special_tokens)
+        split = _split_inputs(inputs, _is_words if is_pretokenized else _is_text)
+        batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized)
         if batch is not None:
             return batch.arrays(overflowing)
-        encodings = self._stock.encode_batch(inputs, add_special_tokens=add_special_tokens)
+        # stock encodes this input, or raises exactly what it raises for it
+        encodings = self._stock.encode_batch(inputs, is_pretokenized=is_pretokenized,
+                                             add_special_tokens=add_special_tokens)
         return _columns(encodings, overflowing)
 
     def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False):

@@ -140,6 +140,9 @@ def test_pretokenized_matches_stock(zoo, truncation_index):
             got = ours.encode_batch(inputs, is_pretokenized=True, add_special_tokens=add_special)
             assert not isinstance(got[0], tokenizers.Encoding), "stock ran, not the native path"
             assert [_deep_diff(g, e) for g, e in zip(got, expected)] == [None] * len(inputs)
+            arrays = ours.encode_batch_arrays(inputs, add_special_tokens=add_special, overflowing=True,
+                                              is_pretokenized=True)
+            assert _arrays_diff(arrays, expected, overflowing=True) is None
             args = inputs[0] if isinstance(inputs[0], tuple) else (inputs[0],)
             assert _deep_diff(ours.encode(*args, is_pretokenized=True, add_special_tokens=add_special),
                               stock.encode(*args, is_pretokenized=True, add_special_tokens=add_special)) is None
