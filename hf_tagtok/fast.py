@@ -1,9 +1,9 @@
 """`TagTokenizerFast`: transformers' fast tokenizer, encoding through `hf_tagtok.Tokenizer`.
 
 The stock backend (`tokenizers.Tokenizer`) stays authoritative: it serializes, decodes, renders chat
-templates and encodes every call the native path does not cover (pre-split words, chat-template
-control tokens, tokenizers with a stage that is not native). Texts and text pairs, with any truncation
-(and overflow) and padding, go native: the twin gets the backend's settings, and its columns are written
+templates and encodes every call the native path does not cover (chat-template control tokens,
+tokenizers with a stage that is not native). Texts, pre-split words and pairs of either, with any
+truncation (and overflow) and padding, go native: the twin gets the backend's settings, and its columns are written
 straight into the `BatchEncoding` (hf_tagtok._lists builds the per-text lists).
 
 The native twin lives outside the instance `__dict__` (in `_TWINS`), so pickle, dill, deepcopy and
@@ -262,38 +262,29 @@ def _tag_class():
 
         def _encode_plus(self, text, text_pair=None, **options):
             call = {**defaults, **options}
-            twin = self._columnar_twin(text, text_pair, call)
-            if twin is None:
+            twin = self._columnar_twin(call)
+            read = _read_inputs(text, text_pair, call["is_split_into_words"]) if twin is not None else None
+            if read is None:
                 return super()._encode_plus(text, text_pair, **options)
-            batched = not isinstance(text, str)
-            texts = list(text) if batched else [text]
-            # like stock: a single text's pair counts only when non-empty
-            pairs = list(text_pair) if batched and text_pair is not None else [text_pair or None]
-            inputs = texts if pairs[0] is None else list(zip(texts, pairs))
+            inputs, batched, n_sequences = read
             self.set_truncation_and_padding(
                 padding_strategy=call["padding_strategy"], truncation_strategy=call["truncation_strategy"],
                 max_length=call["max_length"], stride=call["stride"],
                 pad_to_multiple_of=call["pad_to_multiple_of"], padding_side=call["padding_side"])
             backend = self._tokenizer  # the twin wraps it: truncation, overflow and padding run natively
             settings = _Settings(backend.padding, backend.truncation, backend.encode_special_tokens)
-            columns = twin.encode_batch_arrays(inputs, add_special_tokens=call["add_special_tokens"],
-                                               overflowing=call["return_overflowing_tokens"])
-            encodings = _LazyEncodings(backend, inputs, call["add_special_tokens"], settings,
-                                       call["return_overflowing_tokens"], len(columns.lengths))
-            return self._batch_encoding(columns, encodings, call, batched, n_sequences=1 if pairs[0] is None else 2)
+            words, overflowing, add_special = (call["is_split_into_words"], call["return_overflowing_tokens"],
+                                               call["add_special_tokens"])
+            columns = twin.encode_batch_arrays(inputs, add_special_tokens=add_special, overflowing=overflowing,
+                                               is_pretokenized=words)
+            encodings = _LazyEncodings(backend, inputs, words, add_special, settings, overflowing,
+                                       len(columns.lengths))
+            return self._batch_encoding(columns, encodings, call, batched, n_sequences)
 
-        def _columnar_twin(self, text, text_pair, call):
+        def _columnar_twin(self, call):
             """The twin to encode with, or None when this call belongs to the stock path."""
-            if call["is_split_into_words"] or call.get("sanitize_control_tokens"):
+            if call.get("sanitize_control_tokens"):
                 return None
-            if isinstance(text, str):
-                if text_pair is not None and not isinstance(text_pair, str):
-                    return None
-            elif not (isinstance(text, (list, tuple)) and text and all(isinstance(t, str) for t in text)):
-                return None
-            elif text_pair is not None and not (isinstance(text_pair, (list, tuple)) and len(text_pair) == len(text)
-                                                and all(isinstance(t, str) for t in text_pair)):
-                return None  # stock raises its own exception for these
             split = self.split_special_tokens if call["split_special_tokens"] is None else call["split_special_tokens"]
             if self._tokenizer.encode_special_tokens != split:
                 self._tokenizer.encode_special_tokens = split
@@ -389,6 +380,33 @@ def _fully_native(twin):
     return all(entry["native"] for entry in twin.acceleration.values())
 
 
+def _read_inputs(text, text_pair, words):
+    """(encode_batch inputs, batched?, n_sequences) as transformers forms them from a call, or None when
+    the call is not plainly valid (stock then runs it and raises its own exception)."""
+    sequence = _is_words if words else _is_text
+    batched = isinstance(text, (list, tuple)) and bool(text) and (not words or isinstance(text[0], (list, tuple)))
+    if not batched:
+        if not sequence(text) or not (text_pair is None or sequence(text_pair)):
+            return None
+        return ([(text, text_pair)] if text_pair else [text]), False, 2 if text_pair else 1
+    if not all(sequence(item) for item in text):
+        return None
+    if text_pair is None:
+        return list(text), True, 1
+    if not (isinstance(text_pair, (list, tuple)) and len(text_pair) == len(text)
+            and all(sequence(item) for item in text_pair)):
+        return None
+    return list(zip(text, text_pair)), True, 2
+
+
+def _is_text(item):
+    return isinstance(item, str)
+
+
+def _is_words(item):
+    return isinstance(item, (list, tuple)) and all(isinstance(word, str) for word in item)
+
+
 class _Settings(NamedTuple):
     """The backend settings an encode call ran under (dicts as `tokenizers.Tokenizer` reports them)."""
     padding: Optional[dict]
@@ -419,9 +437,10 @@ class _LazyEncodings(collections.abc.Sequence):
     `char_to_token()`... answer exactly as stock would.
     """
 
-    def __init__(self, backend, inputs, add_special_tokens, settings, overflowing, count):
-        self._backend, self._inputs, self._add_special_tokens = backend, inputs, add_special_tokens
-        self.settings, self._overflowing, self._count = settings, overflowing, count
+    def __init__(self, backend, inputs, is_pretokenized, add_special_tokens, settings, overflowing, count):
+        self._backend, self._inputs, self._is_pretokenized = backend, inputs, is_pretokenized
+        self._add_special_tokens, self.settings, self._overflowing, self._count = (add_special_tokens, settings,
+                                                                                  overflowing, count)
         self._encodings = None
 
     def _materialize(self):
@@ -430,7 +449,8 @@ class _LazyEncodings(collections.abc.Sequence):
             saved = _Settings(backend.padding, backend.truncation, backend.encode_special_tokens)
             self.settings.apply(backend)
             try:
-                encodings = backend.encode_batch(self._inputs, add_special_tokens=self._add_special_tokens)
+                encodings = backend.encode_batch(self._inputs, is_pretokenized=self._is_pretokenized,
+                                                 add_special_tokens=self._add_special_tokens)
             finally:
                 saved.apply(backend)
             if self._overflowing:

@@ -151,9 +151,12 @@ def test_columnar_path_really_runs(llama3, monkeypatch):
     call_both(stock, tag, TEXTS, truncation=True, max_length=8, stride=2, return_overflowing_tokens=True)
     call_both(stock, tag, [t for t, _ in PAIRS], [p for _, p in PAIRS], padding=True, truncation=True, max_length=20)
     call_both(stock, tag, TEXTS[0], TEXTS[1], return_offsets_mapping=True)
-    assert calls == [1, 1, 1, 1]
-    call_both(stock, tag, WORDS, is_split_into_words=True)  # pre-split words: stock path
-    assert calls == [1, 1, 1, 1]
+    call_both(stock, tag, WORDS, is_split_into_words=True, return_offsets_mapping=True)
+    call_both(stock, tag, WORDS[:4], WORDS[4:8], is_split_into_words=True, truncation=True, max_length=12)
+    call_both(stock, tag, WORDS[0], WORDS[1], is_split_into_words=True, padding="max_length", max_length=64)
+    assert calls == [1] * 7
+    call_both(stock, tag, [WORDS[0], "not words"], is_split_into_words=True)  # invalid: stock raises
+    assert calls == [1] * 7
 
 
 def test_default_mode_on_llama3(llama3, monkeypatch):
