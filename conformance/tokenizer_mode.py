@@ -1,9 +1,9 @@
 """Tokenizer mode: diff every encoding field of hf_tagtok.Tokenizer against stock tokenizers.
 
 `python -m conformance --mode tokenizer [--tokenizers a,b] [--limit N]` runs every zoo tokenizer on
-the multi-script corpus, plain, with text pairs, with truncation (and its overflow) and padding, and
-through the columnar call; it prints one line per (tokenizer, variant) and returns the number of
-differing encodings.
+the multi-script corpus, plain, with text pairs, with truncation (and its overflow) and padding, through
+the columnar call and as pre-split words (`is_pretokenized=True`); it prints one line per (tokenizer,
+variant) with the path that ran, and returns the number of differing encodings.
 """
 import argparse
 
@@ -14,6 +14,7 @@ FIELDS = ("ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tok
 
 PAIR_CHARS = 120
 TRUNCATED_PAIRS = 6
+PRETOKENIZED = 20  # texts also encoded as pre-split words (is_pretokenized=True)
 VARIANTS = {
     "plain": lambda tok: None,
     "truncate": lambda tok: tok.enable_truncation(24, stride=4),
@@ -86,16 +87,9 @@ def diff_tokenizer(stock, texts, variant="plain", pairs=False, ours=None):
             inputs = inputs[:TRUNCATED_PAIRS]
     else:
         inputs = texts
-    try:
-        expected = reference.encode_batch(inputs)
-    except Exception as stock_error:  # stock refuses this input/setting: we must refuse it the same way
-        try:
-            ours.encode_batch(inputs)
-        except type(stock_error):
-            return []
-        return [(-1, f"stock raised {type(stock_error).__name__}: {stock_error}; hf_tagtok did not")]
-    found = [(index, message) for index, (mine, theirs) in enumerate(zip(ours.encode_batch(inputs), expected))
-             if (message := encoding_diff(mine, theirs))]
+    found, expected = _batch_diff(reference, ours, inputs)
+    if expected is None:
+        return found
     singles = [ours.encode(*item) if pairs else ours.encode(item) for item in inputs[:20]]
     expected_singles = [reference.encode(*item) if pairs else reference.encode(item) for item in inputs[:20]]
     found += [(index, "encode: " + message) for index, (mine, theirs) in enumerate(zip(singles, expected_singles))
@@ -104,7 +98,24 @@ def diff_tokenizer(stock, texts, variant="plain", pairs=False, ours=None):
         message = columns_diff(ours.encode_batch_arrays(texts), expected)
         if message:
             found.append((-1, "encode_batch_arrays: " + message))
+        words = [text.split() for text in texts[:PRETOKENIZED]]
+        found += _batch_diff(reference, ours, words, "is_pretokenized: ", is_pretokenized=True)[0]
     return found
+
+
+def _batch_diff(reference, ours, inputs, label="", **options):
+    """([(index, message)], stock's encodings or None when stock raised) for encode_batch(inputs, **options)."""
+    try:
+        expected = reference.encode_batch(inputs, **options)
+    except Exception as stock_error:  # stock refuses this input/setting: we must refuse it the same way
+        try:
+            ours.encode_batch(inputs, **options)
+        except type(stock_error):
+            return [], None
+        return [(-1, f"{label}stock raised {type(stock_error).__name__}: {stock_error}; hf_tagtok did not")], None
+    return [(index, label + message) for index, (mine, theirs) in enumerate(zip(ours.encode_batch(inputs, **options),
+                                                                                 expected))
+            if (message := encoding_diff(mine, theirs))], expected
 
 
 def path_label(ours, sample):

@@ -78,3 +78,12 @@ def test_metaspace_first_prepends_only_where_the_input_starts():
     assert not isinstance(got[0], type(stock.encode("")))  # the native path ran
     assert [tokenizer_mode.encoding_diff(g, e) for g, e in zip(got, stock.encode_batch(texts))] == [None] * len(texts)
     assert stock.encode("<s>b").tokens == ["<s>", "<s>", "b"]
+
+
+def test_harness_compares_pre_split_words_too():
+    # a deliberately different tokenizer (prefix space on): the harness must flag the pre-split words as well
+    import hf_tagtok
+
+    wrong = hf_tagtok.Tokenizer.from_hf(tokenizer_zoo.load("small_bytelevel_prefix"))
+    found = tokenizer_mode.diff_tokenizer(tokenizer_zoo.load("small_bytelevel"), ["hello world", "a b"], ours=wrong)
+    assert any(message.startswith("is_pretokenized: ") for _, message in found)
