@@ -86,7 +86,7 @@ struct tp_bpe_scratch {
     uint32_t *ids, *starts, *ends, *ranks;
     size_t cap;
     uint64_t *pairs; /* PAIR_CACHE packed (pair, rank) slots */
-    uint32_t *first, *count;
+    uint32_t *first, *count, *missed;
     uint64_t *hash;
     merging *todo, *active;
     size_t words_cap;
@@ -260,7 +260,7 @@ tp_bpe_scratch *tp_bpe_scratch_new(void) {
 void tp_bpe_scratch_free(tp_bpe_scratch *s) {
     if (!s) return;
     free(s->ids); free(s->starts); free(s->ends); free(s->ranks);
-    free(s->first); free(s->count); free(s->hash); free(s->todo); free(s->active);
+    free(s->first); free(s->count); free(s->missed); free(s->hash); free(s->todo); free(s->active);
     free(s->next); free(s->prev); free(s->heap);
     free(s->cache.slots); free(s->cache.arena); free(s->pairs);
     free(s);
@@ -289,7 +289,7 @@ static int reserve(tp_bpe_scratch *s, size_t symbols, size_t words, size_t longe
     }
     if (words > s->words_cap) {
         size_t cap = grown(s->words_cap, words);
-        if (grow(&s->first, cap, 4) || grow(&s->count, cap, 4) || grow(&s->hash, cap, 8) ||
+        if (grow(&s->first, cap, 4) || grow(&s->count, cap, 4) || grow(&s->missed, cap, 4) || grow(&s->hash, cap, 8) ||
             grow(&s->todo, cap, sizeof(merging)) || grow(&s->active, cap, sizeof(merging))) return -1;
         s->words_cap = cap;
     }
@@ -384,11 +384,10 @@ static int merge_once(const tp_bpe *bpe, tp_bpe_scratch *s, merging *w) {
     if (ranks[best] == NO_ID) return 0;
     ids[best] = bpe->merge_result[ranks[best]];
     ends[best] = ends[best + 1];
-    size_t tail = n - best - 2;
-    memmove(ids + best + 1, ids + best + 2, tail * 4);
-    memmove(starts + best + 1, starts + best + 2, tail * 4);
-    memmove(ends + best + 1, ends + best + 2, tail * 4);
-    memmove(ranks + best + 1, ranks + best + 2, (tail ? tail - 1 : 0) * 4);
+    for (size_t i = best + 1; i + 1 < n; i++) { /* a few symbols: inline beats four memmove calls */
+        ids[i] = ids[i + 1]; starts[i] = starts[i + 1]; ends[i] = ends[i + 1];
+        if (i + 2 < n) ranks[i] = ranks[i + 1];
+    }
     w->n = (uint32_t)n - 1;
     w->stale = (uint32_t)best;
     return 1;
@@ -540,21 +539,24 @@ static void cache_store(word_cache *cache, const uint8_t *word, size_t len, uint
     cache->used++;
 }
 
-/* Whole-word vocab hit or cached word: its tokens are written at first[j]; returns 0 when the word
- * still has to be merged. */
-static int resolve_known(const tp_bpe *bpe, tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len) {
-    size_t base = s->first[j];
-    uint32_t whole = bpe->opt.ignore_merges ? vocab_find(bpe, word, len, s->hash[j]) : NO_ID;
-    if (whole != NO_ID) {
-        s->ids[base] = whole; s->starts[base] = 0; s->ends[base] = (uint32_t)len;
-        s->count[j] = 1;
-        return 1;
-    }
+/* The word's tokens from the thread's word cache (it also remembers words found whole in the vocab);
+ * 0 on a miss. */
+static int from_cache(tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len) {
     if (len > CACHE_WORD) return 0;
     const cache_slot *slot = cache_find(&s->cache, word, len, s->hash[j]);
     if (slot->at == EMPTY_SLOT) return 0;
-    cache_load(&s->cache, slot, s, base);
+    cache_load(&s->cache, slot, s, s->first[j]);
     s->count[j] = slot->n;
+    return 1;
+}
+
+/* ignore_merges: a word found whole in the vocab is that one token. */
+static int from_vocab(const tp_bpe *bpe, tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len) {
+    uint32_t whole = bpe->opt.ignore_merges ? vocab_find(bpe, word, len, s->hash[j]) : NO_ID;
+    if (whole == NO_ID) return 0;
+    size_t base = s->first[j];
+    s->ids[base] = whole; s->starts[base] = 0; s->ends[base] = (uint32_t)len;
+    s->count[j] = 1;
     return 1;
 }
 
@@ -566,16 +568,21 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
         if (lens[j] > longest) longest = lens[j];
     }
     if (reserve(s, symbols, n, longest + 1)) return -1;
-    for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) { /* every lookup's line is requested first */
+    /* Lookups go in rounds, each round's table lines requested before any is read. */
+    for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) {
         s->first[j] = (uint32_t)at;
         s->hash[j] = tp_hash_bytes(words[j], lens[j]);
-        if (bpe->opt.ignore_merges) __builtin_prefetch(&bpe->vocab_slots[s->hash[j] & bpe->vocab_mask]);
         __builtin_prefetch(cache_first_slot(&s->cache, s->hash[j]));
     }
-    size_t n_todo = 0, n_short = 0;
+    size_t n_missed = 0, n_todo = 0, n_short = 0;
     for (size_t j = 0; j < n; j++) {
-        if (resolve_known(bpe, s, j, words[j], lens[j])) continue;
-        size_t base = s->first[j];
+        if (from_cache(s, j, words[j], lens[j])) continue;
+        s->missed[n_missed++] = (uint32_t)j;
+        if (bpe->opt.ignore_merges) __builtin_prefetch(&bpe->vocab_slots[s->hash[j] & bpe->vocab_mask]);
+    }
+    for (size_t k = 0; k < n_missed; k++) {
+        size_t j = s->missed[k], base = s->first[j];
+        if (from_vocab(bpe, s, j, words[j], lens[j])) continue;
         size_t n_symbols = bpe->opt.char_level ? char_symbols(bpe, s, base, words[j], lens[j])
                                                : byte_symbols(bpe, s, base, words[j], lens[j]);
         s->todo[n_todo++] = (merging){(uint32_t)j, (uint32_t)base, (uint32_t)n_symbols, NONE_POS};
@@ -589,8 +596,8 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
     merge_short(bpe, s, s->todo, n_short);
     for (size_t k = n_short; k < n_todo; k++)
         s->count[s->todo[k].word] = (uint32_t)merge_long(bpe, s, s->todo[k].base, s->todo[k].n);
-    for (size_t k = 0; k < n_todo; k++) {
-        size_t j = s->todo[k].word;
+    for (size_t k = 0; k < n_missed; k++) {
+        size_t j = s->missed[k];
         if (lens[j] <= CACHE_WORD) cache_store(&s->cache, words[j], lens[j], s->hash[j], s, s->first[j], s->count[j]);
     }
     *out = (tp_bpe_words){s->ids, s->starts, s->ends, s->first, s->count};
