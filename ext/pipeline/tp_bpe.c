@@ -72,6 +72,7 @@ typedef struct {
 
 typedef struct {
     uint32_t rank, pos;
+    uint32_t left, right; /* the pair's ids when pushed: still there means still valid */
 } heap_entry;
 
 /* A word that needs merging: its symbols sit at [base, base + n) of the scratch arrays; after a merge
@@ -330,7 +331,7 @@ static heap_entry heap_pop(heap_entry *heap, size_t *n) {
 #define PREFETCH_WORDS 4 /* initial pair ranks: how many words ahead their table lines are requested */
 
 /* Long words: symbols as a linked list over positions and a (rank, position) min-heap, as HF does;
- * a popped entry is stale unless its pair still has the recorded rank. Returns the symbol count. */
+ * a popped entry is stale unless the same pair of ids is still at its position. Returns the symbol count. */
 static size_t merge_long(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, size_t n) {
     uint32_t *ids = s->ids + base, *starts = s->starts + base, *ends = s->ends + base;
     uint32_t *next = s->next, *prev = s->prev, rank;
@@ -339,22 +340,22 @@ static size_t merge_long(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, size
     for (size_t i = 0; i < n; i++) { next[i] = i + 1 < n ? (uint32_t)i + 1 : NONE_POS; prev[i] = i ? (uint32_t)i - 1 : NONE_POS; }
     for (size_t i = 0; i + 1 < n; i++) {
         if (i + 9 < n) prefetch_merge(bpe, s, ids[i + 8], ids[i + 9]);
-        if ((rank = pair_rank(bpe, s, ids[i], ids[i + 1])) != NO_ID) heap_push(heap, &heap_n, (heap_entry){rank, (uint32_t)i});
+        if ((rank = pair_rank(bpe, s, ids[i], ids[i + 1])) != NO_ID)
+            heap_push(heap, &heap_n, (heap_entry){rank, (uint32_t)i, ids[i], ids[i + 1]});
     }
     while (heap_n) {
         heap_entry top = heap_pop(heap, &heap_n);
         uint32_t pos = top.pos, right = next[pos];
-        if (ids[pos] == NONE_POS || right == NONE_POS) continue;
-        if (pair_rank(bpe, s, ids[pos], ids[right]) != top.rank) continue;
+        if (right == NONE_POS || ids[pos] != top.left || ids[right] != top.right) continue;
         ids[pos] = bpe->merge_result[top.rank];
         ends[pos] = ends[right];
         ids[right] = NONE_POS;
         next[pos] = next[right];
         if (next[right] != NONE_POS) prev[next[right]] = pos;
         if (prev[pos] != NONE_POS && (rank = pair_rank(bpe, s, ids[prev[pos]], ids[pos])) != NO_ID)
-            heap_push(heap, &heap_n, (heap_entry){rank, prev[pos]});
+            heap_push(heap, &heap_n, (heap_entry){rank, prev[pos], ids[prev[pos]], ids[pos]});
         if (next[pos] != NONE_POS && (rank = pair_rank(bpe, s, ids[pos], ids[next[pos]])) != NO_ID)
-            heap_push(heap, &heap_n, (heap_entry){rank, pos});
+            heap_push(heap, &heap_n, (heap_entry){rank, pos, ids[pos], ids[next[pos]]});
     }
     size_t out = 0;
     for (uint32_t i = 0; i != NONE_POS; i = next[i]) {
