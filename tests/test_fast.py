@@ -116,19 +116,36 @@ def assert_same_encoding(expected, actual, where=""):
 
 
 def call_both(stock, tag, *args, **kwargs):
-    """Call both; the same output, or the same exception class and message."""
+    """Call both; the same output, or an exception (class and message) that stock raises for this call."""
     try:
         expected = stock(*args, **kwargs)
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as error:  # tokenizers' PanicException is a BaseException
-        with pytest.raises(type(error)) as raised:
+        with pytest.raises(BaseException) as raised:
             tag(*args, **kwargs)
-        assert str(raised.value) == str(error)
+        ours = (type(raised.value), str(raised.value))
+        assert ours in _stock_errors(stock, error, ours, args, kwargs)
         return None
     actual = tag(*args, **kwargs)
     assert_same_encoding(expected, actual, f"{args[:1]!r:.60} {kwargs}")
     return actual
+
+
+def _stock_errors(stock, first, wanted, args, kwargs, tries=20):
+    # When several items of a batch are refused, stock's parallel encode reports whichever failed first, so
+    # the same call can raise either error: collect what stock raises over a few repeats (until `wanted`).
+    seen = {(type(first), str(first))}
+    for _ in range(tries):
+        if wanted in seen:
+            break
+        try:
+            stock(*args, **kwargs)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:
+            seen.add((type(error), str(error)))
+    return seen
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()) or "default")
