@@ -283,13 +283,18 @@ class _Batch:
     @classmethod
     def plain(cls, native, texts, add_special_tokens):
         ids, type_ids, offsets, special, words, lengths = native.pipeline.encode(texts, add_special_tokens)
-        ends = np.cumsum(lengths)
         side = native.single[bool(add_special_tokens)]
         before, after = len(side["before"]), len(side["after"])
-        records = np.full((len(texts), 7), -1, dtype=np.int64)
-        records[:, 0], records[:, 1], records[:, 2] = ends - lengths, ends, ends
-        if side["main_range"]:
-            records[:, 3], records[:, 4] = before, lengths - after
+        if len(texts) == 1:  # a single `encode`: plain ints cost less than seven tiny numpy operations
+            n = int(lengths[0])
+            main = (before, n - after) if side["main_range"] else (-1, -1)
+            records = np.array([[0, n, n, *main, -1, -1]], dtype=np.int64)
+        else:
+            ends = np.cumsum(lengths)
+            records = np.full((len(texts), 7), -1, dtype=np.int64)
+            records[:, 0], records[:, 1], records[:, 2] = ends - lengths, ends, ends
+            if side["main_range"]:
+                records[:, 3], records[:, 4] = before, lengths - after
         return cls(native, (ids, type_ids, offsets, special, words), None, records, None, None,
                    texts, [None] * len(texts), False, None)
 
