@@ -124,14 +124,7 @@ static int put_part(const tp_assembly *a, tp_columns *out, const tp_side *side, 
                 range[1] = (int64_t)out->n - enc_start;
             }
         }
-        for (size_t i = 0; i < count; i++) {
-            size_t k = out->n++;
-            out->ids[k] = tokens[i].id;
-            out->type_ids[k] = tokens[i].type_id;
-            out->special[k] = 1;
-            out->words[k] = -2 - tokens[i].name;
-            out->offsets[2 * k] = out->offsets[2 * k + 1] = 0;
-        }
+        tp_put_specials(out, tokens, count);
     }
     return 0;
 }

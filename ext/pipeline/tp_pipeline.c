@@ -128,7 +128,7 @@ static void put_token(const tp_pipeline *p, tp_columns *c, text_state *st, uint3
     c->offsets[2 * k + 1] = (int64_t)chars_before(&st->ends, end);
 }
 
-static void put_specials(tp_columns *c, const tp_special *specials, size_t n) {
+void tp_put_specials(tp_columns *c, const tp_special *specials, size_t n) {
     for (size_t i = 0; i < n; i++) {
         size_t k = c->n++;
         c->ids[k] = specials[i].id;
@@ -349,14 +349,14 @@ static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *te
                        int add_special, tp_columns *c) {
     if (add_special) {
         if (tp_columns_reserve(c, p->n_before)) return -1;
-        put_specials(c, p->before, p->n_before);
+        tp_put_specials(c, p->before, p->n_before);
     }
     size_t first = c->n;
     if (tp_encode_sequence(p, ws, text, len, c)) return -1;
     if (p->trim_lead) tp_trim_offsets(p, c, first, c->n);
     if (add_special) {
         if (tp_columns_reserve(c, p->n_after)) return -1;
-        put_specials(c, p->after, p->n_after);
+        tp_put_specials(c, p->after, p->n_after);
     }
     return 0;
 }

@@ -57,6 +57,8 @@ typedef struct {
 
 void tp_columns_free(tp_columns *columns);
 int tp_columns_reserve(tp_columns *columns, size_t extra); /* room for `extra` more tokens; -1 on OOM */
+/* Appends post-processor tokens (special, no word, offsets (0, 0)); room must be reserved. */
+void tp_put_specials(tp_columns *columns, const tp_special *specials, size_t n);
 
 /* Per-slot working memory of one pipeline (slot as in tp_pool); created lazily, freed with it. */
 typedef struct tp_workspace tp_workspace;
