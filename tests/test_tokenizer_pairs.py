@@ -47,22 +47,9 @@ def _configure(tokenizers_, truncation, padding):
             tokenizer.enable_padding(**padding)
 
 
-def _deep_diff(ours, stock, depth=0):
-    """Every field, n_sequences and, on the top level, every helper; overflow compared to full depth."""
-    found = tokenizer_mode.encoding_diff(ours, stock, depth=1)
-    if found:
-        return found
-    if depth == 0:
-        found = _helpers_diff(ours, stock)
-        if found:
-            return found
-    if len(ours.overflowing) != len(stock.overflowing):
-        return f"overflowing count {len(ours.overflowing)} != {len(stock.overflowing)} at depth {depth}"
-    for index, (mine, theirs) in enumerate(zip(ours.overflowing, stock.overflowing)):
-        found = _deep_diff(mine, theirs, depth + 1)
-        if found:
-            return f"overflowing[{index}].{found}"
-    return None
+def _deep_diff(ours, stock):
+    """Every field and n_sequences with overflow compared to full depth, then every helper on the top level."""
+    return tokenizer_mode.encoding_diff(ours, stock, max_depth=None) or _helpers_diff(ours, stock)
 
 
 def _helpers_diff(ours, stock):

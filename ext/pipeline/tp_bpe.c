@@ -122,10 +122,9 @@ static uint64_t merge_key(uint32_t left, uint32_t right) {
 
 #define RANK_MASK ((1u << RANK_BITS) - 1)
 
-/* The rank of the merge of (left, right), or NO_ID. */
-static uint32_t merge_rank(const tp_bpe *bpe, uint32_t left, uint32_t right) {
-    uint64_t key = merge_key(left, right);
-    for (uint64_t slot = merge_hash(key) & bpe->merge_mask;; slot = (slot + 1) & bpe->merge_mask) {
+/* The rank of the merge whose key (merge_key) and hash (merge_hash of it) are given, or NO_ID. */
+static uint32_t merge_rank(const tp_bpe *bpe, uint64_t key, uint64_t hash) {
+    for (uint64_t slot = hash & bpe->merge_mask;; slot = (slot + 1) & bpe->merge_mask) {
         merge_slot m = bpe->merges[slot];
         if (m == EMPTY_MERGE) return NO_ID;
         if ((m >> RANK_BITS) == (key >> RANK_BITS)) return (uint32_t)(m & RANK_MASK);
@@ -134,24 +133,23 @@ static uint32_t merge_rank(const tp_bpe *bpe, uint32_t left, uint32_t right) {
 
 #define PAIR_CACHE (1u << 15) /* per thread: recent pair lookups (256 KiB: stays in L2) */
 
-static uint64_t *pair_seen(const tp_bpe_scratch *s, uint64_t key) {
-    return &s->pairs[(merge_hash(key) >> 40) & (PAIR_CACHE - 1)];
+static uint64_t *pair_seen(const tp_bpe_scratch *s, uint64_t hash) {
+    return &s->pairs[(hash >> 40) & (PAIR_CACHE - 1)];
 }
 
 /* merge_rank through the thread's pair cache: text repeats pairs far more often than words. */
 static uint32_t pair_rank(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
-    uint64_t key = merge_key(left, right), *seen = pair_seen(s, key);
+    uint64_t key = merge_key(left, right), hash = merge_hash(key), *seen = pair_seen(s, hash);
     if ((*seen >> RANK_BITS) == (key >> RANK_BITS)) return (*seen & RANK_MASK) == RANK_MASK ? NO_ID : (uint32_t)(*seen & RANK_MASK);
-    uint32_t rank = merge_rank(bpe, left, right);
+    uint32_t rank = merge_rank(bpe, key, hash);
     *seen = key | (rank == NO_ID ? RANK_MASK : rank);
     return rank;
 }
 
 /* Table probes miss the cache; asking for the line early lets several words' misses overlap. */
 static void prefetch_merge(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
-    uint64_t key = merge_key(left, right);
-    if ((*pair_seen(s, key) >> RANK_BITS) != (key >> RANK_BITS))
-        __builtin_prefetch(&bpe->merges[merge_hash(key) & bpe->merge_mask]);
+    uint64_t key = merge_key(left, right), hash = merge_hash(key);
+    if ((*pair_seen(s, hash) >> RANK_BITS) != (key >> RANK_BITS)) __builtin_prefetch(&bpe->merges[hash & bpe->merge_mask]);
 }
 
 static uint64_t table_size(uint64_t n) {
@@ -203,11 +201,11 @@ static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     bpe->merge_mask = size - 1;
     for (uint32_t rank = 0; rank < n; rank++) {
         bpe->merge_result[rank] = merges[rank].merged;
-        if (merge_rank(bpe, merges[rank].left, merges[rank].right) != NO_ID) continue; /* a repeated pair keeps its first rank */
         uint64_t key = merge_key(merges[rank].left, merges[rank].right);
         uint64_t slot = merge_hash(key) & bpe->merge_mask;
-        while (bpe->merges[slot] != EMPTY_MERGE) slot = (slot + 1) & bpe->merge_mask;
-        bpe->merges[slot] = key | rank;
+        while (bpe->merges[slot] != EMPTY_MERGE && (bpe->merges[slot] >> RANK_BITS) != (key >> RANK_BITS))
+            slot = (slot + 1) & bpe->merge_mask;
+        if (bpe->merges[slot] == EMPTY_MERGE) bpe->merges[slot] = key | rank; /* a repeated pair keeps its first rank */
     }
     return 0;
 }
