@@ -451,9 +451,19 @@ typedef struct {
     int add_special;
 } plain_job;
 
+/* Room for a chunk's tokens before it starts: a text yields about one token per few bytes, never
+ * growing the columns (and copying them) midway; untouched reserved pages cost no memory. */
+static int reserve_chunk(const plain_job *job, tp_columns *c, size_t chunk) {
+    size_t need = 0;
+    for (size_t t = job->chunk_start[chunk]; t < job->chunk_start[chunk + 1]; t++)
+        need += job->lens[t] + job->p->n_before + job->p->n_after;
+    return tp_columns_reserve(c, need);
+}
+
 static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
     plain_job *job = arg;
     tp_columns *c = &job->chunks[chunk];
+    if (reserve_chunk(job, c, chunk)) return -1;
     for (size_t t = job->chunk_start[chunk]; t < job->chunk_start[chunk + 1]; t++) {
         size_t before = c->n;
         if (encode_text(job->p, ws, job->texts[t], job->lens[t], job->add_special, c)) return -1;
