@@ -5,9 +5,12 @@ transformers' `BatchEncoding` holds a list of ints (or of (start, end) tuples) p
 them here, in one pass with no intermediate numpy slices or Python loops, is most of what separates
 the native columns from the finished `BatchEncoding`.
 
-Ints are shared from a cache filled on first use (a Python int is immutable, so sharing is
-invisible); offset tuples hold only ints, so they are untracked by the cyclic GC at once, exactly as
-CPython's own collector would untrack them later, instead of making it rescan them.
+Ints and offset tuples are shared from process-wide caches filled on first use (both are immutable,
+so sharing is invisible but to `is`), which turns most per-token allocations and frees into reference
+count changes. Memory is bounded: ints below 131072 (a 1 MiB table, plus 32 bytes per int seen) and
+(start, end) tuples with start < 8192 and end - start < 8 (a 512 KiB table, plus 56 bytes per tuple
+seen, 3.5 MiB at most). Offset tuples hold only ints, so they are untracked by the cyclic GC at once,
+exactly as CPython's own collector would untrack them later, instead of making it rescan them.
 """
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
@@ -60,14 +63,31 @@ cdef extern from *:
     TT_ROWS(tt_rows_u32, uint32_t)
     TT_ROWS(tt_rows_i64, int64_t)
 
-    static PyObject *tt_pair(const int64_t *p) {
-        PyObject *a = tt_int((uint64_t)p[0]), *b = a ? tt_int((uint64_t)p[1]) : NULL;
+    static PyObject *tt_new_pair(uint64_t start, uint64_t end) {  /* new reference */
+        PyObject *a = tt_int(start), *b = a ? tt_int(end) : NULL;
         PyObject *t = b ? PyTuple_New(2) : NULL;
         if (t == NULL) { Py_XDECREF(a); Py_XDECREF(b); return NULL; }
         PyTuple_SET_ITEM(t, 0, a);
         PyTuple_SET_ITEM(t, 1, b);
         PyObject_GC_UnTrack(t);
         return t;
+    }
+
+    /* Offset tuples with start < TT_PAIR_STARTS and end - start < TT_PAIR_WIDTHS are kept once made
+       (a tuple of ints is immutable, so sharing is invisible but to `is`): nearly every token of
+       texts up to 8k characters, at most 65536 tuples (3.5 MiB) plus this 512 KiB table. */
+    #define TT_PAIR_STARTS 8192
+    #define TT_PAIR_WIDTHS 8
+    static PyObject *tt_pairs[TT_PAIR_STARTS * TT_PAIR_WIDTHS];
+
+    static PyObject *tt_pair(const int64_t *p) {  /* new reference */
+        uint64_t start = (uint64_t)p[0], end = (uint64_t)p[1];
+        if (start >= TT_PAIR_STARTS || end < start || end - start >= TT_PAIR_WIDTHS)
+            return tt_new_pair(start, end);
+        PyObject **slot = &tt_pairs[start * TT_PAIR_WIDTHS + (end - start)];
+        if (*slot == NULL && (*slot = tt_new_pair(start, end)) == NULL) return NULL;
+        Py_INCREF(*slot);
+        return *slot;
     }
 
     /* Rows of (start, end) tuples from an (n_tokens, 2) column. */

@@ -42,6 +42,21 @@ def test_pair_rows_equal_python_slices(lengths, data):
     assert all(type(pair) is tuple for row in rows for pair in row)
 
 
+# Offset tuples with start < 8192 and end - start < 8 come from the cache; draw around both edges.
+near_cache_edges = st.one_of(st.integers(0, 20), st.integers(8180, 8200), st.integers(0, 2 ** 33))
+
+
+@settings(max_examples=100, deadline=None)
+@given(lengths_st, st.data())
+def test_pair_rows_inside_and_outside_the_tuple_cache_equal_python_slices(lengths, data):
+    pair = st.tuples(near_cache_edges, st.integers(-3, 12)).map(lambda p: (p[0], max(0, p[0] + p[1])))
+    pairs = data.draw(st.lists(pair, min_size=sum(lengths), max_size=sum(lengths)))
+    for _ in range(2):  # the second call reads the tuples the first one cached
+        rows = _lists.pair_rows(np.array(pairs, dtype=np.int64).reshape(-1, 2), lengths)
+        assert rows == sliced_rows(pairs, lengths)
+        assert all(type(pair) is tuple and all(type(v) is int for v in pair) for row in rows for pair in row)
+
+
 def test_rows_survive_a_collection_and_keep_gc_state():
     column = np.arange(20, dtype=np.int64).reshape(10, 2)
     assert gc.isenabled()
