@@ -11,6 +11,9 @@ count changes. Memory is bounded: ints below 131072 (a 1 MiB table, plus 32 byte
 (start, end) tuples with start < 8192 and end - start < 8 (a 512 KiB table, plus 56 bytes per tuple
 seen, 3.5 MiB at most). Offset tuples hold only ints, so they are untracked by the cyclic GC at once,
 exactly as CPython's own collector would untrack them later, instead of making it rescan them.
+
+`rows` builds every field of a call at once, making all the (empty) row lists before filling any,
+so the young-generation collection those allocations trigger does not walk the items (see tt_rows).
 """
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
@@ -40,29 +43,6 @@ cdef extern from *:
         return PyLong_FromUnsignedLongLong(v);
     }
 
-    /* Row r holds the next lengths[r] values of the flat column, in order. */
-    #define TT_ROWS(NAME, T)                                                                         \
-    static PyObject *NAME(const T *flat, const int64_t *lengths, Py_ssize_t n) {                     \
-        PyObject *rows = PyList_New(n);                                                              \
-        if (rows == NULL) return NULL;                                                               \
-        const T *at = flat;                                                                          \
-        for (Py_ssize_t r = 0; r < n; r++) {                                                         \
-            PyObject *row = PyList_New(lengths[r]);                                                  \
-            if (row == NULL) { Py_DECREF(rows); return NULL; }                                       \
-            PyList_SET_ITEM(rows, r, row);                                                           \
-            for (Py_ssize_t i = 0; i < lengths[r]; i++) {                                            \
-                PyObject *v = tt_int((uint64_t)at[i]);                                               \
-                if (v == NULL) { Py_DECREF(rows); return NULL; }                                     \
-                PyList_SET_ITEM(row, i, v);                                                          \
-            }                                                                                        \
-            at += lengths[r];                                                                        \
-        }                                                                                            \
-        return rows;                                                                                 \
-    }
-    TT_ROWS(tt_rows_u8, uint8_t)
-    TT_ROWS(tt_rows_u32, uint32_t)
-    TT_ROWS(tt_rows_i64, int64_t)
-
     static PyObject *tt_new_pair(uint64_t start, uint64_t end) {  /* new reference */
         PyObject *a = tt_int(start), *b = a ? tt_int(end) : NULL;
         PyObject *t = b ? PyTuple_New(2) : NULL;
@@ -90,71 +70,148 @@ cdef extern from *:
         return *slot;
     }
 
-    /* Rows of (start, end) tuples from an (n_tokens, 2) column. */
-    static PyObject *tt_pair_rows(const int64_t *pairs, const int64_t *lengths, Py_ssize_t n) {
-        int gc_was_enabled = PyGC_Disable();  /* pure allocation: collecting midway finds nothing */
-        PyObject *rows = PyList_New(n);
-        const int64_t *at = pairs;
-        for (Py_ssize_t r = 0; rows != NULL && r < n; r++) {
-            PyObject *row = PyList_New(lengths[r]);
-            if (row == NULL) { Py_CLEAR(rows); break; }
-            PyList_SET_ITEM(rows, r, row);
-            for (Py_ssize_t i = 0; i < lengths[r]; i++, at += 2) {
-                PyObject *t = tt_pair(at);
-                if (t == NULL) { Py_CLEAR(rows); break; }
-                PyList_SET_ITEM(row, i, t);
+    /* What a column's rows hold: 1 everywhere (no data), ints of a flat column, or offset tuples. */
+    enum { TT_ONES, TT_U8, TT_U32, TT_I64, TT_PAIRS };
+
+    /* Fill rows (lists of NULL items, row r holding lengths[r]) with the column's next values in
+       order; ITEM(k) is the new reference for flat position k. 0, or -1 with an exception set. */
+    #define TT_FILL(NAME, T, ITEM)                                                                   \
+    static int NAME(PyObject *rows, const void *data, const int64_t *lengths, Py_ssize_t n) {        \
+        const T *column = (const T *)data;                                                           \
+        Py_ssize_t k = 0;                                                                            \
+        (void)column;                                                                                \
+        for (Py_ssize_t r = 0; r < n; r++) {                                                         \
+            PyObject *row = PyList_GET_ITEM(rows, r);                                                \
+            for (Py_ssize_t i = 0; i < lengths[r]; i++, k++) {                                       \
+                PyObject *v = ITEM(k);                                                               \
+                if (v == NULL) return -1;                                                            \
+                PyList_SET_ITEM(row, i, v);                                                          \
+            }                                                                                        \
+        }                                                                                            \
+        return 0;                                                                                    \
+    }
+    #define TT_ONE(k) tt_int(1)
+    #define TT_INT_AT(k) tt_int((uint64_t)column[k])
+    #define TT_PAIR_AT(k) tt_pair(column + 2 * (k))
+    TT_FILL(tt_fill_ones, uint8_t, TT_ONE)
+    TT_FILL(tt_fill_u8, uint8_t, TT_INT_AT)
+    TT_FILL(tt_fill_u32, uint32_t, TT_INT_AT)
+    TT_FILL(tt_fill_i64, int64_t, TT_INT_AT)
+    TT_FILL(tt_fill_pairs, int64_t, TT_PAIR_AT)
+
+    /* A tuple holding, per column, a list of n rows. Every row list is made before any is filled:
+       the young-generation collections these allocations trigger then find the rows empty, where
+       filling first would have them walk every item made so far (~1 ms per 150k items, and finding
+       nothing to free: all of it is referenced from here). Filling makes no tracked object (ints are
+       not containers, offset tuples are untracked at once), so the collector stays off meanwhile. */
+    static PyObject *tt_rows(const int *kinds, const void *const *data, Py_ssize_t n_columns,
+                             const int64_t *lengths, Py_ssize_t n) {
+        static int (*const fill[])(PyObject *, const void *, const int64_t *, Py_ssize_t) = {
+            [TT_ONES] = tt_fill_ones, [TT_U8] = tt_fill_u8, [TT_U32] = tt_fill_u32,
+            [TT_I64] = tt_fill_i64, [TT_PAIRS] = tt_fill_pairs};
+        PyObject *out = PyTuple_New(n_columns);
+        if (out == NULL) return NULL;
+        for (Py_ssize_t c = 0; c < n_columns; c++) {
+            PyObject *rows = PyList_New(n);
+            if (rows == NULL) { Py_DECREF(out); return NULL; }
+            PyTuple_SET_ITEM(out, c, rows);
+            for (Py_ssize_t r = 0; r < n; r++) {
+                PyObject *row = PyList_New(lengths[r]);
+                if (row == NULL) { Py_DECREF(out); return NULL; }
+                PyList_SET_ITEM(rows, r, row);
             }
         }
+        int gc_was_enabled = PyGC_Disable(), failed = 0;
+        for (Py_ssize_t c = 0; c < n_columns && !failed; c++)
+            failed = fill[kinds[c]](PyTuple_GET_ITEM(out, c), data[c], lengths, n) < 0;
         if (gc_was_enabled) PyGC_Enable();
-        return rows;
+        if (failed) { Py_DECREF(out); return NULL; }  /* unfilled items are NULL: lists free them */
+        return out;
     }
     """
-    object tt_rows_u8(const uint8_t *flat, const int64_t *lengths, Py_ssize_t n)
-    object tt_rows_u32(const uint32_t *flat, const int64_t *lengths, Py_ssize_t n)
-    object tt_rows_i64(const int64_t *flat, const int64_t *lengths, Py_ssize_t n)
-    object tt_pair_rows(const int64_t *pairs, const int64_t *lengths, Py_ssize_t n)
+    enum:
+        TT_ONES
+        TT_U8
+        TT_U32
+        TT_I64
+        TT_PAIRS
+    object tt_rows(const int *kinds, const void *const *data, Py_ssize_t n_columns, const int64_t *lengths,
+                   Py_ssize_t n)
+
+cdef enum:
+    MAX_COLUMNS = 8  # columns one rows() call takes (transformers asks for at most five)
 
 
-cdef _checked(lengths, Py_ssize_t n_items):
+cdef _checked(lengths):
     lengths = np.ascontiguousarray(lengths, dtype=np.int64)
-    if lengths.ndim != 1 or (lengths < 0).any() or int(lengths.sum()) != n_items:
-        raise ValueError("lengths must be 1-D, >= 0 and sum to the column size")
+    if lengths.ndim != 1 or (lengths < 0).any():
+        raise ValueError("lengths must be 1-D and >= 0")
     return lengths
+
+
+cdef int _kind(column) except -1:
+    if column.ndim == 2:
+        if column.shape[1] != 2 or column.dtype != np.int64:
+            raise ValueError("offset columns must be (n, 2) int64")
+        if column.shape[0] and column.min() < 0:
+            raise ValueError("offset columns take non-negative values")
+        return TT_PAIRS
+    if column.ndim != 1:
+        raise ValueError("int columns must be 1-D")
+    if column.dtype == np.uint8:
+        return TT_U8
+    if column.dtype == np.uint32:
+        return TT_U32
+    if column.dtype == np.int64:
+        if column.shape[0] and column.min() < 0:
+            raise ValueError("int columns take non-negative values")
+        return TT_I64
+    raise TypeError(f"int columns must be uint8, uint32 or int64, not {column.dtype}")
+
+
+def rows(columns, lengths):
+    """A tuple with, per column, [[...]] per text: row r holds the column's next lengths[r] values.
+
+    A column is a 1-D uint8, uint32 or non-negative int64 array (rows of ints), an (n_tokens, 2)
+    non-negative int64 array (rows of (start, end) tuples), or None (rows of 1s, e.g. an attention
+    mask without padding). Building every column in one call keeps the collector from walking them.
+    """
+    columns = list(columns)
+    if len(columns) > MAX_COLUMNS:
+        raise ValueError(f"rows takes at most {MAX_COLUMNS} columns")
+    cdef const int64_t[::1] lens = _checked(lengths)
+    cdef Py_ssize_t n = lens.shape[0], c
+    n_items = int(np.asarray(lens).sum())
+    cdef int kinds[MAX_COLUMNS]
+    cdef const void *data[MAX_COLUMNS]
+    cdef const uint8_t[::1] raw
+    held = []  # keeps each column's contiguous copy alive while its pointer is used
+    for c, column in enumerate(columns):
+        kinds[c], data[c] = TT_ONES, NULL
+        if column is None:
+            continue
+        column = np.ascontiguousarray(column)
+        kinds[c] = _kind(column)
+        if column.shape[0] != n_items:
+            raise ValueError("lengths must sum to every column's size")
+        if n_items:
+            raw = column.reshape(-1).view(np.uint8)
+            data[c] = &raw[0]
+        held.append(column)
+    return tt_rows(kinds, data, len(columns), &lens[0] if n else NULL, n)
 
 
 def int_rows(flat, lengths):
     """[[int]] per text: the next lengths[r] values of the uint8, uint32 or non-negative int64 column."""
-    flat = np.ascontiguousarray(flat)
+    flat = np.asarray(flat)
     if flat.ndim != 1:
         raise ValueError("int_rows takes a 1-D column")
-    cdef const int64_t[::1] lens = _checked(lengths, flat.shape[0])
-    cdef Py_ssize_t n = lens.shape[0]
-    cdef const int64_t *lp = &lens[0] if n else NULL
-    cdef const uint8_t[::1] u8
-    cdef const uint32_t[::1] u32
-    cdef const int64_t[::1] i64
-    if flat.dtype == np.uint8:
-        u8 = flat
-        return tt_rows_u8(&u8[0] if u8.shape[0] else NULL, lp, n)
-    if flat.dtype == np.uint32:
-        u32 = flat
-        return tt_rows_u32(&u32[0] if u32.shape[0] else NULL, lp, n)
-    if flat.dtype == np.int64:
-        i64 = flat
-        if i64.shape[0] and np.asarray(i64).min() < 0:
-            raise ValueError("int_rows takes non-negative values")
-        return tt_rows_i64(&i64[0] if i64.shape[0] else NULL, lp, n)
-    raise TypeError(f"int_rows takes uint8, uint32 or int64 columns, not {flat.dtype}")
+    return rows((flat,), lengths)[0]
 
 
 def pair_rows(pairs, lengths):
     """[[(start, end)]] per text: the next lengths[r] rows of an (n_tokens, 2) non-negative int64 column."""
     pairs = np.ascontiguousarray(pairs, dtype=np.int64)
-    if pairs.ndim != 2 or pairs.shape[1] != 2:
+    if pairs.ndim != 2:
         raise ValueError("pair_rows takes an (n, 2) column")
-    if pairs.shape[0] and pairs.min() < 0:
-        raise ValueError("pair_rows takes non-negative values")
-    cdef const int64_t[::1] lens = _checked(lengths, pairs.shape[0])
-    cdef const int64_t[:, ::1] p = pairs
-    cdef Py_ssize_t n = lens.shape[0]
-    return tt_pair_rows(&p[0, 0] if p.shape[0] else NULL, &lens[0] if n else NULL, n)
+    return rows((pairs,), lengths)[0]

@@ -299,25 +299,17 @@ def _tag_class():
             rectangular = len(lengths) > 0 and int(lengths.min()) == int(lengths.max()) > 0
             as_numpy = rectangular and call["return_tensors"] in ("np", TensorType.NUMPY)
 
-            def rows(column):
-                if as_numpy:
-                    return column.astype(np.int64).reshape(len(lengths), -1, *column.shape[1:])
-                if column.ndim == 2:
-                    return _lists.pair_rows(column, lengths)
-                return _lists.int_rows(column, lengths)
-
             fields = _requested_fields(self, call)
-            data = {}
-            for key, column in (("input_ids", columns.ids), ("token_type_ids", columns.type_ids),
-                                ("attention_mask", columns.attention_mask),
-                                ("special_tokens_mask", columns.special_tokens_mask),
-                                ("offset_mapping", columns.offsets)):
-                if key not in fields:
-                    continue
-                if key == "attention_mask" and not padded and not as_numpy:
-                    data[key] = [[1] * length for length in lengths.tolist()]  # no padding: all attended
-                else:
-                    data[key] = rows(column)
+            wanted = [(key, column) for key, column in (
+                ("input_ids", columns.ids), ("token_type_ids", columns.type_ids),
+                ("attention_mask", columns.attention_mask), ("special_tokens_mask", columns.special_tokens_mask),
+                ("offset_mapping", columns.offsets)) if key in fields]
+            if as_numpy:
+                data = {key: column.astype(np.int64).reshape(len(lengths), -1, *column.shape[1:])
+                        for key, column in wanted}
+            else:  # every field in one call (see _lists.rows); None: no padding, so all attended
+                sources = [None if key == "attention_mask" and not padded else column for key, column in wanted]
+                data = dict(zip([key for key, _ in wanted], _lists.rows(sources, lengths)))
             if "length" in fields:
                 data["length"] = lengths.copy() if as_numpy else lengths.tolist()
             if call["return_overflowing_tokens"]:

@@ -1,7 +1,8 @@
 """hf_tagtok._lists: per-text rows from flat columns equal rows sliced out of the same columns in Python.
 
 Whole-pipeline equality with stock transformers is tests/test_fast.py; here the builder itself is
-checked on random layouts (values beyond the int cache, empty texts) and on bad input.
+checked on random layouts (values beyond the int and tuple caches, empty texts, several columns at
+once) and on bad input.
 """
 import gc
 
@@ -57,6 +58,33 @@ def test_pair_rows_inside_and_outside_the_tuple_cache_equal_python_slices(length
         assert all(type(pair) is tuple and all(type(v) is int for v in pair) for row in rows for pair in row)
 
 
+@settings(max_examples=60, deadline=None)
+@given(lengths_st, st.data())
+def test_rows_of_several_columns_equal_python_slices(lengths, data):
+    n = sum(lengths)
+    ids = data.draw(st.lists(st.integers(0, 2 ** 32 - 1), min_size=n, max_size=n))
+    mask = data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+    pairs = data.draw(st.lists(st.tuples(near_cache_edges, near_cache_edges), min_size=n, max_size=n))
+    got = _lists.rows((np.array(ids, np.uint32), None, np.array(mask, np.uint8),
+                       np.array(pairs, np.int64).reshape(-1, 2)), np.array(lengths, np.int64))
+    assert got == (sliced_rows(ids, lengths), [[1] * length for length in lengths], sliced_rows(mask, lengths),
+                   sliced_rows(pairs, lengths))
+
+
+def test_rows_built_while_the_collector_runs_at_every_allocation():
+    # rows() makes every (still empty) row list before filling any: collections then see empty rows
+    column = np.arange(3000, dtype=np.uint32)
+    lengths = [3] * 1000
+    threshold = gc.get_threshold()
+    gc.set_threshold(1)
+    try:
+        got = _lists.rows((column, None, np.repeat(column.astype(np.int64), 2).reshape(-1, 2)), lengths)
+    finally:
+        gc.set_threshold(*threshold)
+    values = column.tolist()
+    assert got == (sliced_rows(values, lengths), [[1] * 3] * 1000, sliced_rows([(v, v) for v in values], lengths))
+
+
 def test_rows_survive_a_collection_and_keep_gc_state():
     column = np.arange(20, dtype=np.int64).reshape(10, 2)
     assert gc.isenabled()
@@ -75,6 +103,9 @@ def test_rows_survive_a_collection_and_keep_gc_state():
     (lambda: _lists.int_rows(np.zeros((2, 2), np.int64), [2]), ValueError),        # not 1-D
     (lambda: _lists.pair_rows(np.zeros(4, np.int64), [2]), ValueError),            # not (n, 2)
     (lambda: _lists.pair_rows(np.array([[0, -1]]), [1]), ValueError),              # negative value
+    (lambda: _lists.rows((np.zeros(2, np.uint32), np.zeros(3, np.uint8)), [2]), ValueError),  # sizes differ
+    (lambda: _lists.rows((None,) * 9, [0]), ValueError),                            # too many columns
+    (lambda: _lists.rows((np.zeros((2, 3), np.int64),), [2]), ValueError),          # not (n, 2)
 ])
 def test_bad_layouts_raise(call, error):
     with pytest.raises(error):
