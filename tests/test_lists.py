@@ -85,6 +85,18 @@ def test_rows_built_while_the_collector_runs_at_every_allocation():
     assert got == (sliced_rows(values, lengths), [[1] * 3] * 1000, sliced_rows([(v, v) for v in values], lengths))
 
 
+def test_rows_grow_and_shrink_like_any_list():
+    # rows receive their item arrays after being made empty (see tt_rows): list methods must not care
+    ids, ones = _lists.rows((np.arange(6, dtype=np.uint32), None), [4, 2, 0])
+    ids[0].append(9)
+    ids[1] *= 3
+    del ids[0][:2]
+    ones[2].extend(range(100))
+    ones[0].clear()
+    assert ids == [[2, 3, 9], [4, 5, 4, 5, 4, 5], []] and ones == [[], [1, 1], list(range(100))]
+    assert all(gc.is_tracked(row) for row in ids + ones)
+
+
 def test_rows_survive_a_collection_and_keep_gc_state():
     column = np.arange(20, dtype=np.int64).reshape(10, 2)
     assert gc.isenabled()
