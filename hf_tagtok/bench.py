@@ -227,6 +227,11 @@ def main(argv=None):
     parser.add_argument("--no-transformers", action="store_true", help="skip the transformers rows")
     parser.add_argument("--plain", action="store_true", help="disable the file's truncation/padding on both sides")
     args = parser.parse_args(argv)
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401  (checked before minutes of timing, not after)
+        except ImportError:
+            parser.error("--plot needs matplotlib (pip install matplotlib)")
     if args.threads:  # both pools read these once, at first use (nothing has encoded yet)
         os.environ["HF_TAGTOK_THREADS"] = str(args.threads)
         os.environ["RAYON_NUM_THREADS"] = str(args.threads)

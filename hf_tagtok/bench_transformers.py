@@ -1,8 +1,8 @@
 """The transformers rows of `hf-tagtok bench`: stock `PreTrainedTokenizerFast` vs `TagTokenizerFast`.
 
 Both tokenizers load from the same files and run side by side in one process, alternating, so machine
-load hits both alike. "cold" is the first call after loading; the steady figure is the best of
-`repeats` further calls. Ratios are stock time / hf_tagtok time (higher is better).
+load hits both alike. "cold" is the first call after loading (each row loads its own pair); the steady
+figure is the best of `repeats` further calls. Ratios are stock time / hf_tagtok time (higher is better).
 """
 import pathlib
 import time
@@ -19,12 +19,15 @@ def _load(tokenizer_path, cls):
     return cls.from_pretrained(path)
 
 
-def _row(name, stock_call, tagtok_call, repeats):
+def _row(name, load, call, repeats):
+    """Stock vs hf_tagtok for `call(tokenizer)`: the cold round on tokenizers loaded for this row alone (so
+    every row's cold call is a first call after loading), then `repeats` warm rounds on the same ones."""
     timings = {"stock": [], "tagtok": []}
+    loaded = {side: load(side) for side in timings}
     for _ in range(repeats + 1):  # the first round is the cold one
-        for side, call in (("stock", stock_call), ("tagtok", tagtok_call)):
+        for side in timings:
             start = time.perf_counter()
-            call()
+            call(loaded[side])
             timings[side].append(time.perf_counter() - start)
     stock_s, tagtok_s = min(timings["stock"][1:]), min(timings["tagtok"][1:])
     return {"name": name, "stock_s": stock_s, "tagtok_s": tagtok_s, "ratio": stock_s / tagtok_s,
@@ -42,25 +45,27 @@ def transformers_rows(tokenizer_path, texts, repeats=3):
         import datasets
     except ImportError:
         datasets = None
-    stock, tagtok = _load(tokenizer_path, PreTrainedTokenizerFast), _load(tokenizer_path, TagTokenizerFast)
+    classes = {"stock": PreTrainedTokenizerFast, "tagtok": TagTokenizerFast}
+
+    def load(side):
+        return _load(tokenizer_path, classes[side])
+
     rows = [
-        _row("load (TagTokenizerFast builds its native twin)", lambda: _load(tokenizer_path, PreTrainedTokenizerFast),
-             lambda: _load(tokenizer_path, TagTokenizerFast), repeats=1),
-        _row("transformers tok(texts)", lambda: stock(texts), lambda: tagtok(texts), repeats),
-        _row("transformers tok(texts, return_offsets_mapping=True)",
-             lambda: stock(texts, return_offsets_mapping=True),
-             lambda: tagtok(texts, return_offsets_mapping=True), repeats),
+        _row("load (TagTokenizerFast builds its native twin)", lambda side: side, load, repeats=1),
+        _row("transformers tok(texts)", load, lambda tok: tok(texts), repeats),
+        _row("transformers tok(texts, return_offsets_mapping=True)", load,
+             lambda tok: tok(texts, return_offsets_mapping=True), repeats),
     ]
     if datasets is None:
         return rows
     dataset = datasets.Dataset.from_dict({"text": texts})
 
     def mapped(tokenizer):
-        return lambda: dataset.map(lambda batch: tokenizer(batch["text"]), batched=True,
-                                   load_from_cache_file=False, keep_in_memory=True)
+        return dataset.map(lambda batch: tokenizer(batch["text"]), batched=True, load_from_cache_file=False,
+                           keep_in_memory=True)
 
     datasets.disable_progress_bars()
-    rows.append(_row("datasets.map(batched=True)", mapped(stock), mapped(tagtok), repeats))
+    rows.append(_row("datasets.map(batched=True)", load, mapped, repeats))
     return rows
 
 
