@@ -51,6 +51,7 @@ def transformers_rows(tokenizer_path, texts, repeats=3):
         return _load(tokenizer_path, classes[side])
 
     rows = [
+        # the load row times `load` itself: its "tokenizers" are just the side names
         _row("load (TagTokenizerFast builds its native twin)", lambda side: side, load, repeats=1),
         _row("transformers tok(texts)", load, lambda tok: tok(texts), repeats),
         _row("transformers tok(texts, return_offsets_mapping=True)", load,

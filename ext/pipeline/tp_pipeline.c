@@ -451,8 +451,9 @@ typedef struct {
     int add_special;
 } plain_job;
 
-/* Room for a chunk's tokens before it starts: a text yields about one token per few bytes, never
- * growing the columns (and copying them) midway; untouched reserved pages cost no memory. */
+/* Room for a chunk's tokens before it starts: one per byte plus the special tokens bounds every text
+ * but a rare normalizer expansion (then the columns still grow as needed), so they are not regrown and
+ * copied midway; reserved pages that are never written cost no memory. */
 static int reserve_chunk(const plain_job *job, tp_columns *c, size_t chunk) {
     size_t need = 0;
     for (size_t t = job->chunk_start[chunk]; t < job->chunk_start[chunk + 1]; t++)
