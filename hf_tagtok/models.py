@@ -30,7 +30,7 @@ _TO_LATIN1 = {code: "\uffff" for code in range(256)}
 _TO_LATIN1.update({ord(char): chr(byte) for char, byte in CHAR_TO_BYTE.items()})
 
 
-# ext/pipeline/tp_bpe.h packs ids and merge ranks into 64-bit table slots.
+# The table limits of ext/pipeline/tp_bpe.h (ids and ranks are packed into 64-bit words).
 _NATIVE_MAX_TOKENS = (1 << 21) - 1
 _NATIVE_MAX_MERGES = (1 << 22) - 1
 

@@ -18,13 +18,21 @@ typedef struct {
     uint32_t len;
 } vocab_slot;
 
-/* A merge slot packs a pair and its rank into 64 bits (TP_BPE_MAX_TOKENS / TP_BPE_MAX_MERGES): four
- * times denser than separate fields, so far fewer probes miss the TLB; the merged id is looked up by
- * rank only when the pair is applied. */
-typedef uint64_t merge_slot;
+/* A merge step packs a merge's rank (high half: steps order as ranks do) and the id it makes; NO_STEP: the
+ * pair does not merge. A pair packs two ids (TP_BPE_MAX_TOKENS). The table and the pair cache hold both, so
+ * applying a merge needs no second table: on a cold pass nearly every new line is a trip to memory. */
+typedef uint64_t merge_step;
+#define NO_STEP UINT64_MAX
 #define ID_BITS 21
-#define RANK_BITS 22
-#define EMPTY_MERGE UINT64_MAX
+
+static merge_step step_of(uint32_t rank, uint32_t merged) { return (uint64_t)rank << 32 | merged; }
+static uint32_t step_merged(merge_step step) { return (uint32_t)step; }
+
+typedef struct {
+    uint64_t pair; /* EMPTY_PAIR: unused */
+    merge_step step;
+} merge_slot;
+#define EMPTY_PAIR UINT64_MAX
 
 struct tp_bpe {
     uint8_t *bytes;      /* all token byte strings, concatenated */
@@ -32,8 +40,7 @@ struct tp_bpe {
     uint8_t *has_bytes;  /* id -> 0 when the id has no byte string */
     uint32_t n_tokens;
     vocab_slot *vocab_slots; uint64_t vocab_mask;   /* bytes -> id, one cache line per probe */
-    merge_slot *merges; uint64_t merge_mask; /* (left, right) -> rank */
-    uint32_t *merge_result;                 /* rank -> merged id */
+    merge_slot *merges; uint64_t merge_mask; /* (left, right) -> step */
     uint64_t *pair_filter; unsigned pair_filter_shift; /* see may_merge */
     uint32_t byte_id[4][256]; /* [symbol_kind(first, last)][byte]: the byte's initial symbol */
     tp_bpe_options opt;
@@ -72,7 +79,8 @@ typedef struct {
 } word_cache;
 
 typedef struct {
-    uint32_t rank, pos;
+    merge_step step;
+    uint32_t pos;
     uint32_t left, right; /* the pair's ids when pushed: still there means still valid */
 } heap_entry;
 
@@ -84,10 +92,11 @@ typedef struct {
 
 struct tp_bpe_scratch {
     /* Symbols of every word of one call: word j starts at first[j] and has room for its length in
-     * bytes (no word has more symbols than bytes). ranks[i]: rank of the pair at symbol i. */
-    uint32_t *ids, *starts, *ends, *ranks;
+     * bytes (no word has more symbols than bytes). steps[i]: the merge step of the pair at symbol i. */
+    uint32_t *ids, *starts, *ends;
+    merge_step *steps;
     size_t cap;
-    uint64_t *pairs; /* PAIR_CACHE packed (pair, rank) slots */
+    merge_slot *pairs; /* PAIR_CACHE recent lookups */
     uint32_t *first, *count, *missed;
     uint64_t *hash;
     merging *todo, *active;
@@ -117,53 +126,48 @@ static uint32_t vocab_find(const tp_bpe *bpe, const uint8_t *word, size_t len, u
     }
 }
 
-static uint64_t merge_key(uint32_t left, uint32_t right) {
-    return (uint64_t)left << (ID_BITS + RANK_BITS) | (uint64_t)right << RANK_BITS;
-}
-
-#define RANK_MASK ((1u << RANK_BITS) - 1)
+static uint64_t pair_of(uint32_t left, uint32_t right) { return (uint64_t)left << ID_BITS | right; }
 
 /* Most pairs a word's merging asks about have no merge (64% of a cold Llama-3 pass's lookups); one
  * bit per hashed pair, a few per merge, answers most of those from a table small enough for L2 instead
  * of the merge table. A set bit only means "look in the table". */
-static uint64_t pair_filter_bit(const tp_bpe *bpe, uint64_t key) {
-    return ((key >> RANK_BITS) * 0x9E3779B97F4A7C15ULL) >> bpe->pair_filter_shift;
+static uint64_t pair_filter_bit(const tp_bpe *bpe, uint64_t pair) {
+    return (pair * 0x9E3779B97F4A7C15ULL) >> bpe->pair_filter_shift;
 }
 
-static int may_merge(const tp_bpe *bpe, uint64_t key) {
-    uint64_t bit = pair_filter_bit(bpe, key);
+static int may_merge(const tp_bpe *bpe, uint64_t pair) {
+    uint64_t bit = pair_filter_bit(bpe, pair);
     return (int)(bpe->pair_filter[bit >> 6] >> (bit & 63) & 1);
 }
 
-/* The rank of the merge whose key (merge_key) and hash (merge_hash of it) are given, or NO_ID. */
-static uint32_t merge_rank(const tp_bpe *bpe, uint64_t key, uint64_t hash) {
-    if (!may_merge(bpe, key)) return NO_ID;
+/* The step of the merge of pair (pair_of) whose merge_hash is given, or NO_STEP. */
+static merge_step merge_find(const tp_bpe *bpe, uint64_t pair, uint64_t hash) {
+    if (!may_merge(bpe, pair)) return NO_STEP;
     for (uint64_t slot = hash & bpe->merge_mask;; slot = (slot + 1) & bpe->merge_mask) {
-        merge_slot m = bpe->merges[slot];
-        if (m == EMPTY_MERGE) return NO_ID;
-        if ((m >> RANK_BITS) == (key >> RANK_BITS)) return (uint32_t)(m & RANK_MASK);
+        const merge_slot *m = &bpe->merges[slot];
+        if (m->pair == pair) return m->step;
+        if (m->pair == EMPTY_PAIR) return NO_STEP;
     }
 }
 
-#define PAIR_CACHE (1u << 15) /* per thread: recent pair lookups (256 KiB: stays in L2) */
+#define PAIR_CACHE (1u << 14) /* per thread: recent pair lookups (256 KiB: stays in L2) */
 
-static uint64_t *pair_seen(const tp_bpe_scratch *s, uint64_t hash) {
+static merge_slot *pair_seen(const tp_bpe_scratch *s, uint64_t hash) {
     return &s->pairs[(hash >> 40) & (PAIR_CACHE - 1)];
 }
 
-/* merge_rank through the thread's pair cache: text repeats pairs far more often than words. */
-static uint32_t pair_rank(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
-    uint64_t key = merge_key(left, right), hash = merge_hash(key), *seen = pair_seen(s, hash);
-    if ((*seen >> RANK_BITS) == (key >> RANK_BITS)) return (*seen & RANK_MASK) == RANK_MASK ? NO_ID : (uint32_t)(*seen & RANK_MASK);
-    uint32_t rank = merge_rank(bpe, key, hash);
-    *seen = key | (rank == NO_ID ? RANK_MASK : rank);
-    return rank;
+/* merge_find through the thread's pair cache: text repeats pairs far more often than words. */
+static merge_step pair_step(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
+    uint64_t pair = pair_of(left, right), hash = merge_hash(pair);
+    merge_slot *seen = pair_seen(s, hash);
+    if (seen->pair != pair) *seen = (merge_slot){pair, merge_find(bpe, pair, hash)};
+    return seen->step;
 }
 
 /* Table probes miss the cache; asking for the line early lets several words' misses overlap. */
 static void prefetch_merge(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
-    uint64_t key = merge_key(left, right), hash = merge_hash(key);
-    if ((*pair_seen(s, hash) >> RANK_BITS) != (key >> RANK_BITS)) __builtin_prefetch(&bpe->merges[hash & bpe->merge_mask]);
+    uint64_t pair = pair_of(left, right), hash = merge_hash(pair);
+    if (pair_seen(s, hash)->pair != pair) __builtin_prefetch(&bpe->merges[hash & bpe->merge_mask]);
 }
 
 static uint64_t table_size(uint64_t n) {
@@ -209,17 +213,16 @@ static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     uint64_t size = 16;
     while (size < (uint64_t)n + n / 2) size <<= 1;
     bpe->merges = malloc(sizeof(merge_slot) * size);
-    bpe->merge_result = malloc(sizeof(uint32_t) * (n ? n : 1));
-    if (!bpe->merges || !bpe->merge_result) return -1;
+    if (!bpe->merges) return -1;
     memset(bpe->merges, 0xFF, sizeof(merge_slot) * size);
     bpe->merge_mask = size - 1;
     for (uint32_t rank = 0; rank < n; rank++) {
-        bpe->merge_result[rank] = merges[rank].merged;
-        uint64_t key = merge_key(merges[rank].left, merges[rank].right);
-        uint64_t slot = merge_hash(key) & bpe->merge_mask;
-        while (bpe->merges[slot] != EMPTY_MERGE && (bpe->merges[slot] >> RANK_BITS) != (key >> RANK_BITS))
+        uint64_t pair = pair_of(merges[rank].left, merges[rank].right);
+        uint64_t slot = merge_hash(pair) & bpe->merge_mask;
+        while (bpe->merges[slot].pair != EMPTY_PAIR && bpe->merges[slot].pair != pair)
             slot = (slot + 1) & bpe->merge_mask;
-        if (bpe->merges[slot] == EMPTY_MERGE) bpe->merges[slot] = key | rank; /* a repeated pair keeps its first rank */
+        if (bpe->merges[slot].pair == EMPTY_PAIR) /* a repeated pair keeps its first rank */
+            bpe->merges[slot] = (merge_slot){pair, step_of(rank, merges[rank].merged)};
     }
     unsigned log2_bits = 12;
     while ((1ULL << log2_bits) < 4 * (uint64_t)n) log2_bits++; /* 4-8 bits a merge: 12-22% false "maybe" */
@@ -227,7 +230,7 @@ static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     if (!bpe->pair_filter) return -1;
     bpe->pair_filter_shift = 64 - log2_bits;
     for (uint32_t rank = 0; rank < n; rank++) {
-        uint64_t bit = pair_filter_bit(bpe, merge_key(merges[rank].left, merges[rank].right));
+        uint64_t bit = pair_filter_bit(bpe, pair_of(merges[rank].left, merges[rank].right));
         bpe->pair_filter[bit >> 6] |= 1ULL << (bit & 63);
     }
     return 0;
@@ -264,7 +267,7 @@ fail:
 void tp_bpe_free(tp_bpe *bpe) {
     if (!bpe) return;
     free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes); free(bpe->vocab_slots);
-    free(bpe->merges); free(bpe->merge_result); free(bpe->pair_filter);
+    free(bpe->merges); free(bpe->pair_filter);
     free(bpe);
 }
 
@@ -272,16 +275,16 @@ tp_bpe_scratch *tp_bpe_scratch_new(void) {
     tp_bpe_scratch *scratch = calloc(1, sizeof(*scratch));
     if (!scratch) return NULL;
     scratch->cache.slots = malloc(CACHE_SLOTS * sizeof(cache_slot));
-    scratch->pairs = malloc(PAIR_CACHE * sizeof(uint64_t));
+    scratch->pairs = malloc(PAIR_CACHE * sizeof(merge_slot));
     if (!scratch->cache.slots || !scratch->pairs) { tp_bpe_scratch_free(scratch); return NULL; }
     memset(scratch->cache.slots, 0xFF, CACHE_SLOTS * sizeof(cache_slot));
-    memset(scratch->pairs, 0xFF, PAIR_CACHE * sizeof(uint64_t)); /* all ones: no pair of valid ids */
+    memset(scratch->pairs, 0xFF, PAIR_CACHE * sizeof(merge_slot)); /* all ones: no pair of valid ids */
     return scratch;
 }
 
 void tp_bpe_scratch_free(tp_bpe_scratch *s) {
     if (!s) return;
-    free(s->ids); free(s->starts); free(s->ends); free(s->ranks);
+    free(s->ids); free(s->starts); free(s->ends); free(s->steps);
     free(s->first); free(s->count); free(s->missed); free(s->hash); free(s->todo); free(s->active);
     free(s->next); free(s->prev); free(s->heap);
     free(s->cache.slots); free(s->cache.arena); free(s->pairs);
@@ -306,7 +309,7 @@ static int reserve(tp_bpe_scratch *s, size_t symbols, size_t words, size_t longe
     if (symbols > s->cap) {
         size_t cap = grown(s->cap, symbols);
         if (grow(&s->ids, cap, 4) || grow(&s->starts, cap, 4) || grow(&s->ends, cap, 4) ||
-            grow(&s->ranks, cap, 4)) return -1;
+            grow(&s->steps, cap, sizeof(merge_step))) return -1;
         s->cap = cap;
     }
     if (words > s->words_cap) {
@@ -324,7 +327,7 @@ static int reserve(tp_bpe_scratch *s, size_t symbols, size_t words, size_t longe
     return 0;
 }
 
-static int heap_less(heap_entry a, heap_entry b) { return a.rank < b.rank || (a.rank == b.rank && a.pos < b.pos); }
+static int heap_less(heap_entry a, heap_entry b) { return a.step < b.step || (a.step == b.step && a.pos < b.pos); }
 
 static void heap_push(heap_entry *heap, size_t *n, heap_entry e) {
     size_t i = (*n)++;
@@ -355,28 +358,29 @@ static heap_entry heap_pop(heap_entry *heap, size_t *n) {
  * a popped entry is stale unless the same pair of ids is still at its position. Returns the symbol count. */
 static size_t merge_long(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, size_t n) {
     uint32_t *ids = s->ids + base, *starts = s->starts + base, *ends = s->ends + base;
-    uint32_t *next = s->next, *prev = s->prev, rank;
+    uint32_t *next = s->next, *prev = s->prev;
+    merge_step step;
     heap_entry *heap = s->heap;
     size_t heap_n = 0;
     for (size_t i = 0; i < n; i++) { next[i] = i + 1 < n ? (uint32_t)i + 1 : NONE_POS; prev[i] = i ? (uint32_t)i - 1 : NONE_POS; }
     for (size_t i = 0; i + 1 < n; i++) {
         if (i + 9 < n) prefetch_merge(bpe, s, ids[i + 8], ids[i + 9]);
-        if ((rank = pair_rank(bpe, s, ids[i], ids[i + 1])) != NO_ID)
-            heap_push(heap, &heap_n, (heap_entry){rank, (uint32_t)i, ids[i], ids[i + 1]});
+        if ((step = pair_step(bpe, s, ids[i], ids[i + 1])) != NO_STEP)
+            heap_push(heap, &heap_n, (heap_entry){step, (uint32_t)i, ids[i], ids[i + 1]});
     }
     while (heap_n) {
         heap_entry top = heap_pop(heap, &heap_n);
         uint32_t pos = top.pos, right = next[pos];
         if (right == NONE_POS || ids[pos] != top.left || ids[right] != top.right) continue;
-        ids[pos] = bpe->merge_result[top.rank];
+        ids[pos] = step_merged(top.step);
         ends[pos] = ends[right];
         ids[right] = NONE_POS;
         next[pos] = next[right];
         if (next[right] != NONE_POS) prev[next[right]] = pos;
-        if (prev[pos] != NONE_POS && (rank = pair_rank(bpe, s, ids[prev[pos]], ids[pos])) != NO_ID)
-            heap_push(heap, &heap_n, (heap_entry){rank, prev[pos], ids[prev[pos]], ids[pos]});
-        if (next[pos] != NONE_POS && (rank = pair_rank(bpe, s, ids[pos], ids[next[pos]])) != NO_ID)
-            heap_push(heap, &heap_n, (heap_entry){rank, pos, ids[pos], ids[next[pos]]});
+        if (prev[pos] != NONE_POS && (step = pair_step(bpe, s, ids[prev[pos]], ids[pos])) != NO_STEP)
+            heap_push(heap, &heap_n, (heap_entry){step, prev[pos], ids[prev[pos]], ids[pos]});
+        if (next[pos] != NONE_POS && (step = pair_step(bpe, s, ids[pos], ids[next[pos]])) != NO_STEP)
+            heap_push(heap, &heap_n, (heap_entry){step, pos, ids[pos], ids[next[pos]]});
     }
     size_t out = 0;
     for (uint32_t i = 0; i != NONE_POS; i = next[i]) {
@@ -386,8 +390,8 @@ static size_t merge_long(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, size
     return out;
 }
 
-static void rank_pair(const tp_bpe *bpe, tp_bpe_scratch *s, size_t at) {
-    s->ranks[at] = pair_rank(bpe, s, s->ids[at], s->ids[at + 1]);
+static void step_pair(const tp_bpe *bpe, tp_bpe_scratch *s, size_t at) {
+    s->steps[at] = pair_step(bpe, s, s->ids[at], s->ids[at + 1]);
 }
 
 static void prefetch_pairs(const tp_bpe *bpe, const tp_bpe_scratch *s, const merging *w) {
@@ -398,17 +402,17 @@ static void prefetch_pairs(const tp_bpe *bpe, const tp_bpe_scratch *s, const mer
  * pair merges any more. */
 static int merge_once(const tp_bpe *bpe, tp_bpe_scratch *s, merging *w) {
     uint32_t *ids = s->ids + w->base, *starts = s->starts + w->base, *ends = s->ends + w->base;
-    uint32_t *ranks = s->ranks + w->base;
+    merge_step *steps = s->steps + w->base;
     size_t n = w->n, best = 0;
     if (n < 2) return 0;
     for (size_t i = 1; i + 1 < n; i++)
-        if (ranks[i] < ranks[best]) best = i;
-    if (ranks[best] == NO_ID) return 0;
-    ids[best] = bpe->merge_result[ranks[best]];
+        if (steps[i] < steps[best]) best = i;
+    if (steps[best] == NO_STEP) return 0;
+    ids[best] = step_merged(steps[best]);
     ends[best] = ends[best + 1];
     for (size_t i = best + 1; i + 1 < n; i++) { /* a few symbols: inline beats four memmove calls */
         ids[i] = ids[i + 1]; starts[i] = starts[i + 1]; ends[i] = ends[i + 1];
-        if (i + 2 < n) ranks[i] = ranks[i + 1];
+        if (i + 2 < n) steps[i] = steps[i + 1];
     }
     w->n = (uint32_t)n - 1;
     w->stale = (uint32_t)best;
@@ -421,7 +425,7 @@ static void touch_stale(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *w, 
     for (int k = w->stale == 0; k < 2; k++) {
         if (around[k] + 1 >= w->n) continue;
         size_t at = w->base + around[k];
-        if (lookup) rank_pair(bpe, s, at);
+        if (lookup) step_pair(bpe, s, at);
         else prefetch_merge(bpe, s, s->ids[at], s->ids[at + 1]);
     }
 }
@@ -434,7 +438,7 @@ static void merge_short(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *wor
         if (k < n_words) prefetch_pairs(bpe, s, &words[k]);
         if (k < PREFETCH_WORDS) continue;
         const merging *w = &words[k - PREFETCH_WORDS];
-        for (uint32_t i = 0; i + 1 < w->n; i++) rank_pair(bpe, s, w->base + i);
+        for (uint32_t i = 0; i + 1 < w->n; i++) step_pair(bpe, s, w->base + i);
     }
     for (size_t k = 0; k < n_words; k++) active[k] = words[k];
     size_t n_active = n_words;

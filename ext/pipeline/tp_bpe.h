@@ -29,7 +29,7 @@ typedef struct {
 } tp_bpe_options;
 
 #define TP_BPE_AFFIX_MAX 64
-/* Table limits (ids and ranks are packed into 64-bit slots). */
+/* Table limits (two ids pack into one 42-bit pair; a rank and an id into one 64-bit merge step). */
 #define TP_BPE_MAX_TOKENS ((1u << 21) - 1)
 #define TP_BPE_MAX_MERGES ((1u << 22) - 1)
 
