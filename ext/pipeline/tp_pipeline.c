@@ -89,19 +89,29 @@ int tp_columns_reserve(tp_columns *c, size_t extra) {
  * the previous one's rstrip, which steps back). */
 typedef struct {
     const uint8_t *text;
+    size_t len;
     size_t pos, chars; /* chars = char starts in [0, pos) */
 } char_cursor;
+
+/* Char starts among the first n (1..8) of these 8 bytes: the bytes that are not 10xxxxxx. */
+static size_t char_starts(const uint8_t *bytes8, size_t n) {
+    uint64_t bytes;
+    memcpy(&bytes, bytes8, 8);
+    uint64_t continuation = (bytes & ~(bytes << 1) & 0x8080808080808080ULL) >> 7; /* one bit per byte */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    if (n < 8) continuation >>= 8 * (8 - n);
+#else
+    if (n < 8) continuation &= (1ULL << (8 * n)) - 1;
+#endif
+    return n - (size_t)((continuation * 0x0101010101010101ULL) >> 56); /* sum of the byte bits */
+}
 
 static size_t chars_before(char_cursor *cur, size_t pos) {
     const uint8_t *text = cur->text;
     size_t at = cur->pos, chars = cur->chars; /* locals: the column stores may alias *cur */
     for (; at > pos; at--) chars -= (text[at - 1] & 0xC0) != 0x80; /* overlapping added tokens */
-    for (; at + 8 <= pos; at += 8) {
-        uint64_t bytes;
-        memcpy(&bytes, text + at, 8);
-        uint64_t continuation = bytes & ~(bytes << 1) & 0x8080808080808080ULL; /* 10xxxxxx */
-        chars += 8 - (size_t)__builtin_popcountll(continuation);
-    }
+    for (; at + 8 <= pos; at += 8) chars += char_starts(text + at, 8);
+    if (at < pos && at + 8 <= cur->len) { chars += char_starts(text + at, pos - at); at = pos; }
     for (; at < pos; at++) chars += (text[at] & 0xC0) != 0x80;
     cur->pos = at;
     cur->chars = chars;
@@ -329,7 +339,7 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
 }
 
 int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len, tp_columns *c) {
-    text_state st = {{text, 0, 0}, {text, 0, 0}, 0};
+    text_state st = {{text, len, 0, 0}, {text, len, 0, 0}, 0};
     long n_segments = tp_added_split(p->added, 0, text, len, &ws->segments, &ws->segments_cap);
     if (n_segments < 0) return -1;
     for (long i = 0; i < n_segments; i++) {
