@@ -110,10 +110,12 @@ struct tp_bpe_scratch {
 
 static uint64_t merge_hash(uint64_t key) { return tp_mix64(key); }
 
-/* A word's first (up to) 8 bytes, zero padded: most vocab probes are settled by this one compare. */
+/* A word's first 8 bytes, or all of a shorter one (tp_short_word): with the length, most vocab probes are
+ * settled by this one compare. */
 static uint64_t word_head(const uint8_t *word, size_t len) {
-    uint64_t head = 0;
-    memcpy(&head, word, len < 8 ? len : 8);
+    uint64_t head;
+    if (len < 8) return tp_short_word(word, len);
+    memcpy(&head, word, 8);
     return head;
 }
 

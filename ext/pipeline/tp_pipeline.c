@@ -127,6 +127,17 @@ typedef struct {
     int32_t word;
 } text_state;
 
+/* Index of the char holding byte `start`. A token mostly starts on a char start where the previous one
+ * ended: that count is the ends cursor's, and the starts cursor need not walk. */
+static int64_t start_char(text_state *st, size_t start) {
+    const char_cursor *ends = &st->ends;
+    if (start == ends->pos && start < ends->len && (ends->text[start] & 0xC0) != 0x80) {
+        st->starts = *ends;
+        return (int64_t)ends->chars;
+    }
+    return (int64_t)chars_before(&st->starts, start + 1) - 1;
+}
+
 /* Append one sequence token covering original bytes [start, end). */
 static void put_token(const tp_pipeline *p, tp_columns *c, text_state *st, uint32_t id, size_t start, size_t end) {
     size_t k = c->n++;
@@ -134,7 +145,7 @@ static void put_token(const tp_pipeline *p, tp_columns *c, text_state *st, uint3
     c->type_ids[k] = p->type_id;
     c->special[k] = 0;
     c->words[k] = st->word;
-    c->offsets[2 * k] = (int64_t)chars_before(&st->starts, start + 1) - 1;
+    c->offsets[2 * k] = start_char(st, start);
     c->offsets[2 * k + 1] = (int64_t)chars_before(&st->ends, end);
 }
 
