@@ -7,7 +7,6 @@
 
 #include "tp_hash.h"
 
-
 #define NO_ID UINT32_MAX
 #define CACHE_WORD 4096            /* longer words are not cached (ranges are stored as uint16) */
 #define CACHE_SLOTS (1u << 16)     /* index slots; the cache is emptied when half are used ... */
@@ -86,7 +85,7 @@ typedef struct {
 } heap_entry;
 
 /* A word that needs merging: its symbols sit at [base, base + n) of the scratch arrays; after a merge
- * the pairs at stale - 1 and stale need their steps looked up again (NONE_POS: nothing stale). */
+ * (merge_once) the pairs at stale - 1 and stale need their steps looked up again. */
 typedef struct {
     uint32_t word, base, n, stale;
 } merging;
