@@ -68,6 +68,16 @@ def test_model_on_every_corpus_word(whole_words):
     _check_words(stock, native, _corpus_words())
 
 
+def test_model_repeats_and_cache_refills_match_stock():
+    # The native model remembers the words it split; words seen again, and words after the memory has
+    # filled up and emptied itself (more than 32k distinct words), must still split as stock splits them.
+    stock, native = _model_pair(trained_bert())
+    words = _corpus_words()
+    joined = [left + right for shift in (1, 2) for left, right in zip(words, words[shift:] + words[:shift])]
+    assert len(set(words + joined)) > 32768
+    _check_words(stock, native, words + joined + words[::-1] + joined[::3] + words)
+
+
 def test_long_words_become_unk():
     stock, native = _model_pair(trained_bert(max_chars=8))
     words = [w for w in _corpus_words() if len(w) >= 6][:300]

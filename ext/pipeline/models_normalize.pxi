@@ -43,8 +43,14 @@ cdef extern from "pipeline/tp_wordpiece.h" nogil:
     void tp_wordpiece_free(tp_wordpiece *wp)
     tp_wordpiece_scratch *tp_wordpiece_scratch_new()
     void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s)
-    int tp_wordpiece_encode(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *word, size_t len,
-                            const uint32_t **ids, const uint32_t **starts, const uint32_t **ends, size_t *n_out)
+    ctypedef struct tp_words:
+        const uint32_t *ids
+        const uint32_t *starts
+        const uint32_t *ends
+        const uint32_t *first
+        const uint32_t *count
+    int tp_wordpiece_encode_words(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *const *words,
+                                  const size_t *lens, size_t n, tp_words *out)
 
 
 NORMALIZER_STEPS = {"clean_text": TP_NORM_CLEAN_TEXT, "chinese": TP_NORM_CHINESE, "nfd": TP_NORM_NFD,
@@ -159,11 +165,9 @@ cdef class WordPiece:
 
     def encode(self, str word):
         data = word.encode("utf-8")
-        cdef const uint32_t *ids
-        cdef const uint32_t *starts
-        cdef const uint32_t *ends
-        cdef size_t n, i
-        if tp_wordpiece_encode(self._wp, self._scratch, <const uint8_t *><const char *>data, len(data),
-                               &ids, &starts, &ends, &n):
+        cdef const uint8_t *bytes_ = <const uint8_t *><const char *>data
+        cdef size_t length = len(data), i
+        cdef tp_words out
+        if tp_wordpiece_encode_words(self._wp, self._scratch, &bytes_, &length, 1, &out):
             raise MemoryError()
-        return [(ids[i], starts[i], ends[i]) for i in range(n)]
+        return [(out.ids[i], out.starts[i], out.ends[i]) for i in range(out.count[0])]

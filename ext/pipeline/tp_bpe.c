@@ -8,9 +8,6 @@
 #include "tp_hash.h"
 
 #define NO_ID UINT32_MAX
-#define CACHE_WORD 4096            /* longer words are not cached (ranges are stored as uint16) */
-#define CACHE_SLOTS (1u << 16)     /* index slots; the cache is emptied when half are used ... */
-#define CACHE_ARENA_MAX (16u << 20) /* ... or when the entries would outgrow this many bytes */
 
 typedef struct {
     uint64_t head;    /* word_head of the token's bytes */
@@ -61,23 +58,6 @@ static size_t affixed(const tp_bpe *bpe, unsigned kind, const uint8_t *bytes, si
     return n;
 }
 
-/* A cached word lives in the arena at `at`: ids (uint32 x n), starts and ends (uint16 x n), then the
- * word's bytes. Emptying the whole cache when full keeps it simple; hit rates on real text stay high. */
-typedef struct {
-    uint64_t hash;
-    uint32_t at;       /* EMPTY_SLOT: unused */
-    uint16_t len, n;
-} cache_slot;
-
-#define EMPTY_SLOT UINT32_MAX
-
-typedef struct {
-    cache_slot *slots;
-    size_t used;
-    uint8_t *arena;
-    size_t arena_len, arena_cap;
-} word_cache;
-
 typedef struct {
     merge_step step;
     uint32_t pos;
@@ -104,7 +84,7 @@ struct tp_bpe_scratch {
     uint32_t *next, *prev; /* merge_long's list and heap, for the longest word of the call */
     heap_entry *heap;
     size_t long_cap;
-    word_cache cache;
+    tp_word_cache cache;
 };
 
 static uint64_t merge_hash(uint64_t key) { return tp_mix64(key); }
@@ -273,15 +253,16 @@ void tp_bpe_free(tp_bpe *bpe) {
     free(bpe);
 }
 
+/* The caches are made at the first call: a workspace of a WordPiece pipeline never needs them. */
 tp_bpe_scratch *tp_bpe_scratch_new(void) {
-    tp_bpe_scratch *scratch = calloc(1, sizeof(*scratch));
-    if (!scratch) return NULL;
-    scratch->cache.slots = malloc(CACHE_SLOTS * sizeof(cache_slot));
-    scratch->pairs = malloc(PAIR_CACHE * sizeof(merge_slot));
-    if (!scratch->cache.slots || !scratch->pairs) { tp_bpe_scratch_free(scratch); return NULL; }
-    memset(scratch->cache.slots, 0xFF, CACHE_SLOTS * sizeof(cache_slot));
-    memset(scratch->pairs, 0xFF, PAIR_CACHE * sizeof(merge_slot)); /* all ones: no pair of valid ids */
-    return scratch;
+    return calloc(1, sizeof(tp_bpe_scratch));
+}
+
+static int make_caches(tp_bpe_scratch *s) {
+    if (!s->pairs && !(s->pairs = malloc(PAIR_CACHE * sizeof(merge_slot)))) return -1;
+    if (tp_word_cache_init(&s->cache)) return -1;
+    memset(s->pairs, 0xFF, PAIR_CACHE * sizeof(merge_slot)); /* all ones: no pair of valid ids */
+    return 0;
 }
 
 void tp_bpe_scratch_free(tp_bpe_scratch *s) {
@@ -289,7 +270,7 @@ void tp_bpe_scratch_free(tp_bpe_scratch *s) {
     free(s->ids); free(s->starts); free(s->ends); free(s->steps);
     free(s->first); free(s->count); free(s->missed); free(s->hash); free(s->todo);
     free(s->next); free(s->prev); free(s->heap);
-    free(s->cache.slots); free(s->cache.arena); free(s->pairs);
+    tp_word_cache_release(&s->cache); free(s->pairs);
     free(s);
 }
 
@@ -499,68 +480,14 @@ static size_t byte_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
     return len;
 }
 
-static size_t cache_entry_bytes(size_t len, size_t n) { return (n * 8 + len + 7) & ~(size_t)7; }
-
-static cache_slot *cache_first_slot(const word_cache *cache, uint64_t hash) {
-    return &cache->slots[hash & (CACHE_SLOTS - 1)];
-}
-
-/* The slot holding word, or the empty slot where it would go. */
-static cache_slot *cache_find(const word_cache *cache, const uint8_t *word, size_t len, uint64_t hash) {
-    for (size_t i = hash & (CACHE_SLOTS - 1);; i = (i + 1) & (CACHE_SLOTS - 1)) {
-        cache_slot *slot = &cache->slots[i];
-        if (slot->at == EMPTY_SLOT) return slot;
-        if (slot->hash == hash && slot->len == len &&
-            tp_same_bytes(cache->arena + slot->at + (size_t)slot->n * 8, word, len)) return slot;
-    }
-}
-
-static void cache_load(const word_cache *cache, const cache_slot *slot, tp_bpe_scratch *s, size_t base) {
-    const uint8_t *entry = cache->arena + slot->at;
-    const uint16_t *starts = (const uint16_t *)(entry + (size_t)slot->n * 4), *ends = starts + slot->n;
-    const uint32_t *ids = (const uint32_t *)entry;
-    for (size_t k = 0; k < slot->n; k++) { /* a few tokens: a loop beats a memcpy call */
-        s->ids[base + k] = ids[k]; s->starts[base + k] = starts[k]; s->ends[base + k] = ends[k];
-    }
-}
-
-static void cache_clear(word_cache *cache) {
-    memset(cache->slots, 0xFF, CACHE_SLOTS * sizeof(cache_slot));
-    cache->used = 0;
-    cache->arena_len = 0;
-}
-
-/* Best effort: on OOM the word is simply not cached. */
-static void cache_store(word_cache *cache, const uint8_t *word, size_t len, uint64_t hash,
-                        const tp_bpe_scratch *s, size_t base, size_t n) {
-    size_t size = cache_entry_bytes(len, n);
-    if (cache->used >= CACHE_SLOTS / 2 || cache->arena_len + size > CACHE_ARENA_MAX) cache_clear(cache);
-    if (cache->arena_len + size > cache->arena_cap) {
-        size_t cap = cache->arena_cap ? cache->arena_cap * 2 : 256 * 1024;
-        while (cap < cache->arena_len + size) cap *= 2;
-        uint8_t *arena = realloc(cache->arena, cap);
-        if (!arena) return;
-        cache->arena = arena;
-        cache->arena_cap = cap;
-    }
-    cache_slot *slot = cache_find(cache, word, len, hash);
-    uint8_t *entry = cache->arena + cache->arena_len;
-    uint16_t *starts = (uint16_t *)(entry + n * 4), *ends = starts + n;
-    memcpy(entry, s->ids + base, n * 4);
-    for (size_t k = 0; k < n; k++) { starts[k] = (uint16_t)s->starts[base + k]; ends[k] = (uint16_t)s->ends[base + k]; }
-    memcpy(entry + n * 8, word, len);
-    *slot = (cache_slot){hash, (uint32_t)cache->arena_len, (uint16_t)len, (uint16_t)n};
-    cache->arena_len += size;
-    cache->used++;
-}
-
 /* The word's tokens from the thread's word cache (it also remembers words found whole in the vocab);
  * 0 on a miss. */
 static int from_cache(tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len) {
-    if (len > CACHE_WORD) return 0;
-    const cache_slot *slot = cache_find(&s->cache, word, len, s->hash[j]);
-    if (slot->at == EMPTY_SLOT) return 0;
-    cache_load(&s->cache, slot, s, s->first[j]);
+    if (len > TP_CACHE_WORD) return 0;
+    const tp_cache_slot *slot = tp_word_cache_find(&s->cache, word, len, s->hash[j]);
+    if (slot->at == TP_CACHE_EMPTY) return 0;
+    size_t base = s->first[j];
+    tp_word_cache_load(&s->cache, slot, s->ids + base, s->starts + base, s->ends + base);
     s->count[j] = slot->n;
     return 1;
 }
@@ -576,18 +503,18 @@ static int from_vocab(const tp_bpe *bpe, tp_bpe_scratch *s, size_t j, const uint
 }
 
 int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
-                        size_t n, tp_bpe_words *out) {
+                        size_t n, tp_words *out) {
     size_t symbols = 0, longest = 0;
     for (size_t j = 0; j < n; j++) {
         symbols += lens[j] + 1;
         if (lens[j] > longest) longest = lens[j];
     }
-    if (reserve(s, symbols, n, longest + 1)) return -1;
+    if (reserve(s, symbols, n, longest + 1) || (!s->cache.slots && make_caches(s))) return -1;
     /* Lookups go in rounds, each round's table lines requested before any is read. */
     for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) {
         s->first[j] = (uint32_t)at;
         s->hash[j] = tp_hash_bytes(words[j], lens[j]);
-        __builtin_prefetch(cache_first_slot(&s->cache, s->hash[j]));
+        __builtin_prefetch(tp_word_cache_home(&s->cache, s->hash[j]));
     }
     size_t n_missed = 0, n_todo = 0, n_short = 0;
     for (size_t j = 0; j < n; j++) {
@@ -613,8 +540,11 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
         s->count[s->todo[k].word] = (uint32_t)merge_long(bpe, s, s->todo[k].base, s->todo[k].n);
     for (size_t k = 0; k < n_missed; k++) {
         size_t j = s->missed[k];
-        if (lens[j] <= CACHE_WORD) cache_store(&s->cache, words[j], lens[j], s->hash[j], s, s->first[j], s->count[j]);
+        size_t base = s->first[j];
+        if (lens[j] <= TP_CACHE_WORD)
+            tp_word_cache_store(&s->cache, words[j], lens[j], s->hash[j], s->ids + base, s->starts + base,
+                                s->ends + base, s->count[j]);
     }
-    *out = (tp_bpe_words){s->ids, s->starts, s->ends, s->first, s->count};
+    *out = (tp_words){s->ids, s->starts, s->ends, s->first, s->count};
     return 0;
 }

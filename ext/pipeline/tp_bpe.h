@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp_word_cache.h"
+
 typedef struct tp_bpe tp_bpe;
 typedef struct tp_bpe_scratch tp_bpe_scratch;
 
@@ -43,16 +45,9 @@ void tp_bpe_free(tp_bpe *bpe);
 tp_bpe_scratch *tp_bpe_scratch_new(void);
 void tp_bpe_scratch_free(tp_bpe_scratch *scratch);
 
-/* Tokens of the words of one tp_bpe_encode_words call: word j is ids[first[j] .. first[j] + count[j]),
- * token k covering bytes [starts[k], ends[k]) of its word. Valid until the next call on the scratch. */
-typedef struct {
-    const uint32_t *ids, *starts, *ends;
-    const uint32_t *first, *count;
-} tp_bpe_words;
-
 /* Encode n words (rendered pieces) together, so their table lookups overlap in memory.
  * Returns 0, or -1 on OOM. */
 int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *scratch, const uint8_t *const *words,
-                        const size_t *lens, size_t n, tp_bpe_words *out);
+                        const size_t *lens, size_t n, tp_words *out);
 
 #endif

@@ -13,11 +13,12 @@
 #include "tagtok.h"
 #include "tagtok_tables.h"
 
-/* The fast path: the whole pipeline's output for each BMP char alone, valid in context unless a char
+/* The fast path: the whole pipeline's output for each char of planes 0-2 alone (the BMP, emoji and the
+ * CJK extensions: nearly all text), valid in context unless a char
  * is not LOCAL (its own alignment is not simply itself) or canonical reordering could reach across
  * chars: one char's decomposition ends with a non-starter (TRAIL) and the next one's starts with one
  * (LEAD), TRANSPARENT chars (deleted before decomposition) in between not counting. */
-#define BMP 0x10000
+#define TABLE_CHARS 0x30000
 enum { CHAR_LOCAL = 1, CHAR_LEAD = 2, CHAR_TRAIL = 4, CHAR_TRANSPARENT = 8 };
 
 typedef struct {
@@ -37,8 +38,8 @@ struct tp_normalizer {
     size_t n, lead, *expand; /* expand[k]: longest output of one char under step k */
     uint8_t *prefix;         /* UTF-8 of the leading Prepend steps' combined prefix */
     size_t prefix_len;
-    uint32_t *bmp;     /* NULL: no fast path; else per BMP char: pool offset << 8 | output length */
-    uint8_t *bmp_flags;
+    uint32_t *per_char; /* NULL: no fast path; else per char below TABLE_CHARS: pool offset << 8 | output length */
+    uint8_t *char_flags;
     uint8_t *pool;
 };
 
@@ -360,28 +361,25 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
 }
 
 /* A char where a general-path stretch may start or end: nothing reorders across the boundary before
- * it and its output depends on it alone. Supplementary chars are never safe (not in the table). */
+ * it and its output depends on it alone. Chars past the table are never safe. */
 static int is_safe(const tp_normalizer *nz, const uint8_t *text, size_t pos, size_t *n) {
     uint32_t c = text[pos];
     *n = 1;
-    if (c >= 0xF0) { *n = 4; return 0; }
     if (c >= 0x80) c = utf8_get(text + pos, n);
-    return (nz->bmp_flags[c] & (CHAR_LOCAL | CHAR_LEAD | CHAR_TRANSPARENT)) == CHAR_LOCAL;
+    return c < TABLE_CHARS && (nz->char_flags[c] & (CHAR_LOCAL | CHAR_LEAD | CHAR_TRANSPARENT)) == CHAR_LOCAL;
 }
 
 /* Table lookups char by char; where a char needs context, the general path redoes the stretch from
  * the last safe char up to the next one. */
-static int normalize_bmp(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, size_t *out_len) {
+static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                              size_t *out_len) {
     size_t o = 0, safe_pos = 0, safe_o = 0, n;
     int previous_trail = 0;
     for (size_t pos = 0; pos < len;) {
         uint32_t c = text[pos];
-        uint8_t flags = 0;
-        n = c >= 0xF0 ? 4 : 1;
-        if (c < 0xF0) {
-            if (c >= 0x80) c = utf8_get(text + pos, &n);
-            flags = nz->bmp_flags[c];
-        }
+        n = 1;
+        if (c >= 0x80) c = utf8_get(text + pos, &n);
+        uint8_t flags = c < TABLE_CHARS ? nz->char_flags[c] : 0;
         if (!(flags & CHAR_LOCAL) || ((flags & CHAR_LEAD) && previous_trail)) {
             size_t end = pos + n, step;
             while (end < len && !is_safe(nz, text, end, &step)) end += step;
@@ -393,8 +391,8 @@ static int normalize_bmp(const tp_normalizer *nz, tp_norm_scratch *s, const uint
         }
         if ((flags & (CHAR_LEAD | CHAR_TRANSPARENT)) == 0) { safe_pos = pos; safe_o = o; }
         if (!(flags & CHAR_TRANSPARENT)) previous_trail = flags & CHAR_TRAIL;
-        size_t m = nz->bmp[c] & 0xFF;
-        const uint8_t *src = nz->pool + (nz->bmp[c] >> 8);
+        size_t m = nz->per_char[c] & 0xFF;
+        const uint8_t *src = nz->pool + (nz->per_char[c] >> 8);
         if (o + m > s->out_cap && out_reserve(s, o + m)) return -1;
         for (size_t k = 0; k < m; k++) {
             s->out[o + k] = src[k];
@@ -420,7 +418,7 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
     memcpy(s->joined, nz->prefix, p);
     memcpy(s->joined + p, text, len);
     utf8_get(text, &first);
-    int rc = nz->bmp ? normalize_bmp(nz, s, s->joined, p + len, out_len)
+    int rc = nz->per_char ? normalize_by_table(nz, s, s->joined, p + len, out_len)
                      : normalize_chars(nz, s, s->joined, p + len, 0, 0, out_len, NULL);
     for (size_t b = 0; rc == 0 && b < *out_len; b++) {
         s->from[b] = s->from[b] < p ? 0 : s->from[b] - (uint32_t)p;
@@ -432,35 +430,36 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
     int rc = nz->prefix_len && len ? normalize_prefixed(nz, s, text, len, out_len)
-           : nz->bmp ? normalize_bmp(nz, s, text, len, out_len) : normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
+           : nz->per_char ? normalize_by_table(nz, s, text, len, out_len)
+                          : normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
     *out = s->out; *from = s->from; *to = s->to;
     return rc;
 }
 
-/* Run the pipeline on every BMP char alone. No fast path when two steps decompose (reordering
+/* Run the pipeline on every char below TABLE_CHARS alone. No fast path when two steps decompose (reordering
  * could then happen twice, which the flags do not describe) or a step works on the whole string. */
-static int build_bmp(tp_normalizer *nz) {
+static int build_char_table(tp_normalizer *nz) {
     for (size_t k = nz->lead; k < nz->n; k++) {
         const step *st = &nz->steps[k];
         if (st->kind == TP_NORM_STRIP || st->kind == TP_NORM_PREPEND || (st->kind == TP_NORM_REPLACE && st->text_n > 1))
             return 0;
     }
     tp_norm_scratch *s = tp_norm_scratch_new();
-    size_t pool_len = 0, pool_cap = 4 * BMP;
-    nz->bmp = malloc(BMP * sizeof(uint32_t));
-    nz->bmp_flags = calloc(BMP, 1);
+    size_t pool_len = 0, pool_cap = 4 * TABLE_CHARS;
+    nz->per_char = malloc(TABLE_CHARS * sizeof(uint32_t));
+    nz->char_flags = calloc(TABLE_CHARS, 1);
     nz->pool = malloc(pool_cap);
-    if (!s || !nz->bmp || !nz->bmp_flags || !nz->pool) { tp_norm_scratch_free(s); return -1; }
-    for (uint32_t c = 0; c < BMP; c++) {
+    if (!s || !nz->per_char || !nz->char_flags || !nz->pool) { tp_norm_scratch_free(s); return -1; }
+    for (uint32_t c = 0; c < TABLE_CHARS; c++) {
         uint8_t bytes[4];
         size_t n = utf8_put(bytes, c), out_len;
         char_info info = {0, 0, 0, 0};
-        nz->bmp[c] = 0;
+        nz->per_char[c] = 0;
         if (c >= 0xD800 && c < 0xE000) continue; /* not in valid UTF-8: never looked up */
         if (normalize_chars(nz, s, bytes, n, 0, 0, &out_len, &info)) { tp_norm_scratch_free(s); return -1; }
         if (info.decompositions > 1) {
-            free(nz->bmp); free(nz->bmp_flags); free(nz->pool);
-            nz->bmp = NULL; nz->bmp_flags = NULL; nz->pool = NULL;
+            free(nz->per_char); free(nz->char_flags); free(nz->pool);
+            nz->per_char = NULL; nz->char_flags = NULL; nz->pool = NULL;
             break;
         }
         int local = out_len < 256;
@@ -471,8 +470,8 @@ static int build_bmp(tp_normalizer *nz) {
             nz->pool = grown;
         }
         memcpy(nz->pool + pool_len, s->out, out_len);
-        nz->bmp[c] = (uint32_t)(pool_len << 8 | (local ? out_len : 0));
-        nz->bmp_flags[c] = (local ? CHAR_LOCAL : 0) | (info.lead ? CHAR_LEAD : 0) | (info.trail ? CHAR_TRAIL : 0)
+        nz->per_char[c] = (uint32_t)(pool_len << 8 | (local ? out_len : 0));
+        nz->char_flags[c] = (local ? CHAR_LOCAL : 0) | (info.lead ? CHAR_LEAD : 0) | (info.trail ? CHAR_TRAIL : 0)
                          | (info.transparent ? CHAR_TRANSPARENT : 0);
         pool_len += out_len;
     }
@@ -520,7 +519,7 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
         if (!st->text || !st->content) { tp_normalizer_free(nz); return NULL; }
         nz->expand[k] = expansion(st);
     }
-    if (build_prefix(nz, steps) || build_bmp(nz)) { tp_normalizer_free(nz); return NULL; }
+    if (build_prefix(nz, steps) || build_char_table(nz)) { tp_normalizer_free(nz); return NULL; }
     return nz;
 }
 
@@ -530,7 +529,7 @@ void tp_normalizer_free(tp_normalizer *nz) {
     free(nz->prefix);
     free(nz->steps);
     free(nz->expand);
-    free(nz->bmp); free(nz->bmp_flags); free(nz->pool);
+    free(nz->per_char); free(nz->char_flags); free(nz->pool);
     free(nz);
 }
 

@@ -269,18 +269,9 @@ static int emit_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c
 
 static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                         const alignment *al) {
-    if (p->wordpiece) {
-        for (size_t j = 0; j < n; j++) {
-            const uint32_t *ids, *from, *to;
-            size_t count;
-            if (tp_wordpiece_encode(p->wordpiece, ws->wordpiece, ws->words[j], ws->word_lens[j], &ids, &from, &to,
-                                    &count) ||
-                emit_word(p, ws, c, st, &ws->group[j], ws->word_lens[j], ids, from, to, count, al)) return -1;
-        }
-        return 0;
-    }
-    tp_bpe_words out;
-    if (tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, n, &out)) return -1;
+    tp_words out;
+    if (p->wordpiece ? tp_wordpiece_encode_words(p->wordpiece, ws->wordpiece, ws->words, ws->word_lens, n, &out)
+                     : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, n, &out)) return -1;
     for (size_t j = 0; j < n; j++) {
         size_t first = out.first[j];
         if (emit_word(p, ws, c, st, &ws->group[j], ws->word_lens[j], out.ids + first, out.starts + first,

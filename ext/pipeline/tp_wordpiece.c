@@ -38,8 +38,12 @@ struct tp_wordpiece {
 };
 
 struct tp_wordpiece_scratch {
-    uint32_t *ids, *starts, *ends;
+    uint32_t *ids, *starts, *ends; /* word j's tokens from first[j] (room for its length in bytes) */
     size_t cap;
+    uint32_t *first, *count;
+    uint64_t *hash;
+    size_t words_cap;
+    tp_word_cache cache; /* WordPiece words; made at first use (WordLevel's one lookup needs none) */
 };
 
 static const slot *find(const tp_wordpiece *wp, const uint8_t *bytes, size_t len) {
@@ -74,10 +78,33 @@ static void insert(tp_wordpiece *wp, uint32_t node, const uint8_t *bytes, size_t
     wp->token_of[node] = id;
 }
 
+static size_t edge_table_size(size_t edges) {
+    size_t size = 16;
+    while (size < 2 * edges) size *= 2;
+    return size;
+}
+
+/* The trie is built in a table sized for the worst case (every byte a node), then moved to one sized for
+ * the edges it has: a quarter of the memory for real vocabularies, so more of a walk stays in cache. */
+static int shrink_edges(tp_wordpiece *wp) {
+    size_t old_size = wp->edge_mask + 1, size = edge_table_size(wp->n_nodes);
+    edge *edges = calloc(size, sizeof(edge)), *old = wp->edges;
+    if (!edges) return -1;
+    for (size_t k = 0; k < old_size; k++) {
+        if (!old[k].key) continue;
+        size_t i = tp_mix64(old[k].key) & (size - 1);
+        while (edges[i].key) i = (i + 1) & (size - 1);
+        edges[i] = old[k];
+    }
+    free(old);
+    wp->edges = edges;
+    wp->edge_mask = size - 1;
+    return 0;
+}
+
 static int build_trie(tp_wordpiece *wp, const uint8_t *const *tokens, const uint32_t *lens, const uint32_t *ids,
                       size_t n, size_t total_bytes) {
-    size_t max_nodes = 2 + 2 * total_bytes, size = 16;
-    while (size < 2 * max_nodes) size *= 2;
+    size_t max_nodes = 2 + 2 * total_bytes, size = edge_table_size(max_nodes);
     if (max_nodes >= (1u << 24)) return -1; /* node ids must fit beside the byte in 32 bits */
     wp->edges = calloc(size, sizeof(edge));
     wp->token_of = malloc(max_nodes * sizeof(uint32_t));
@@ -91,7 +118,9 @@ static int build_trie(tp_wordpiece *wp, const uint8_t *const *tokens, const uint
         if (lens[i] > wp->prefix_len && memcmp(tokens[i], wp->prefix, wp->prefix_len) == 0)
             insert(wp, 1, tokens[i] + wp->prefix_len, lens[i] - wp->prefix_len, ids[i]);
     }
-    return 0;
+    uint32_t *token_of = realloc(wp->token_of, (size_t)wp->n_nodes * sizeof(uint32_t));
+    if (token_of) wp->token_of = token_of;
+    return shrink_edges(wp);
 }
 
 static int build_hash(tp_wordpiece *wp, const uint8_t *const *tokens, const uint32_t *lens, const uint32_t *ids,
@@ -151,20 +180,30 @@ tp_wordpiece_scratch *tp_wordpiece_scratch_new(void) {
 void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s) {
     if (!s) return;
     free(s->ids); free(s->starts); free(s->ends);
+    free(s->first); free(s->count); free(s->hash);
+    tp_word_cache_release(&s->cache);
     free(s);
 }
 
-static int reserve(tp_wordpiece_scratch *s, size_t tokens) {
-    if (tokens <= s->cap) return 0;
-    size_t cap = tokens * 2;
-    void *p;
-    if (!(p = realloc(s->ids, cap * 4))) return -1;
-    s->ids = p;
-    if (!(p = realloc(s->starts, cap * 4))) return -1;
-    s->starts = p;
-    if (!(p = realloc(s->ends, cap * 4))) return -1;
-    s->ends = p;
-    s->cap = cap;
+/* realloc *array (any pointer type) to count elements of size bytes; on failure it is left as it was. */
+static int grow(void *array, size_t count, size_t size) {
+    void *bigger = realloc(*(void **)array, count * size);
+    if (!bigger) return -1;
+    *(void **)array = bigger;
+    return 0;
+}
+
+static int reserve(tp_wordpiece_scratch *s, size_t tokens, size_t words) {
+    if (tokens > s->cap) {
+        size_t cap = tokens * 2;
+        if (grow(&s->ids, cap, 4) || grow(&s->starts, cap, 4) || grow(&s->ends, cap, 4)) return -1;
+        s->cap = cap;
+    }
+    if (words > s->words_cap) {
+        size_t cap = words * 2;
+        if (grow(&s->first, cap, 4) || grow(&s->count, cap, 4) || grow(&s->hash, cap, 8)) return -1;
+        s->words_cap = cap;
+    }
     return 0;
 }
 
@@ -186,28 +225,59 @@ static size_t longest(const tp_wordpiece *wp, const uint8_t *word, size_t len, s
     return best;
 }
 
-int tp_wordpiece_encode(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *word, size_t len,
-                        const uint32_t **ids, const uint32_t **starts, const uint32_t **ends, size_t *n_out) {
-    if (reserve(s, len + 1)) return -1;
+/* Stock's split of a word into ids/starts/ends (room for len + 1 tokens); returns the token count. */
+static size_t split_word(const tp_wordpiece *wp, const uint8_t *word, size_t len, uint32_t *ids, uint32_t *starts,
+                         uint32_t *ends) {
     size_t n = 0;
-    int bad = 0;
     if (wp->whole_words) {
         const slot *hit = len ? find(wp, word, len) : NULL;
-        if (hit) { s->ids[0] = hit->id; s->starts[0] = 0; s->ends[0] = (uint32_t)len; n = 1; }
-        else bad = 1;
-    } else if (count_chars(word, len) > wp->max_chars) {
-        bad = 1;
-    } else {
-        for (size_t start = 0; start < len;) {
-            uint32_t id;
-            size_t end = longest(wp, word, len, start, &id);
-            if (!end) { bad = 1; break; }
-            s->ids[n] = id; s->starts[n] = (uint32_t)start; s->ends[n] = (uint32_t)end;
-            n++;
-            start = end;
-        }
+        if (!hit) goto unknown;
+        ids[0] = hit->id; starts[0] = 0; ends[0] = (uint32_t)len;
+        return 1;
     }
-    if (bad) { s->ids[0] = wp->unk_id; s->starts[0] = 0; s->ends[0] = (uint32_t)len; n = 1; }
-    *ids = s->ids; *starts = s->starts; *ends = s->ends; *n_out = n;
+    if (count_chars(word, len) > wp->max_chars) goto unknown;
+    for (size_t start = 0; start < len;) {
+        uint32_t id;
+        size_t end = longest(wp, word, len, start, &id);
+        if (!end) goto unknown;
+        ids[n] = id; starts[n] = (uint32_t)start; ends[n] = (uint32_t)end;
+        n++;
+        start = end;
+    }
+    return n;
+unknown:
+    ids[0] = wp->unk_id; starts[0] = 0; ends[0] = (uint32_t)len;
+    return 1;
+}
+
+/* WordPiece words come from the thread's word cache when it has them (WordLevel's single lookup is as
+ * cheap as the cache's). */
+static size_t encode_word(const tp_wordpiece *wp, tp_wordpiece_scratch *s, size_t j, const uint8_t *word, size_t len) {
+    uint32_t *ids = s->ids + s->first[j], *starts = s->starts + s->first[j], *ends = s->ends + s->first[j];
+    if (wp->whole_words || len > TP_CACHE_WORD) return split_word(wp, word, len, ids, starts, ends);
+    const tp_cache_slot *slot = tp_word_cache_find(&s->cache, word, len, s->hash[j]);
+    if (slot->at != TP_CACHE_EMPTY) {
+        tp_word_cache_load(&s->cache, slot, ids, starts, ends);
+        return slot->n;
+    }
+    size_t n = split_word(wp, word, len, ids, starts, ends);
+    tp_word_cache_store(&s->cache, word, len, s->hash[j], ids, starts, ends, n);
+    return n;
+}
+
+int tp_wordpiece_encode_words(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *const *words,
+                              const size_t *lens, size_t n, tp_words *out) {
+    size_t tokens = 0;
+    for (size_t j = 0; j < n; j++) tokens += lens[j] + 1;
+    if (reserve(s, tokens, n)) return -1;
+    if (!wp->whole_words && !s->cache.slots && tp_word_cache_init(&s->cache)) return -1;
+    for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) {
+        s->first[j] = (uint32_t)at;
+        if (wp->whole_words) continue;
+        s->hash[j] = tp_hash_bytes(words[j], lens[j]);
+        __builtin_prefetch(tp_word_cache_home(&s->cache, s->hash[j]));
+    }
+    for (size_t j = 0; j < n; j++) s->count[j] = (uint32_t)encode_word(wp, s, j, words[j], lens[j]);
+    *out = (tp_words){s->ids, s->starts, s->ends, s->first, s->count};
     return 0;
 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tp_word_cache.h"
+
 typedef struct tp_wordpiece tp_wordpiece;
 typedef struct tp_wordpiece_scratch tp_wordpiece_scratch;
 
@@ -24,9 +26,9 @@ void tp_wordpiece_free(tp_wordpiece *wp);
 tp_wordpiece_scratch *tp_wordpiece_scratch_new(void);
 void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s);
 
-/* Same contract as tp_bpe_encode: *n_out tokens, ids[k] covering word bytes [starts[k], ends[k]).
- * Returns 0, or -1 on OOM. */
-int tp_wordpiece_encode(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *word, size_t len,
-                        const uint32_t **ids, const uint32_t **starts, const uint32_t **ends, size_t *n_out);
+/* Encode n words together (their word-cache probes overlap in memory), laid out as tp_bpe_encode_words
+ * lays them out. Returns 0, or -1 on OOM. */
+int tp_wordpiece_encode_words(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *const *words,
+                              const size_t *lens, size_t n, tp_words *out);
 
 #endif

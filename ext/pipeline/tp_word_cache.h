@@ -1,0 +1,116 @@
+/* A per-thread cache of encoded words: word bytes -> the model's tokens (ids and byte ranges in the word).
+ * Text repeats words far more often than a model's lookups are cheap, so each model keeps one in its
+ * scratch (no locks). Emptying the whole cache when full keeps it simple; hit rates on real text stay high.
+ *
+ * Header-only: the find and load run once per piece and must inline into the model's loop. */
+#ifndef TP_WORD_CACHE_H
+#define TP_WORD_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_hash.h"
+
+/* Tokens of the words of one model call: word j is ids[first[j] .. first[j] + count[j]), token k covering
+ * bytes [starts[k], ends[k]) of its word. Valid until the next call on the same scratch. */
+typedef struct {
+    const uint32_t *ids, *starts, *ends;
+    const uint32_t *first, *count;
+} tp_words;
+
+#define TP_CACHE_WORD 4096            /* longer words are not cached (ranges are stored as uint16) */
+#define TP_CACHE_SLOTS (1u << 16)     /* index slots; the cache is emptied when half are used ... */
+#define TP_CACHE_ARENA_MAX (16u << 20) /* ... or when the entries would outgrow this many bytes */
+
+/* A cached word lives in the arena at `at`: ids (uint32 x n), starts and ends (uint16 x n), then the
+ * word's bytes. */
+typedef struct {
+    uint64_t hash;     /* tp_hash_bytes of the word */
+    uint32_t at;       /* TP_CACHE_EMPTY: unused */
+    uint16_t len, n;
+} tp_cache_slot;
+
+#define TP_CACHE_EMPTY UINT32_MAX
+
+typedef struct {
+    tp_cache_slot *slots;
+    size_t used;
+    uint8_t *arena;
+    size_t arena_len, arena_cap;
+} tp_word_cache;
+
+static inline void tp_word_cache_clear(tp_word_cache *cache) {
+    memset(cache->slots, 0xFF, TP_CACHE_SLOTS * sizeof(tp_cache_slot));
+    cache->used = 0;
+    cache->arena_len = 0;
+}
+
+/* 0, or -1 on OOM. */
+static inline int tp_word_cache_init(tp_word_cache *cache) {
+    memset(cache, 0, sizeof(*cache));
+    cache->slots = malloc(TP_CACHE_SLOTS * sizeof(tp_cache_slot));
+    if (!cache->slots) return -1;
+    tp_word_cache_clear(cache);
+    return 0;
+}
+
+static inline void tp_word_cache_release(tp_word_cache *cache) {
+    free(cache->slots);
+    free(cache->arena);
+    memset(cache, 0, sizeof(*cache));
+}
+
+/* The slot a word of this hash is looked for first (to prefetch it). */
+static inline const tp_cache_slot *tp_word_cache_home(const tp_word_cache *cache, uint64_t hash) {
+    return &cache->slots[hash & (TP_CACHE_SLOTS - 1)];
+}
+
+/* The slot holding word, or the empty slot where it would go. */
+static inline tp_cache_slot *tp_word_cache_find(const tp_word_cache *cache, const uint8_t *word, size_t len,
+                                                uint64_t hash) {
+    for (size_t i = hash & (TP_CACHE_SLOTS - 1);; i = (i + 1) & (TP_CACHE_SLOTS - 1)) {
+        tp_cache_slot *slot = &cache->slots[i];
+        if (slot->at == TP_CACHE_EMPTY) return slot;
+        if (slot->hash == hash && slot->len == len &&
+            tp_same_bytes(cache->arena + slot->at + (size_t)slot->n * 8, word, len)) return slot;
+    }
+}
+
+/* Copy a found slot's n tokens out. */
+static inline void tp_word_cache_load(const tp_word_cache *cache, const tp_cache_slot *slot, uint32_t *ids,
+                                      uint32_t *starts, uint32_t *ends) {
+    const uint8_t *entry = cache->arena + slot->at;
+    const uint16_t *from = (const uint16_t *)(entry + (size_t)slot->n * 4), *to = from + slot->n;
+    const uint32_t *cached = (const uint32_t *)entry;
+    for (size_t k = 0; k < slot->n; k++) { /* a few tokens: a loop beats a memcpy call */
+        ids[k] = cached[k]; starts[k] = from[k]; ends[k] = to[k];
+    }
+}
+
+/* Remember a word (len <= TP_CACHE_WORD) that is not cached yet. Best effort: on OOM it is not cached. */
+static inline void tp_word_cache_store(tp_word_cache *cache, const uint8_t *word, size_t len, uint64_t hash,
+                                       const uint32_t *ids, const uint32_t *starts, const uint32_t *ends, size_t n) {
+    size_t size = (n * 8 + len + 7) & ~(size_t)7;
+    if (cache->used >= TP_CACHE_SLOTS / 2 || cache->arena_len + size > TP_CACHE_ARENA_MAX) tp_word_cache_clear(cache);
+    if (cache->arena_len + size > cache->arena_cap) {
+        size_t cap = cache->arena_cap ? cache->arena_cap * 2 : 256 * 1024;
+        while (cap < cache->arena_len + size) cap *= 2;
+        uint8_t *arena = realloc(cache->arena, cap);
+        if (!arena) return;
+        cache->arena = arena;
+        cache->arena_cap = cap;
+    }
+    tp_cache_slot *slot = tp_word_cache_find(cache, word, len, hash);
+    uint8_t *entry = cache->arena + cache->arena_len;
+    uint16_t *from = (uint16_t *)(entry + n * 4), *to = from + n;
+    memcpy(entry, ids, n * 4);
+    for (size_t k = 0; k < n; k++) { from[k] = (uint16_t)starts[k]; to[k] = (uint16_t)ends[k]; }
+    memcpy(entry + n * 8, word, len);
+    *slot = (tp_cache_slot){hash, (uint32_t)cache->arena_len, (uint16_t)len, (uint16_t)n};
+    cache->arena_len += size;
+    cache->used++;
+}
+
+#endif
