@@ -190,3 +190,15 @@ def test_word_cache_overflow_and_long_words_match_stock():
     for mine, theirs in zip(ours.encode_batch(texts), stock.encode_batch(texts)):
         assert mine.ids == theirs.ids
         assert mine.offsets == theirs.offsets
+
+
+@pytest.mark.parametrize("name", sorted({"llama3" if "llama3" in NAMES else "small_bytelevel", "small_bytelevel"}))
+def test_word_repeated_before_it_is_cached_matches_stock(name):
+    # A word the model has not seen may come several times among the pieces it encodes together; it is
+    # merged once and every occurrence reads those tokens. A fresh tokenizer per text, so nothing is cached.
+    stock = tokenizer_zoo.load(name)
+    texts = ["zqxv zqxv zqxv", "Überwältigt überwältigt Überwältigt!", "ابتسامة ابتسامة, ابتسامة",
+             " ".join(["kwyjibo", "flurbl", "kwyjibo"] * 30), "中文字符中文字符 中文字符中文字符 中文字符中文字符"]
+    for text in texts:
+        ours = hf_tagtok.Tokenizer.from_hf(stock)
+        assert tokenizer_mode.encoding_diff(ours.encode(text), stock.encode(text)) is None, text
