@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tp_hash.h"
+#include "tp_word_cache.h"
 
 #define NO_ID UINT32_MAX
 
@@ -298,9 +299,8 @@ static int reserve(tp_bpe_scratch *s, size_t symbols, size_t words, size_t longe
     }
     if (words > s->words_cap) {
         size_t cap = grown(s->words_cap, words);
-        if (grow(&s->first, cap, 4) || grow(&s->count, cap, 4) || grow(&s->missed, cap, 4) || grow(&s->twin_of, cap, 4) ||
-            grow(&s->hash, cap, 8) ||
-            grow(&s->todo, cap, sizeof(merging))) return -1;
+        if (grow(&s->first, cap, 4) || grow(&s->count, cap, 4) || grow(&s->missed, cap, 4) ||
+            grow(&s->twin_of, cap, 4) || grow(&s->hash, cap, 8) || grow(&s->todo, cap, sizeof(merging))) return -1;
         s->words_cap = cap;
     }
     if (longest > s->long_cap) {
@@ -505,7 +505,7 @@ static int from_vocab(const tp_bpe *bpe, tp_bpe_scratch *s, size_t j, const uint
 }
 
 /* A word not cached yet may come twice in one call (7.7% of a cold Llama-3 pass's merged words): the
- * second reads the first one's tokens, and the word is merged once. */
+ * repeat's range is the first one's, so the word is merged once. */
 static int is_twin(tp_bpe_scratch *s, size_t j, const uint8_t *const *words, const size_t *lens, size_t n_todo) {
     for (size_t q = 0; q < n_todo; q++) {
         size_t i = s->todo[q].word;

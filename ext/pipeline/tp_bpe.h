@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tp_word_cache.h"
+#include "tp_words.h"
 
 typedef struct tp_bpe tp_bpe;
 typedef struct tp_bpe_scratch tp_bpe_scratch;

@@ -13,11 +13,11 @@
 #include "tagtok.h"
 #include "tagtok_tables.h"
 
-/* The fast path: the whole pipeline's output for each char of planes 0-2 alone (the BMP, emoji and the
- * CJK extensions: nearly all text), valid in context unless a char
- * is not LOCAL (its own alignment is not simply itself) or canonical reordering could reach across
- * chars: one char's decomposition ends with a non-starter (TRAIL) and the next one's starts with one
- * (LEAD), TRANSPARENT chars (deleted before decomposition) in between not counting. */
+/* The fast path: the whole pipeline's output for each char of planes 0-2 alone (the BMP, emoji, the CJK
+ * extensions: nearly all text), valid in context unless a char is not LOCAL (its own alignment is not
+ * simply itself) or canonical reordering could reach across chars: one char's decomposition ends with a
+ * non-starter (TRAIL) and the next one's starts with one (LEAD), TRANSPARENT chars (deleted before
+ * decomposition) in between not counting. */
 #define TABLE_CHARS 0x30000
 enum { CHAR_LOCAL = 1, CHAR_LEAD = 2, CHAR_TRAIL = 4, CHAR_TRANSPARENT = 8 };
 
@@ -419,7 +419,7 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
     memcpy(s->joined + p, text, len);
     utf8_get(text, &first);
     int rc = nz->per_char ? normalize_by_table(nz, s, s->joined, p + len, out_len)
-                     : normalize_chars(nz, s, s->joined, p + len, 0, 0, out_len, NULL);
+                          : normalize_chars(nz, s, s->joined, p + len, 0, 0, out_len, NULL);
     for (size_t b = 0; rc == 0 && b < *out_len; b++) {
         s->from[b] = s->from[b] < p ? 0 : s->from[b] - (uint32_t)p;
         s->to[b] = s->to[b] <= p ? (uint32_t)first : s->to[b] - (uint32_t)p;

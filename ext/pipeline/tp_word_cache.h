@@ -13,13 +13,6 @@
 
 #include "tp_hash.h"
 
-/* Tokens of the words of one model call: word j is ids[first[j] .. first[j] + count[j]), token k covering
- * bytes [starts[k], ends[k]) of its word. Valid until the next call on the same scratch. */
-typedef struct {
-    const uint32_t *ids, *starts, *ends;
-    const uint32_t *first, *count;
-} tp_words;
-
 #define TP_CACHE_WORD 4096            /* longer words are not cached (ranges are stored as uint16) */
 #define TP_CACHE_SLOTS (1u << 16)     /* index slots; the cache is emptied when half are used ... */
 #define TP_CACHE_ARENA_MAX (16u << 20) /* ... or when the entries would outgrow this many bytes */

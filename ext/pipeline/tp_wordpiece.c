@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "tp_hash.h"
+#include "tp_word_cache.h"
 
 typedef struct {
     uint64_t hash;

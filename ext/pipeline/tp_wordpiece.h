@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tp_word_cache.h"
+#include "tp_words.h"
 
 typedef struct tp_wordpiece tp_wordpiece;
 typedef struct tp_wordpiece_scratch tp_wordpiece_scratch;
