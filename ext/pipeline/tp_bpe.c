@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_alloc.h"
 #include "tp_hash.h"
 #include "tp_word_cache.h"
 
@@ -65,10 +66,9 @@ typedef struct {
     uint32_t left, right; /* the pair's ids when pushed: still there means still valid */
 } heap_entry;
 
-/* A word that needs merging: its symbols sit at [base, base + n) of the scratch arrays; after a merge
- * (merge_once) the pairs at stale - 1 and stale need their steps looked up again. */
+/* A word that needs merging: its symbols sit at [base, base + n) of the scratch arrays. */
 typedef struct {
-    uint32_t word, base, n, stale;
+    uint32_t word, base, n;
 } merging;
 
 struct tp_bpe_scratch {
@@ -282,30 +282,23 @@ static size_t grown(size_t cap, size_t need) {
     return cap;
 }
 
-/* realloc *array (any pointer type) to count elements of size bytes; on failure it is left as it was. */
-static int grow(void *array, size_t count, size_t size) {
-    void *bigger = realloc(*(void **)array, count * size);
-    if (!bigger) return -1;
-    *(void **)array = bigger;
-    return 0;
-}
-
 static int reserve(tp_bpe_scratch *s, size_t symbols, size_t words, size_t longest) {
     if (symbols > s->cap) {
         size_t cap = grown(s->cap, symbols);
-        if (grow(&s->ids, cap, 4) || grow(&s->starts, cap, 4) || grow(&s->ends, cap, 4) ||
-            grow(&s->steps, cap, sizeof(merge_step))) return -1;
+        if (tp_grow(&s->ids, cap, 4) || tp_grow(&s->starts, cap, 4) || tp_grow(&s->ends, cap, 4) ||
+            tp_grow(&s->steps, cap, sizeof(merge_step))) return -1;
         s->cap = cap;
     }
     if (words > s->words_cap) {
         size_t cap = grown(s->words_cap, words);
-        if (grow(&s->first, cap, 4) || grow(&s->count, cap, 4) || grow(&s->missed, cap, 4) ||
-            grow(&s->twin_of, cap, 4) || grow(&s->hash, cap, 8) || grow(&s->todo, cap, sizeof(merging))) return -1;
+        if (tp_grow(&s->first, cap, 4) || tp_grow(&s->count, cap, 4) || tp_grow(&s->missed, cap, 4) ||
+            tp_grow(&s->twin_of, cap, 4) || tp_grow(&s->hash, cap, 8) || tp_grow(&s->todo, cap, sizeof(merging)))
+            return -1;
         s->words_cap = cap;
     }
     if (longest > s->long_cap) {
         size_t cap = grown(s->long_cap, longest);
-        if (grow(&s->next, cap, 4) || grow(&s->prev, cap, 4) || grow(&s->heap, cap * 3, sizeof(heap_entry)))
+        if (tp_grow(&s->next, cap, 4) || tp_grow(&s->prev, cap, 4) || tp_grow(&s->heap, cap * 3, sizeof(heap_entry)))
             return -1;
         s->long_cap = cap;
     }
@@ -383,16 +376,17 @@ static void prefetch_pairs(const tp_bpe *bpe, const tp_bpe_scratch *s, const mer
     for (uint32_t i = 0; i + 1 < w->n; i++) prefetch_merge(bpe, s, s->ids[w->base + i], s->ids[w->base + i + 1]);
 }
 
-/* One merge of the word: its leftmost lowest-rank pair, the same order as the heap. Returns 0 when no
- * pair merges any more. */
-static int merge_once(const tp_bpe *bpe, tp_bpe_scratch *s, merging *w) {
+/* One merge of the word: its leftmost lowest-rank pair, the same order as the heap. Returns the merged
+ * symbol's position (the pairs on both sides of it need their steps again), NONE_POS when no pair merges
+ * any more. */
+static uint32_t merge_once(const tp_bpe *bpe, tp_bpe_scratch *s, merging *w) {
     uint32_t *ids = s->ids + w->base, *starts = s->starts + w->base, *ends = s->ends + w->base;
     merge_step *steps = s->steps + w->base;
     size_t n = w->n, best = 0;
-    if (n < 2) return 0;
+    if (n < 2) return NONE_POS;
     for (size_t i = 1; i + 1 < n; i++)
         if (steps[i] < steps[best]) best = i;
-    if (steps[best] == NO_STEP) return 0;
+    if (steps[best] == NO_STEP) return NONE_POS;
     ids[best] = step_merged(steps[best]);
     ends[best] = ends[best + 1];
     for (size_t i = best + 1; i + 1 < n; i++) { /* a few symbols: inline beats four memmove calls */
@@ -400,14 +394,13 @@ static int merge_once(const tp_bpe *bpe, tp_bpe_scratch *s, merging *w) {
         if (i + 2 < n) steps[i] = steps[i + 1];
     }
     w->n = (uint32_t)n - 1;
-    w->stale = (uint32_t)best;
-    return 1;
+    return (uint32_t)best;
 }
 
-/* Look up the steps of the pairs next to the last merge. */
-static void restep_stale(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *w) {
-    uint32_t around[2] = {w->stale - 1, w->stale};
-    for (int k = w->stale == 0; k < 2; k++)
+/* Look up the steps of the pairs on both sides of the symbol at `merged`. */
+static void restep_around(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *w, uint32_t merged) {
+    uint32_t around[2] = {merged - 1, merged};
+    for (int k = merged == 0; k < 2; k++)
         if (around[k] + 1 < w->n) step_pair(bpe, s, w->base + around[k]);
 }
 
@@ -424,7 +417,7 @@ static void merge_short(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *wor
     }
     for (size_t k = 0; k < n_words; k++) {
         merging w = words[k];
-        while (merge_once(bpe, s, &w)) restep_stale(bpe, s, &w);
+        for (uint32_t merged; (merged = merge_once(bpe, s, &w)) != NONE_POS;) restep_around(bpe, s, &w, merged);
         s->count[w.word] = w.n;
     }
 }
@@ -544,7 +537,7 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
         if (from_vocab(bpe, s, j, words[j], lens[j]) || is_twin(s, j, words, lens, n_todo)) continue;
         size_t n_symbols = bpe->opt.char_level ? char_symbols(bpe, s, base, words[j], lens[j])
                                                : byte_symbols(bpe, s, base, words[j], lens[j]);
-        s->todo[n_todo++] = (merging){(uint32_t)j, (uint32_t)base, (uint32_t)n_symbols, NONE_POS};
+        s->todo[n_todo++] = (merging){(uint32_t)j, (uint32_t)base, (uint32_t)n_symbols};
     }
     for (size_t k = 0; k < n_todo; k++) /* short words first, in place */
         if (s->todo[k].n <= SHORT_WORD) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_alloc.h"
 #include "tp_hash.h"
 #include "tp_word_cache.h"
 
@@ -186,23 +187,15 @@ void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s) {
     free(s);
 }
 
-/* realloc *array (any pointer type) to count elements of size bytes; on failure it is left as it was. */
-static int grow(void *array, size_t count, size_t size) {
-    void *bigger = realloc(*(void **)array, count * size);
-    if (!bigger) return -1;
-    *(void **)array = bigger;
-    return 0;
-}
-
 static int reserve(tp_wordpiece_scratch *s, size_t tokens, size_t words) {
     if (tokens > s->cap) {
         size_t cap = tokens * 2;
-        if (grow(&s->ids, cap, 4) || grow(&s->starts, cap, 4) || grow(&s->ends, cap, 4)) return -1;
+        if (tp_grow(&s->ids, cap, 4) || tp_grow(&s->starts, cap, 4) || tp_grow(&s->ends, cap, 4)) return -1;
         s->cap = cap;
     }
     if (words > s->words_cap) {
         size_t cap = words * 2;
-        if (grow(&s->first, cap, 4) || grow(&s->count, cap, 4) || grow(&s->hash, cap, 8)) return -1;
+        if (tp_grow(&s->first, cap, 4) || tp_grow(&s->count, cap, 4) || tp_grow(&s->hash, cap, 8)) return -1;
         s->words_cap = cap;
     }
     return 0;
