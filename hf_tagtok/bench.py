@@ -3,10 +3,12 @@
 Every contender runs on the same texts in the same process, alternating, so ratios are taken under
 the same machine load. "cold" is the first call on a freshly loaded tokenizer (the best of
 `cold_loads` fresh loads per contender, so one unlucky scheduling slice does not decide it), "warm"
-the best of the repeats. Peak memory is measured apart from the timings, in a fresh process per
-contender (so no contender inherits memory another freed): the RSS rise above the pre-call level
-during its cold call, sampled every millisecond (tracemalloc cannot see Rust/C allocations) by a
-thread that would otherwise steal CPU from the timed calls.
+the best of the repeats, each timed right after an untimed call of the same contender (so it starts on
+its own caches, not on what the previous contender's call left in them). Peers (tiktoken, fastokens)
+are timed when installed and when they give stock's ids on a sample. Peak memory is measured apart
+from the timings, in a fresh process per contender (so no contender inherits memory another freed):
+the RSS rise above the pre-call level during its cold call, sampled every millisecond (tracemalloc
+cannot see Rust/C allocations) by a thread that would otherwise steal CPU from the timed calls.
 """
 import argparse
 import concurrent.futures
@@ -59,9 +61,9 @@ def _timed(fn):
     return time.perf_counter() - start, result
 
 
-def _memory_probe(path, texts, plain, name):
+def _memory_probe(path, texts, plain, peers, name):
     """In a fresh process: RSS rise (MB) during the cold call of contender `name`."""
-    for contender, load, run in _contenders(path, texts, _tiktoken_twin(path, texts), plain):
+    for contender, load, run in _contenders(path, texts, peers, plain):
         if contender == name:
             loaded = load()
             with _PeakRss() as memory:
@@ -70,9 +72,9 @@ def _memory_probe(path, texts, plain, name):
     raise KeyError(name)
 
 
-def _peak_rise_mb(path, texts, plain, name):
+def _peak_rise_mb(path, texts, plain, peers, name):
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(_memory_probe, str(path), texts, plain, name).result()
+        return pool.submit(_memory_probe, str(path), texts, plain, peers, name).result()
 
 
 def _tokenizer_file(path):
@@ -90,30 +92,57 @@ def _load_texts(files):
     return texts
 
 
-def _tiktoken_twin(path, texts):
-    """A tiktoken Encoding with the same ids as the tokenizer, or None (not tiktoken-compatible)."""
-    try:
-        import tiktoken
-    except ImportError:
-        return None
+def _tiktoken_twin(path, plain):
+    """A tiktoken Encoding built from the tokenizer's vocab and split regex (its ids are checked by _peers;
+    it has no truncation or padding, so `plain` changes nothing)."""
+    import tiktoken
     config = json.loads(Path(path).read_text(encoding="utf-8"))
     pre = config.get("pre_tokenizer") or {}
     steps = pre.get("pretokenizers", [pre])
     splits = [step for step in steps if step.get("type") == "Split" and "Regex" in step.get("pattern", {})]
     if config["model"].get("type") != "BPE" or config.get("normalizer") or len(splits) != 1:
-        return None
+        raise ValueError("not tiktoken-compatible")
     from hf_tagtok.models import CHAR_TO_BYTE
-    try:
-        ranks = {bytes(CHAR_TO_BYTE[c] for c in token): rank for token, rank in config["model"]["vocab"].items()}
-        encoding = tiktoken.Encoding("bench", pat_str=splits[0]["pattern"]["Regex"], mergeable_ranks=ranks,
-                                     special_tokens={})
-        stock = tokenizers.Tokenizer.from_file(str(path))
-        sample = texts[:200]
-        if [encoding.encode_ordinary(t) for t in sample] != [e.ids for e in stock.encode_batch(sample, add_special_tokens=False)]:
-            return None
-    except Exception:
-        return None
-    return encoding
+    ranks = {bytes(CHAR_TO_BYTE[c] for c in token): rank for token, rank in config["model"]["vocab"].items()}
+    return tiktoken.Encoding("bench", pat_str=splits[0]["pattern"]["Regex"], mergeable_ranks=ranks, special_tokens={})
+
+
+def _fastokens_twin(path, plain):
+    import fastokens
+    return _plain(fastokens.Tokenizer.from_file(str(path)), plain)
+
+
+# Peers timed when installed: (row name, loader, call, whether the call adds special tokens).
+_PEERS = {
+    "tiktoken": ("tiktoken encode_ordinary_batch", _tiktoken_twin,
+                 lambda texts: lambda enc: enc.encode_ordinary_batch(texts), False),
+    "fastokens": ("fastokens encode_batch", _fastokens_twin, lambda texts: lambda tok: tok.encode_batch(texts), True),
+}
+
+
+def _ids(result):
+    return [item.ids if hasattr(item, "ids") else item for item in result]
+
+
+def _peers(path, texts, plain):
+    """The peers that load this tokenizer and give stock's ids on a sample of the texts: an inexact or
+    unsupported peer is not timed (its row would compare different work). Prints why a peer is left out."""
+    sample = texts[:200]
+    stock = _plain(tokenizers.Tokenizer.from_file(str(path)), plain)
+    usable = []
+    for peer, (_, loader, call, add_special) in _PEERS.items():
+        try:
+            ids = _ids(call(sample)(loader(path, plain)))
+        except ImportError:
+            continue
+        except Exception as error:
+            print(f"({peer} not timed: {str(error).splitlines()[0]})")
+            continue
+        if ids == _ids(stock.encode_batch(sample, add_special_tokens=add_special)):
+            usable.append(peer)
+        else:
+            print(f"({peer} not timed: its ids differ from stock's)")
+    return usable
 
 
 def _plain(tokenizer, plain):
@@ -123,7 +152,7 @@ def _plain(tokenizer, plain):
     return tokenizer
 
 
-def _contenders(path, texts, tiktoken_encoding, plain=False):
+def _contenders(path, texts, peers, plain=False):
     def stock_loader():
         return _plain(tokenizers.Tokenizer.from_file(str(path)), plain)
 
@@ -135,15 +164,9 @@ def _contenders(path, texts, tiktoken_encoding, plain=False):
         ("hf_tagtok encode_batch", ours_loader, lambda tok: tok.encode_batch(texts)),
         ("hf_tagtok encode_batch_arrays", ours_loader, lambda tok: tok.encode_batch_arrays(texts)),
     ]
-    if tiktoken_encoding is not None:
-        rows.append(("tiktoken encode_ordinary_batch", lambda: tiktoken_encoding,
-                     lambda enc: enc.encode_ordinary_batch(texts)))
-    try:
-        import fastokens  # noqa: F401  (optional peer; only timed when installed)
-        rows.append(("fastokens encode_batch", lambda: fastokens.Tokenizer.from_file(str(path)),
-                     lambda tok: tok.encode_batch(texts)))
-    except Exception:
-        pass
+    for peer in peers:
+        name, loader, call, _ = _PEERS[peer]
+        rows.append((name, lambda loader=loader: loader(path, plain), call(texts)))
     return rows
 
 
@@ -156,7 +179,8 @@ def _count_tokens(result):
 def throughput(path, texts, repeats=3, plain=False, cold_loads=2):
     """Rows {name, cold_s, warm_s, mb_s, tokens, tokens_s, peak_mb, ratio, cold_ratio} (ratio vs stock)."""
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
-    contenders = _contenders(path, texts, _tiktoken_twin(path, texts), plain)
+    peers = _peers(path, texts, plain)
+    contenders = _contenders(path, texts, peers, plain)
     stats = {name: {"cold": [], "runs": [], "tokens": 0} for name, _, _ in contenders}
     loaded = {}
     for _ in range(cold_loads):  # each a fresh load, contenders alternating
@@ -168,9 +192,10 @@ def throughput(path, texts, repeats=3, plain=False, cold_loads=2):
             del result
     for _ in range(repeats):
         for name, _, run in contenders:
+            run(loaded[name])
             stats[name]["runs"].append(_timed(lambda: run(loaded[name]))[0])
     for name in stats:
-        stats[name]["peak_mb"] = _peak_rise_mb(path, texts, plain, name)
+        stats[name]["peak_mb"] = _peak_rise_mb(path, texts, plain, peers, name)
     stock = stats["stock encode_batch"]
     rows = []
     for name, entry in stats.items():

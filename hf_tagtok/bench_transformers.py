@@ -2,7 +2,7 @@
 
 Both tokenizers load from the same files and run side by side in one process, alternating, so machine
 load hits both alike. "cold" is the first call after loading (each row loads its own pair); the steady
-figure is the best of `repeats` further calls. Ratios are stock time / hf_tagtok time (higher is better).
+figure is the best of `repeats` further calls, each timed right after an untimed call of the same side. Ratios are stock time / hf_tagtok time (higher is better).
 """
 import pathlib
 import time
@@ -24,8 +24,10 @@ def _row(name, load, call, repeats):
     every row's cold call is a first call after loading), then `repeats` warm rounds on the same ones."""
     timings = {"stock": [], "tagtok": []}
     loaded = {side: load(side) for side in timings}
-    for _ in range(repeats + 1):  # the first round is the cold one
+    for repeat in range(repeats + 1):  # repeat 0 is the cold round
         for side in timings:
+            if repeat:
+                call(loaded[side])  # a warm call starts on its own side's caches
             start = time.perf_counter()
             call(loaded[side])
             timings[side].append(time.perf_counter() - start)

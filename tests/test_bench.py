@@ -1,6 +1,8 @@
 """`hf-tagtok bench` runs end to end on a small tokenizer and reports what it measured (never timings as pass/fail)."""
 import json
 
+import tokenizers
+
 from conformance import tokenizer_zoo
 from hf_tagtok import bench, sample_text
 
@@ -24,3 +26,20 @@ def test_bench_reports_every_contender_on_the_same_tokens(tmp_path, capsys):
     assert report["latency"]["ratio"] > 0
     printed = capsys.readouterr().out
     assert "stock encode_batch" in printed and "single encode(str) latency" in printed
+
+
+def test_a_peer_is_timed_only_when_it_gives_stock_ids(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "tokenizer.json"
+    tokenizer_zoo.load("small_bytelevel").save(str(path))
+    texts = sample_text.multiscript_texts()[:20]
+    stock_twin = lambda path, plain: tokenizers.Tokenizer.from_file(str(path))  # noqa: E731
+    off_by_one = lambda texts: lambda tok: [[i + 1 for i in e.ids] for e in tok.encode_batch(texts)]  # noqa: E731
+    monkeypatch.setattr(bench, "_PEERS", {
+        "same": ("same encode_batch", stock_twin, lambda texts: lambda tok: tok.encode_batch(texts), True),
+        "shifted": ("shifted encode_batch", stock_twin, off_by_one, True),
+        "broken": ("broken encode_batch", lambda path, plain: 1 / 0, off_by_one, True),
+    })
+    assert bench._peers(path, texts, plain=False) == ["same"]
+    printed = capsys.readouterr().out
+    assert "(shifted not timed: its ids differ from stock's)" in printed
+    assert "(broken not timed: division by zero)" in printed
