@@ -173,7 +173,7 @@ def _contenders(path, texts, peers, plain=False):
 def _count_tokens(result):
     if hasattr(result, "lengths"):
         return int(result.lengths.sum())
-    return sum(len(item.ids) if hasattr(item, "ids") else len(item) for item in result)
+    return sum(map(len, _ids(result)))
 
 
 def throughput(path, texts, repeats=3, plain=False, cold_loads=2):

@@ -276,28 +276,22 @@ void tp_bpe_scratch_free(tp_bpe_scratch *s) {
     free(s);
 }
 
-static size_t grown(size_t cap, size_t need) {
-    cap = cap ? cap : 64;
-    while (cap < need) cap *= 2;
-    return cap;
-}
-
 static int reserve(tp_bpe_scratch *s, size_t symbols, size_t words, size_t longest) {
     if (symbols > s->cap) {
-        size_t cap = grown(s->cap, symbols);
+        size_t cap = tp_capacity(s->cap, symbols);
         if (tp_grow(&s->ids, cap, 4) || tp_grow(&s->starts, cap, 4) || tp_grow(&s->ends, cap, 4) ||
             tp_grow(&s->steps, cap, sizeof(merge_step))) return -1;
         s->cap = cap;
     }
     if (words > s->words_cap) {
-        size_t cap = grown(s->words_cap, words);
+        size_t cap = tp_capacity(s->words_cap, words);
         if (tp_grow(&s->first, cap, 4) || tp_grow(&s->count, cap, 4) || tp_grow(&s->missed, cap, 4) ||
             tp_grow(&s->twin_of, cap, 4) || tp_grow(&s->hash, cap, 8) || tp_grow(&s->todo, cap, sizeof(merging)))
             return -1;
         s->words_cap = cap;
     }
     if (longest > s->long_cap) {
-        size_t cap = grown(s->long_cap, longest);
+        size_t cap = tp_capacity(s->long_cap, longest);
         if (tp_grow(&s->next, cap, 4) || tp_grow(&s->prev, cap, 4) || tp_grow(&s->heap, cap * 3, sizeof(heap_entry)))
             return -1;
         s->long_cap = cap;

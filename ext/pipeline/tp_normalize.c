@@ -360,13 +360,19 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
     return 0;
 }
 
+/* The char at pos (its UTF-8 length in *n) and its table flags: none past the table. */
+static uint8_t flags_at(const tp_normalizer *nz, const uint8_t *text, size_t pos, uint32_t *c, size_t *n) {
+    *c = text[pos];
+    *n = 1;
+    if (*c >= 0x80) *c = utf8_get(text + pos, n);
+    return *c < TABLE_CHARS ? nz->char_flags[*c] : 0;
+}
+
 /* A char where a general-path stretch may start or end: nothing reorders across the boundary before
  * it and its output depends on it alone. Chars past the table are never safe. */
 static int is_safe(const tp_normalizer *nz, const uint8_t *text, size_t pos, size_t *n) {
-    uint32_t c = text[pos];
-    *n = 1;
-    if (c >= 0x80) c = utf8_get(text + pos, n);
-    return c < TABLE_CHARS && (nz->char_flags[c] & (CHAR_LOCAL | CHAR_LEAD | CHAR_TRANSPARENT)) == CHAR_LOCAL;
+    uint32_t c;
+    return (flags_at(nz, text, pos, &c, n) & (CHAR_LOCAL | CHAR_LEAD | CHAR_TRANSPARENT)) == CHAR_LOCAL;
 }
 
 /* Table lookups char by char; where a char needs context, the general path redoes the stretch from
@@ -376,10 +382,8 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
     size_t o = 0, safe_pos = 0, safe_o = 0, n;
     int previous_trail = 0;
     for (size_t pos = 0; pos < len;) {
-        uint32_t c = text[pos];
-        n = 1;
-        if (c >= 0x80) c = utf8_get(text + pos, &n);
-        uint8_t flags = c < TABLE_CHARS ? nz->char_flags[c] : 0;
+        uint32_t c;
+        uint8_t flags = flags_at(nz, text, pos, &c, &n);
         if (!(flags & CHAR_LOCAL) || ((flags & CHAR_LEAD) && previous_trail)) {
             size_t end = pos + n, step;
             while (end < len && !is_safe(nz, text, end, &step)) end += step;

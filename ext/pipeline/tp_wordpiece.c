@@ -189,12 +189,12 @@ void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s) {
 
 static int reserve(tp_wordpiece_scratch *s, size_t tokens, size_t words) {
     if (tokens > s->cap) {
-        size_t cap = tokens * 2;
+        size_t cap = tp_capacity(s->cap, tokens);
         if (tp_grow(&s->ids, cap, 4) || tp_grow(&s->starts, cap, 4) || tp_grow(&s->ends, cap, 4)) return -1;
         s->cap = cap;
     }
     if (words > s->words_cap) {
-        size_t cap = words * 2;
+        size_t cap = tp_capacity(s->words_cap, words);
         if (tp_grow(&s->first, cap, 4) || tp_grow(&s->count, cap, 4) || tp_grow(&s->hash, cap, 8)) return -1;
         s->words_cap = cap;
     }
