@@ -5,11 +5,13 @@
 merges, added tokens, post-processor layout) and encodes batches of str with the GIL released:
 `encode` for single texts with no truncation or padding, `assemble` for the rest (pairs, truncation
 with overflow, padding; ext/pipeline/tp_assemble.h).
-The pre-tokenizer program executor is the engine's (pretok.pxi, compiled into this module too).
+The pre-tokenizer program executor is the engine's (pretok.pxi, compiled into this module too);
+`pair_ids` resolves a model's (left, right) name pairs to ids while the spec is built (pair_names.pxi).
 """
 include "classify.pxi"
 include "pretok.pxi"
 include "pipeline/models_normalize.pxi"
+include "pair_names.pxi"
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc
@@ -219,8 +221,8 @@ cdef class Pipeline:
 
     cdef _build_bpe(self, dict model):
         tokens = model["tokens"]
-        merges = model["merges"]
-        cdef size_t n = len(tokens), m = len(merges), i
+        cdef const uint32_t[:, ::1] merges = model["merges"]
+        cdef size_t n = len(tokens), m = merges.shape[0], i
         cdef const uint8_t **ptrs = <const uint8_t **>malloc((n or 1) * sizeof(uint8_t *))
         cdef uint32_t *lens = <uint32_t *>malloc((n or 1) * sizeof(uint32_t))
         cdef tp_merge *c_merges = <tp_merge *>malloc((m or 1) * sizeof(tp_merge))
@@ -239,7 +241,7 @@ cdef class Pipeline:
                     ptrs[i] = <const uint8_t *><const char *>token
                     lens[i] = len(token)
             for i in range(m):
-                c_merges[i].left, c_merges[i].right, c_merges[i].merged = merges[i]
+                c_merges[i].left, c_merges[i].right, c_merges[i].merged = merges[i, 0], merges[i, 1], merges[i, 2]
             memset(&options, 0, sizeof(options))
             options.ignore_merges = model["ignore_merges"]
             options.char_level = model.get("char_level", False)
