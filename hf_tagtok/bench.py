@@ -112,10 +112,16 @@ def _fastokens_twin(path, plain):
     return _plain(fastokens.Tokenizer.from_file(str(path)), plain)
 
 
-# Peers timed when installed: (row name, loader, call, whether the call adds special tokens).
+def _threads():
+    """The threads a contender may use: --threads (HF_TAGTOK_THREADS), else the CPUs this process may use."""
+    return int(os.environ.get("HF_TAGTOK_THREADS") or len(os.sched_getaffinity(0)))
+
+
+# Peers timed when installed: (row name, loader, call, whether the call adds special tokens). tiktoken's
+# batch call starts 8 threads unless told otherwise; fastokens has its own pool (see main).
 _PEERS = {
     "tiktoken": ("tiktoken encode_ordinary_batch", _tiktoken_twin,
-                 lambda texts: lambda enc: enc.encode_ordinary_batch(texts), False),
+                 lambda texts: lambda enc: enc.encode_ordinary_batch(texts, num_threads=_threads()), False),
     "fastokens": ("fastokens encode_batch", _fastokens_twin, lambda texts: lambda tok: tok.encode_batch(texts), True),
 }
 
@@ -268,6 +274,8 @@ def main(argv=None):
           + ", ".join(f"{stage}={'native' if entry['native'] else 'stock'}"
                       for stage, entry in _plain(hf_tagtok.Tokenizer.from_file(path), args.plain).acceleration.items()))
     rows = throughput(path, texts, args.repeats, args.plain, args.cold_loads)
+    if args.threads and any(row["name"].startswith("fastokens") for row in rows):
+        print("(fastokens keeps its own thread pool: --threads does not limit it)")
     print(f"{'':34s}{'MB/s':>8s}{'Mtok/s':>8s}{'cold s':>8s}{'warm s':>8s}{'peak MB':>9s}{'ratio':>7s}{'cold':>7s}")
     for row in rows:
         print(f"{row['name']:34s}{row['mb_s']:8.2f}{row['tokens_s'] / 1e6:8.2f}{row['cold_s']:8.3f}{row['warm_s']:8.3f}"
