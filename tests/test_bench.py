@@ -43,3 +43,17 @@ def test_a_peer_is_timed_only_when_it_gives_stock_ids(tmp_path, monkeypatch, cap
     printed = capsys.readouterr().out
     assert "(shifted not timed: its ids differ from stock's)" in printed
     assert "(broken not timed: division by zero)" in printed
+
+
+def test_tiktoken_gets_the_thread_count_both_pools_get(monkeypatch):
+    seen = []
+
+    class Encoding:  # records what the bench asks of tiktoken's batch call
+        def encode_ordinary_batch(self, texts, num_threads):
+            seen.append(num_threads)
+            return [[0] for _ in texts]
+
+    monkeypatch.setenv("HF_TAGTOK_THREADS", "1")
+    _, _, call, _ = bench._PEERS["tiktoken"]
+    call(["a", "b"])(Encoding())
+    assert seen == [1]
