@@ -113,8 +113,9 @@ def _fastokens_twin(path, plain):
 
 
 def _threads():
-    """The threads a contender may use: --threads (HF_TAGTOK_THREADS), else the CPUs this process may use."""
-    return int(os.environ.get("HF_TAGTOK_THREADS") or len(os.sched_getaffinity(0)))
+    """The threads hf_tagtok's pool runs (--threads sets them before anything encodes): a peer gets as many."""
+    from hf_tagtok import _native
+    return _native.pool_threads()
 
 
 # Peers timed when installed: (row name, loader, call, whether the call adds special tokens). tiktoken's

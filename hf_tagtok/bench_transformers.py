@@ -2,7 +2,8 @@
 
 Both tokenizers load from the same files and run side by side in one process, alternating, so machine
 load hits both alike. "cold" is the first call after loading (each row loads its own pair); the steady
-figure is the best of `repeats` further calls, each timed right after an untimed call of the same side. Ratios are stock time / hf_tagtok time (higher is better).
+figure is the best of `repeats` further calls, each timed right after an untimed call of the same side.
+Ratios are stock time / hf_tagtok time (higher is better).
 """
 import pathlib
 import time

@@ -45,7 +45,8 @@ def test_a_peer_is_timed_only_when_it_gives_stock_ids(tmp_path, monkeypatch, cap
     assert "(broken not timed: division by zero)" in printed
 
 
-def test_tiktoken_gets_the_thread_count_both_pools_get(monkeypatch):
+def test_tiktoken_gets_as_many_threads_as_our_pool():
+    from hf_tagtok import _native
     seen = []
 
     class Encoding:  # records what the bench asks of tiktoken's batch call
@@ -53,7 +54,6 @@ def test_tiktoken_gets_the_thread_count_both_pools_get(monkeypatch):
             seen.append(num_threads)
             return [[0] for _ in texts]
 
-    monkeypatch.setenv("HF_TAGTOK_THREADS", "1")
     _, _, call, _ = bench._PEERS["tiktoken"]
     call(["a", "b"])(Encoding())
-    assert seen == [1]
+    assert seen == [_native.pool_threads()]
