@@ -5,12 +5,14 @@
 merges, added tokens, post-processor layout) and encodes batches of str with the GIL released:
 `encode` for single texts with no truncation or padding, `assemble` for the rest (pairs, truncation
 with overflow, padding; ext/pipeline/tp_assemble.h).
-The pre-tokenizer program executor is the engine's (pretok.pxi, compiled into this module too);
-`pair_ids` resolves a model's (left, right) name pairs to ids while the spec is built (pair_names.pxi).
+The pre-tokenizer program executor is the engine's (pretok.pxi, compiled into this module too).
+While the spec is built, `member_span` finds the model's merges in the configuration's JSON text
+(json_scan.pxi) and `pair_ids_in` resolves their (left, right) name pairs to ids there (pair_names.pxi).
 """
 include "classify.pxi"
 include "pretok.pxi"
 include "pipeline/models_normalize.pxi"
+include "json_scan.pxi"
 include "pair_names.pxi"
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t

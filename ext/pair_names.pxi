@@ -1,9 +1,11 @@
-# Name pairs -> ids for building a model: `pair_ids(names, pairs, strip)` resolves each (left, right) pair of
-# token names, and the name left + right joins into, against a str -> id table.
+# Name pairs -> ids for building a model: `pair_ids_in(names, text, start, end, strip)` resolves each
+# (left, right) pair of token names of a model's merges, and the name left + right joins into, against a
+# str -> id table, reading the pairs from the configuration's JSON text.
 #
-# Included by ext/_native.pyx. A Python loop of dict lookups spent ~0.5 s on Llama-3's 280k merges (three
-# lookups each, one on a freshly concatenated str); here names are hashed and compared as code points in
-# place, so no str is built, and the table keeps every name's code points in one buffer.
+# Included by ext/_native.pyx after json_scan.pxi. A Python loop of dict lookups spent ~0.5 s on Llama-3's
+# 280k merges (three lookups each, one on a freshly concatenated str), and parsing them into lists another
+# ~0.14 s; here names are hashed and compared as code points where they lie in the text, so no str is
+# built, and the table keeps every name's code points in one buffer.
 from cpython.dict cimport PyDict_Next
 from cpython.ref cimport PyObject
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
@@ -113,45 +115,155 @@ cdef bint _strip_utf8(_text *t, Py_ssize_t strip) noexcept:
     return strip >= 0
 
 
-cdef int _split_pair(object pair, _text *left, _text *right) except -1:
-    cdef Py_ssize_t space
-    if isinstance(pair, str):  # "left right": exactly one space
-        space = (<str>pair).find(" ")
-        if space < 0 or (<str>pair).find(" ", space + 1) >= 0:
-            raise ValueError(f"{pair!r} is not 'left right'")
-        left[0] = _whole(<str>pair)
-        right[0] = left[0]
-        left.end, right.start = space, space + 1
-        return 0
-    if isinstance(pair, (tuple, list)) and len(pair) == 2 and isinstance(pair[0], str) and isinstance(pair[1], str):
-        left[0], right[0] = _whole(pair[0]), _whole(pair[1])
-        return 0
-    raise ValueError(f"{pair!r} is not a pair of token names")
+cdef struct _points:  # a decoded name's code points, grown as needed
+    uint32_t *data
+    Py_ssize_t cap
 
 
-def pair_ids(dict names, list pairs, Py_ssize_t strip=0):
-    """(k, 3) uint32 array of (left id, right id, joined id) for the pairs whose three names are in `names`
-    (str -> id), in order. The joined name is left + right without right's first `strip` UTF-8 bytes.
-    A pair is a "left right" str (exactly one space) or a 2-sequence of str; anything else: ValueError."""
+cdef inline int _hex(uint32_t c) noexcept:
+    if 0x30 <= c <= 0x39:
+        return <int>(c - 0x30)
+    c |= 0x20
+    return <int>(c - 0x57) if 0x61 <= c <= 0x66 else -1
+
+
+cdef uint32_t _hex4(_json j, Py_ssize_t start) except? 0xFFFFFFFF:
+    cdef uint32_t value = 0
+    cdef Py_ssize_t i
+    cdef int digit
+    for i in range(start, start + 4):
+        digit = _hex(<uint32_t>_at(j, i))
+        if digit < 0:
+            raise ValueError(f"bad \\u escape at {start - 2}")
+        value = value << 4 | <uint32_t>digit
+    return value
+
+
+cdef Py_ssize_t _unescape(_json j, Py_ssize_t i, Py_ssize_t end, _points *out) except -1:
+    """The code points of the JSON string between its quotes at i and end - 1, as json.loads decodes them
+    (a \\u surrogate pair joins; a lone surrogate stays), into out. Returns their count."""
+    cdef Py_ssize_t n = 0
+    cdef uint32_t c, low
+    if out.cap < end - i:
+        free(out.data)
+        out.data = <uint32_t *>malloc((end - i) * sizeof(uint32_t))
+        out.cap = end - i if out.data != NULL else 0
+        if out.data == NULL:
+            raise MemoryError()
+    i += 1
+    while i < end - 1:
+        c = _at(j, i)
+        i += 1
+        if c == 0x5C:
+            c = _at(j, i)
+            i += 1
+            if c == 0x75:
+                c = _hex4(j, i)
+                i += 4
+                if 0xD800 <= c < 0xDC00 and _at(j, i) == 0x5C and _at(j, i + 1) == 0x75:
+                    low = _hex4(j, i + 2)
+                    if 0xDC00 <= low < 0xE000:
+                        c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00)
+                        i += 6
+            elif c == 0x62: c = 0x08
+            elif c == 0x66: c = 0x0C
+            elif c == 0x6E: c = 0x0A
+            elif c == 0x72: c = 0x0D
+            elif c == 0x74: c = 0x09
+            elif c != 0x22 and c != 0x5C and c != 0x2F:
+                raise ValueError(f"bad escape at {i - 1}")
+        out.data[n] = c
+        n += 1
+    return n
+
+
+cdef Py_ssize_t _name_at(_json j, Py_ssize_t i, _text *name, _points *decoded) except -1:
+    """i is at a JSON string: *name is its code points, read in place (or decoded into `decoded` when it
+    holds escapes, as code tokens with quotes and backslashes do: ~4k of Llama-3's merges). Returns the
+    index after it."""
+    cdef bint escaped
+    cdef Py_ssize_t end, n
+    if _at(j, i) != 0x22:
+        raise ValueError(f"a token name (JSON string) expected at {i}")
+    end = _skip_string(j, i, &escaped)
+    if escaped:
+        n = _unescape(j, i, end, decoded)  # (it may move decoded.data)
+        name[0] = _text(4, decoded.data, 0, n)
+    else:
+        name[0] = _text(j.kind, j.data, i + 1, end - 1)
+    return end
+
+
+cdef int _split_at_space(_text whole, _text *left, _text *right) except -1:
+    """A "left right" merge: exactly one space."""
+    cdef Py_ssize_t i, space = -1
+    for i in range(whole.start, whole.end):
+        if PyUnicode_READ(whole.kind, whole.data, i) == 0x20:
+            if space >= 0:
+                space = -2
+                break
+            space = i
+    if space < 0:
+        raise ValueError("a merge given as one string needs exactly one space ('left right')")
+    left[0], right[0] = whole, whole
+    left.end, right.start = space, space + 1
+    return 0
+
+
+cdef Py_ssize_t _expect(_json j, Py_ssize_t i, Py_UCS4 c, str what) except -1:
+    i = _skip_space(j, i)
+    if _at(j, i) != c:
+        raise ValueError(f"{what} expected at {i}")
+    return _skip_space(j, i + 1)
+
+
+def pair_ids_in(dict names, str text, Py_ssize_t start, Py_ssize_t end, Py_ssize_t strip=0):
+    """(k, 3) uint32 array of (left id, right id, joined id) for the pairs of the JSON array text[start:end]
+    (a model's merges, see member_span) whose three names are in `names` (str -> id), in order. The joined
+    name is left + right without right's first `strip` UTF-8 bytes. A pair is ["left", "right"] or
+    "left right" (exactly one space); anything else: ValueError."""
     cdef _names table
     cdef _text left, right, rest
-    cdef Py_ssize_t n = len(pairs), k = 0, i
-    cdef uint32_t left_id, right_id, joined_id
     cdef _text nothing = _text(1, NULL, 0, 0)
-    out = np.empty((n, 3), dtype=np.uint32)
+    cdef _json j = _json_of(text)
+    cdef Py_ssize_t k = 0, i
+    cdef uint32_t left_id, right_id, joined_id
+    cdef _points decoded[2]
+    if not 0 <= start <= end <= j.length:
+        raise ValueError("the merges span lies outside the text")
+    j.length = end  # nothing past the span is read
+    out = np.empty(((end - start) // 12 + 16, 3), dtype=np.uint32)  # ["a","b"], is 10 chars: grown if short
     cdef uint32_t[:, ::1] rows = out
     memset(&table, 0, sizeof(table))
+    memset(decoded, 0, sizeof(decoded))
     try:
         _build_names(&table, names)
-        for i in range(n):
-            _split_pair(pairs[i], &left, &right)
+        i = _expect(j, start, 0x5B, "'[' (the merges array)")
+        while _at(j, i) != 0x5D:
+            if _at(j, i) == 0x5B:
+                i = _name_at(j, _skip_space(j, i + 1), &left, &decoded[0])
+                i = _name_at(j, _expect(j, i, 0x2C, "','"), &right, &decoded[1])
+                i = _expect(j, i, 0x5D, "']' (a merge is a pair)")
+            else:
+                i = _name_at(j, i, &left, &decoded[0])
+                _split_at_space(left, &left, &right)
+                i = _skip_space(j, i)
             left_id, right_id = _find(&table, left, nothing), _find(&table, right, nothing)
             rest = right
             joined_id = _find(&table, left, rest) if _strip_utf8(&rest, strip) else NO_NAME
             if left_id != NO_NAME and right_id != NO_NAME and joined_id != NO_NAME:
+                if k == rows.shape[0]:
+                    out = np.resize(out, (2 * k, 3))
+                    rows = out
                 rows[k, 0], rows[k, 1], rows[k, 2] = left_id, right_id, joined_id
                 k += 1
+            if _at(j, i) == 0x2C:
+                i = _skip_space(j, i + 1)
+            elif _at(j, i) != 0x5D:
+                raise ValueError(f"',' or ']' expected at {i}")
     finally:
         free(table.slots)
         free(table.points)
-    return out[:k]
+        free(decoded[0].data)
+        free(decoded[1].data)
+    return out[:k].copy()

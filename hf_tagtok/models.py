@@ -101,7 +101,7 @@ def _bpe_spec(model, byte_level):
             if not all(name in vocab for name in names):
                 raise Unsupported("BPE byte_fallback without all 256 <0xXX> tokens is not native yet")
             spec["byte_tokens"] = [vocab[name] for name in names]
-    merges = _merge_ids(model["merges"], vocab, len(prefix.encode()))
+    merges = _merge_ids(model.get("merges"), vocab, len(prefix.encode()))
     if size > _NATIVE_MAX_TOKENS or len(merges) > _NATIVE_MAX_MERGES:
         raise Unsupported(f"BPE with {size} ids / {len(merges)} merges exceeds the native tables "
                           f"({_NATIVE_MAX_TOKENS} / {_NATIVE_MAX_MERGES})")
@@ -109,14 +109,44 @@ def _bpe_spec(model, byte_level):
     return spec
 
 
+class _MergesText:
+    """A BPE model's merges left as their JSON text inside the configuration's (json.loads spent ~0.14 s of
+    Llama-3's ~0.18 s on them, a list and two str per merge); the native module reads the pairs there,
+    once per prefix length (the vocabulary is always the same model's)."""
+
+    def __init__(self, text, span):
+        self.text, self.span = text, span
+        self.ids_by_prefix_len = {}
+
+
+def _load_config(text):
+    """The configuration as json.loads gives it, but with model.merges as a _MergesText when the native
+    module can read it (without that module the merges are never used: the model stage is not native)."""
+    try:
+        span = _native_module().member_span(text, ("model", "merges"))
+    except Unsupported:
+        span = None
+    if span is None:
+        return json.loads(text)
+    start, end = span
+    config = json.loads(text[:start] + "[]" + text[end:])
+    config["model"]["merges"] = _MergesText(text, span)
+    return config
+
+
 def _merge_ids(merges, vocab, prefix_len):
     """(k, 3) uint32 array of (left id, right id, merged id) of the merges whose three tokens are in the
     vocabulary, in order. Stock names the merged token left + right minus prefix_len bytes, whatever right
     starts with, and reads a str merge only with exactly one space."""
-    try:
-        return _native_module().pair_ids(vocab, merges, prefix_len)
-    except (TypeError, ValueError) as error:
-        raise Unsupported(f"BPE merges: {error}")
+    native = _native_module()
+    if merges is None:
+        return native.pair_ids_in(vocab, "[]", 0, 2, prefix_len)
+    if prefix_len not in merges.ids_by_prefix_len:
+        try:
+            merges.ids_by_prefix_len[prefix_len] = native.pair_ids_in(vocab, merges.text, *merges.span, prefix_len)
+        except (TypeError, ValueError) as error:
+            raise Unsupported(f"BPE merges: {error}")
+    return merges.ids_by_prefix_len[prefix_len]
 
 
 def _check_byte_symbols(tokens, prefix, suffix):
@@ -171,10 +201,11 @@ def _model_emits(model):
     if model.get("type") != "BPE" or model.get("ignore_merges"):
         return lambda content: content in vocab
     prefix, suffix = model.get("continuing_subword_prefix") or "", model.get("end_of_word_suffix") or ""
-    built = set()
-    for merge in model.get("merges") or ():
-        left, right = merge.split(" ", 1) if isinstance(merge, str) else merge
-        built.add(left + right.encode()[len(prefix.encode()):].decode(errors="replace"))
+    try:
+        names = {token_id: token for token, token_id in vocab.items()}
+        built = {names[merged] for merged in _merge_ids(model.get("merges"), vocab, len(prefix.encode()))[:, 2]}
+    except Unsupported:  # then the model stage is not native either, and nothing asks
+        built = set()
 
     def emits(content):
         if content not in vocab:
@@ -275,7 +306,7 @@ def analyse(stock, text=None):
     """(per-stage report, spec or None): the spec is complete only when every stage is native."""
     from hf_tagtok import normalizers, processors  # they import Unsupported from here
 
-    config = json.loads(text if text is not None else stock.to_str())
+    config = _load_config(text if text is not None else stock.to_str())
     report, spec = {}, {}
 
     def stage(name, build):

@@ -1,0 +1,116 @@
+"""Reading a BPE model's merges straight from the configuration's JSON text, against json.loads and stock.
+
+`hf_tagtok._native.member_span` finds the merges without building them and `pair_ids_in` resolves them
+to ids where they lie; the expectations here come from the json module and from stock tokenizers."""
+import json
+
+import pytest
+import tokenizers
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hf_tagtok
+from hf_tagtok import sample_text
+
+native = pytest.importorskip("hf_tagtok._native")
+
+PATH = ("model", "merges")
+
+
+def _reference_ids(vocab, merges, strip=0):
+    """The merges' (left, right, joined) ids from json.loads' lists, the way stock names the joined token
+    (stock's JSON parser refuses lone surrogates; here they count as 3 bytes, as in UTF-8's own range)."""
+    rows = []
+    for merge in merges:
+        left, right = merge.split(" ") if isinstance(merge, str) else merge
+        joined = left + right.encode("utf-8", "surrogatepass")[strip:].decode("utf-8", "surrogatepass")
+        if left in vocab and right in vocab and joined in vocab:
+            rows.append([vocab[left], vocab[right], vocab[joined]])
+    return rows
+
+
+def _ids_from_text(vocab, text, strip=0):
+    return native.pair_ids_in(vocab, text, *native.member_span(text, PATH), strip).tolist()
+
+
+def _config(merges, vocab, **extra):
+    return {"version": "1.0", **extra, "model": {"type": "BPE", "vocab": vocab, "merges": merges}}
+
+
+NAMES = ["a", "b", "ab", 'q"', "\\", 'q"\\', "é", "😀", "\n", "😀\n", "[", "]", "[]", "{", "}{", ",", ":", "\ud83d",
+         "\ud83d\ud83d", "\u2028", "\x00", "/", "a/"]
+VOCAB = {name: index for index, name in enumerate(NAMES)}
+MERGES = [["a", "b"], ['q"', "\\"], ["😀", "\n"], ["[", "]"], ["}", "{"], ["\ud83d", "\ud83d"], ["a", "/"],
+          ["x", "y"], ["a", "zz"]]
+
+
+@pytest.mark.parametrize("dump", [
+    lambda config: json.dumps(config),
+    lambda config: json.dumps(config, ensure_ascii=False),
+    lambda config: json.dumps(config, indent=2),
+    lambda config: json.dumps(config, indent="\t", ensure_ascii=False, separators=(" ,\r\n", " :  ")),
+], ids=["compact", "raw", "indented", "odd-spacing"])
+def test_merges_are_found_and_read_as_json_loads_reads_them(dump):
+    text = dump(_config(MERGES, VOCAB, decoy={"model": {"merges": [["b", "a"]]}, "merges": [["a", "a"]]}))
+    start, end = native.member_span(text, PATH)
+    assert json.loads(text[start:end]) == json.loads(text)["model"]["merges"]
+    spliced = json.loads(text[:start] + "[]" + text[end:])
+    assert spliced == {**json.loads(text), "model": {**json.loads(text)["model"], "merges": []}}
+    assert _ids_from_text(VOCAB, text) == _reference_ids(VOCAB, MERGES)
+
+
+def test_legacy_string_merges_need_exactly_one_space():
+    text = json.dumps(_config(["a b", "😀 \n", "\ud83d \ud83d"], VOCAB))
+    assert _ids_from_text(VOCAB, text) == _reference_ids(VOCAB, ["a b", "😀 \n", "\ud83d \ud83d"])
+    for bad in (["ab"], ["a  b"], ["a b c"], [["a"]], [["a", "b", "c"]], [1], {"a": "b"}):
+        with pytest.raises(ValueError):
+            _ids_from_text(VOCAB, json.dumps(_config(bad, VOCAB)))
+
+
+def test_the_last_member_of_a_name_wins_as_in_json_loads():
+    first, last = json.dumps([["b", "a"]]), json.dumps([["a", "b"]])
+    text = f'{{"model": {{"merges": {first}, "type": "BPE", "merges": {last}}}}}'
+    assert _ids_from_text({"a": 0, "b": 1, "ab": 2, "ba": 3}, text) == [[0, 1, 2]]
+    text = f'{{"model": {{"merges": {first}}}, "model": {{"type": "BPE"}}}}'
+    assert native.member_span(text, PATH) is None
+    assert native.member_span(json.dumps({"model": []}), PATH) is None
+
+
+def test_strip_drops_the_prefix_bytes_of_the_right_name():
+    vocab = {"a": 0, "##b": 1, "ab": 2, "##é": 3, "aé": 4}
+    merges = [["a", "##b"], ["a", "##é"]]
+    assert _ids_from_text(vocab, json.dumps(_config(merges, vocab)), strip=2) == _reference_ids(vocab, merges, 2)
+
+
+@pytest.mark.parametrize("text", ['{"model": {"merges": [["a", "b"]', '{"model": {"merges": [["a\\', '{"model" 1}',
+                                  '{"model": {"merges": [["a", "b"] ["a", "b"]]}}'])
+def test_malformed_text_raises_value_error(text):
+    with pytest.raises(ValueError):
+        span = native.member_span(text, PATH)
+        native.pair_ids_in(VOCAB, text, *(span or (0, len(text))))
+
+
+_names = st.text(st.characters(codec=None, exclude_categories=()), min_size=1, max_size=4)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(_names, _names), min_size=1, max_size=12), st.booleans(), st.sampled_from([None, 1]))
+def test_fuzzed_names_read_as_json_loads_reads_them(pairs, ascii_only, indent):
+    vocab = {}
+    for left, right in pairs:
+        for name in (left, right, left + right):
+            vocab.setdefault(name, len(vocab))
+    merges = [list(pair) for pair in pairs]
+    text = json.dumps(_config(merges, vocab), ensure_ascii=ascii_only, indent=indent)
+    assert _ids_from_text(vocab, text) == _reference_ids(vocab, merges)
+
+
+def test_a_pretty_legacy_config_loads_and_encodes_like_stock():
+    stock = tokenizers.Tokenizer.from_file(str(sample_text.default_tokenizer_json()))
+    config = json.loads(stock.to_str())
+    config["model"]["merges"] = [" ".join(pair) for pair in config["model"]["merges"]]
+    text = json.dumps(config, indent=2, ensure_ascii=True)
+    ours, reference = hf_tagtok.Tokenizer.from_str(text), tokenizers.Tokenizer.from_str(text)
+    assert ours.acceleration["model"]["native"]
+    texts = sample_text.multiscript_texts()[::11]
+    assert [e.ids for e in ours.encode_batch(texts)] == [e.ids for e in reference.encode_batch(texts)]
