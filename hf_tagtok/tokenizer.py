@@ -1,14 +1,14 @@
 """`hf_tagtok.Tokenizer`: the stock `tokenizers.Tokenizer` encode API, run natively where we can.
 
 Every tokenizer keeps the stock object it was built from. `hf_tagtok.models.plan` decides once, from
-the tokenizer's JSON, whether the whole pipeline has a native twin; when it does not (or an input is of
+the tokenizer's JSON, whether the whole pipeline has a native twin (again at the next encode after added
+tokens or encode_special_tokens change it); when it does not (or an input is of
 a kind read only by stock, e.g. a numpy array of words), encoding runs on the stock object, so outputs
 are identical either way. Text pairs, pre-tokenized input, truncation (with overflow) and padding run
 natively (ext/pipeline/tp_assemble.c); inputs stock refuses under these settings are handed to stock so
 it raises its own exception. `acceleration` reports per stage what runs natively and why not.
 """
 import copy
-import json
 from typing import NamedTuple
 
 import numpy as np
@@ -43,7 +43,26 @@ class Tokenizer:
         if not isinstance(stock, tokenizers.Tokenizer):
             raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
         self._stock = stock
-        self._report, self._native = models.plan(stock, _config_text)
+        self._plan = models.plan(stock, _config_text)
+
+    def _replan(self):
+        # A plan reads the whole configuration back (~0.25 s for Llama-3): after a change to the stock
+        # tokenizer the next encode makes it, so adding tokens one call at a time pays it once.
+        self._plan = None
+
+    def _planned(self):
+        """(per-stage report, native encoder or None) for the stock tokenizer as it is now."""
+        if self._plan is None:
+            self._plan = models.plan(self._stock)
+        return self._plan
+
+    @property
+    def _report(self):
+        return self._planned()[0]
+
+    @property
+    def _native(self):
+        return self._planned()[1]
 
     @classmethod
     def from_file(cls, path) -> "Tokenizer":
@@ -143,16 +162,16 @@ class Tokenizer:
     @encode_special_tokens.setter
     def encode_special_tokens(self, value):
         self._stock.encode_special_tokens = value
-        self._report, self._native = models.plan(self._stock)
+        self._replan()
 
     def add_tokens(self, tokens):
         added = self._stock.add_tokens(tokens)
-        self._report, self._native = models.plan(self._stock)
+        self._replan()
         return added
 
     def add_special_tokens(self, tokens):
         added = self._stock.add_special_tokens(tokens)
-        self._report, self._native = models.plan(self._stock)
+        self._replan()
         return added
 
     # ------------------------------------------------------------------ report
@@ -222,7 +241,7 @@ class Tokenizer:
 
     def __repr__(self):
         native = [stage for stage, entry in self.acceleration.items() if entry["native"]]
-        model = json.loads(self._stock.to_str())["model"]["type"]
+        model = type(self._stock.model).__name__
         return f"hf_tagtok.Tokenizer({model}, native stages: {', '.join(native) or 'none'})"
 
 

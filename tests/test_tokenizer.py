@@ -106,6 +106,22 @@ def test_pickle_and_deepcopy_keep_settings():
     assert ours.truncation is not None
 
 
+def test_tokens_added_one_call_at_a_time_encode_like_stock():
+    reference = tokenizer_zoo.load("small_bytelevel")
+    ours = hf_tagtok.Tokenizer.from_hf(reference)
+    texts = ["x <a1> y<s2>z", "<a1><a1> <s2>", *SMALL_TEXTS[:5]]
+    assert tokenizer_mode.encoding_diff(ours.encode(texts[0]), reference.encode(texts[0])) is None
+    for name in ("<a1>", "<a2>"):
+        assert ours.add_tokens([name]) == reference.add_tokens([name])
+    assert ours.add_special_tokens(["<s2>"]) == reference.add_special_tokens(["<s2>"])
+    assert all(entry["native"] for entry in ours.acceleration.values())
+    for text, expected in zip(texts, reference.encode_batch(texts)):
+        assert tokenizer_mode.encoding_diff(ours.encode(text), expected) is None
+    ours.encode_special_tokens = reference.encode_special_tokens = True
+    for text, expected in zip(texts, reference.encode_batch(texts)):
+        assert tokenizer_mode.encoding_diff(ours.encode(text), expected) is None
+
+
 def test_from_hf_copies_settings_then_shares_nothing():
     stock = tokenizer_zoo.load("small_added_flags")
     stock.encode_special_tokens = True
