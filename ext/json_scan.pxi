@@ -9,23 +9,23 @@ import json
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
 
 
-cdef struct _json:  # a str's code points, read in place
+cdef struct _text:  # code points [start, end) of a str, read in place (the scanner reads up to end)
     int kind
     const void *data
-    Py_ssize_t length
+    Py_ssize_t start, end
 
 
-cdef inline _json _json_of(str text) noexcept:
-    return _json(PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text))
+cdef inline _text _whole(str s) noexcept:
+    return _text(PyUnicode_KIND(s), PyUnicode_DATA(s), 0, PyUnicode_GET_LENGTH(s))
 
 
-cdef inline Py_UCS4 _at(_json j, Py_ssize_t i) noexcept:
-    return PyUnicode_READ(j.kind, j.data, i) if i < j.length else 0
+cdef inline Py_UCS4 _at(_text j, Py_ssize_t i) noexcept:
+    return PyUnicode_READ(j.kind, j.data, i) if i < j.end else 0
 
 
-cdef inline Py_ssize_t _skip_space(_json j, Py_ssize_t i) noexcept:
+cdef inline Py_ssize_t _skip_space(_text j, Py_ssize_t i) noexcept:
     cdef Py_UCS4 c
-    while i < j.length:
+    while i < j.end:
         c = PyUnicode_READ(j.kind, j.data, i)
         if c != 0x20 and c != 0x09 and c != 0x0A and c != 0x0D:
             break
@@ -33,12 +33,12 @@ cdef inline Py_ssize_t _skip_space(_json j, Py_ssize_t i) noexcept:
     return i
 
 
-cdef Py_ssize_t _skip_string(_json j, Py_ssize_t i, bint *escaped) except -1:
+cdef Py_ssize_t _skip_string(_text j, Py_ssize_t i, bint *escaped) except -1:
     """i is at a string's opening quote: the index after its closing one. *escaped: it holds a backslash."""
     cdef Py_UCS4 c
     escaped[0] = False
     i += 1
-    while i < j.length:
+    while i < j.end:
         c = PyUnicode_READ(j.kind, j.data, i)
         if c == 0x22:
             return i + 1
@@ -49,12 +49,12 @@ cdef Py_ssize_t _skip_string(_json j, Py_ssize_t i, bint *escaped) except -1:
     raise ValueError("unterminated JSON string")
 
 
-cdef Py_ssize_t _skip_value(_json j, Py_ssize_t i) except -1:
+cdef Py_ssize_t _skip_value(_text j, Py_ssize_t i) except -1:
     """i is at a value: the index after it (containers are matched bracket by bracket, strings skipped)."""
     cdef Py_ssize_t depth = 0
     cdef bint escaped
     cdef Py_UCS4 c
-    while i < j.length:
+    while i < j.end:
         c = PyUnicode_READ(j.kind, j.data, i)
         if c == 0x22:
             i = _skip_string(j, i, &escaped)
@@ -81,7 +81,7 @@ cdef str _json_string(str text, Py_ssize_t start, Py_ssize_t end, bint escaped):
     return json.loads(text[start:end]) if escaped else text[start + 1:end - 1]
 
 
-cdef Py_ssize_t _find_member(str text, _json j, Py_ssize_t i, tuple path, Py_ssize_t depth, list found) except -1:
+cdef Py_ssize_t _find_member(str text, _text j, Py_ssize_t i, tuple path, Py_ssize_t depth, list found) except -1:
     """i is at a value; returns the index after it. When it is an object, its last member named path[depth]
     is searched further (one pass: a matching member's value is walked, not skipped, so nothing is read
     twice) and found[:] is set to the (start, end) of the value at the end of the path."""
@@ -122,7 +122,7 @@ def member_span(str text, tuple path):
     """(start, end) of text's value at the keys of `path` (the last member of each name, as json.loads
     keeps it), or None when a key is missing or a value on the way is not an object. ValueError on a
     malformed text."""
-    cdef _json j = _json_of(text)
+    cdef _text j = _whole(text)
     found = []
     _find_member(text, j, _skip_space(j, 0), path, 0, found)
     return tuple(found) or None

@@ -2,10 +2,11 @@
 # (left, right) pair of token names of a model's merges, and the name left + right joins into, against a
 # str -> id table, reading the pairs from the configuration's JSON text.
 #
-# Included by ext/_native.pyx after json_scan.pxi. A Python loop of dict lookups spent ~0.5 s on Llama-3's
-# 280k merges (three lookups each, one on a freshly concatenated str), and parsing them into lists another
-# ~0.14 s; here names are hashed and compared as code points where they lie in the text, so no str is
-# built, and the table keeps every name's code points in one buffer.
+# Included by ext/_native.pyx after json_scan.pxi, whose `_text` views and scanner it uses. A Python loop
+# of dict lookups spent ~0.5 s on Llama-3's 280k merges (three lookups each, one on a freshly concatenated
+# str), and parsing them into lists another ~0.14 s; here names are hashed and compared as code points
+# where they lie in the text, so no str is built, and the table keeps every name's code points in one
+# buffer.
 from cpython.dict cimport PyDict_Next
 from cpython.ref cimport PyObject
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ
@@ -15,12 +16,6 @@ from libc.string cimport memset
 
 cdef extern from "pipeline/tp_hash.h" nogil:
     uint64_t tp_mix64(uint64_t x)
-
-
-cdef struct _text:  # code points [start, end) of a str
-    int kind
-    const void *data
-    Py_ssize_t start, end
 
 
 cdef struct _name_slot:
@@ -40,10 +35,6 @@ cdef inline uint64_t _hash_points(uint64_t h, _text t) noexcept:
     for i in range(t.start, t.end):
         h = (h ^ <uint32_t>PyUnicode_READ(t.kind, t.data, i)) * <uint64_t>0x100000001B3
     return h
-
-
-cdef inline _text _whole(str s) noexcept:
-    return _text(PyUnicode_KIND(s), PyUnicode_DATA(s), 0, PyUnicode_GET_LENGTH(s))
 
 
 cdef inline bint _same_points(const uint32_t *points, _text t) noexcept:
@@ -127,7 +118,7 @@ cdef inline int _hex(uint32_t c) noexcept:
     return <int>(c - 0x57) if 0x61 <= c <= 0x66 else -1
 
 
-cdef uint32_t _hex4(_json j, Py_ssize_t start) except? 0xFFFFFFFF:
+cdef uint32_t _hex4(_text j, Py_ssize_t start) except? 0xFFFFFFFF:
     cdef uint32_t value = 0
     cdef Py_ssize_t i
     cdef int digit
@@ -139,7 +130,7 @@ cdef uint32_t _hex4(_json j, Py_ssize_t start) except? 0xFFFFFFFF:
     return value
 
 
-cdef Py_ssize_t _unescape(_json j, Py_ssize_t i, Py_ssize_t end, _points *out) except -1:
+cdef Py_ssize_t _unescape(_text j, Py_ssize_t i, Py_ssize_t end, _points *out) except -1:
     """The code points of the JSON string between its quotes at i and end - 1, as json.loads decodes them
     (a \\u surrogate pair joins; a lone surrogate stays), into out. Returns their count."""
     cdef Py_ssize_t n = 0
@@ -177,7 +168,7 @@ cdef Py_ssize_t _unescape(_json j, Py_ssize_t i, Py_ssize_t end, _points *out) e
     return n
 
 
-cdef Py_ssize_t _name_at(_json j, Py_ssize_t i, _text *name, _points *decoded) except -1:
+cdef Py_ssize_t _name_at(_text j, Py_ssize_t i, _text *name, _points *decoded) except -1:
     """i is at a JSON string: *name is its code points, read in place (or decoded into `decoded` when it
     holds escapes, as code tokens with quotes and backslashes do: ~4k of Llama-3's merges). Returns the
     index after it."""
@@ -210,7 +201,7 @@ cdef int _split_at_space(_text whole, _text *left, _text *right) except -1:
     return 0
 
 
-cdef Py_ssize_t _expect(_json j, Py_ssize_t i, Py_UCS4 c, str what) except -1:
+cdef Py_ssize_t _expect(_text j, Py_ssize_t i, Py_UCS4 c, str what) except -1:
     i = _skip_space(j, i)
     if _at(j, i) != c:
         raise ValueError(f"{what} expected at {i}")
@@ -225,13 +216,13 @@ def pair_ids_in(dict names, str text, Py_ssize_t start, Py_ssize_t end, Py_ssize
     cdef _names table
     cdef _text left, right, rest
     cdef _text nothing = _text(1, NULL, 0, 0)
-    cdef _json j = _json_of(text)
+    cdef _text j = _whole(text)
     cdef Py_ssize_t k = 0, i
     cdef uint32_t left_id, right_id, joined_id
     cdef _points decoded[2]
-    if not 0 <= start <= end <= j.length:
+    if not 0 <= start <= end <= j.end:
         raise ValueError("the merges span lies outside the text")
-    j.length = end  # nothing past the span is read
+    j.end = end  # nothing past the span is read
     out = np.empty(((end - start) // 12 + 16, 3), dtype=np.uint32)  # ["a","b"], is 10 chars: grown if short
     cdef uint32_t[:, ::1] rows = out
     memset(&table, 0, sizeof(table))
