@@ -47,6 +47,29 @@ def encoding_diff(ours, stock, depth=0, max_depth=1):
     return None
 
 
+def deep_diff(ours, stock):
+    """Every field and n_sequences with overflow compared to full depth, then every helper on the top level
+    (the tests' strictest comparison)."""
+    return encoding_diff(ours, stock, max_depth=None) or helpers_diff(ours, stock)
+
+
+def helpers_diff(ours, stock):
+    """The first helper call (token_to_sequence, char_to_token, ...) over every index that answers differently."""
+    words = [word for word in stock.word_ids if word is not None]
+    ends = [end for _, end in stock.offsets]
+    calls = [("token_to_sequence", (i,)) for i in range(len(stock) + 1)]
+    calls += [(name, (i,)) for name in ("token_to_chars", "token_to_word") for i in range(len(stock))]
+    calls += [(name, (word, sequence)) for name in ("word_to_tokens", "word_to_chars")
+              for word in range(max(words, default=0) + 2) for sequence in (0, 1)]
+    calls += [(name, (pos, sequence)) for name in ("char_to_token", "char_to_word")
+              for pos in range(max(ends, default=0) + 1) for sequence in (0, 1)]
+    for name, args in calls:
+        mine, theirs = getattr(ours, name)(*args), getattr(stock, name)(*args)
+        if mine != theirs:
+            return f"{name}{args}: {mine} != {theirs}"
+    return None
+
+
 def columns_diff(arrays, stock_encodings):
     """Differences between a BatchArrays and the stock encodings of the same texts (first one only)."""
     lengths = [len(encoding.ids) for encoding in stock_encodings]

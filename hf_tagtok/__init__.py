@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "pre_tokenizers": ("hf_tagtok.pre_tokenizers", None),
     "Tokenizer": ("hf_tagtok.tokenizer", "Tokenizer"),
+    "Encoding": ("hf_tagtok.encoding", "Encoding"),
     "TagTokenizerFast": ("hf_tagtok.fast", "TagTokenizerFast"),
     "accelerate": ("hf_tagtok.fast", "accelerate"),
     "patch_transformers": ("hf_tagtok.fast", "patch_transformers"),

@@ -47,27 +47,6 @@ def _configure(tokenizers_, truncation, padding):
             tokenizer.enable_padding(**padding)
 
 
-def _deep_diff(ours, stock):
-    """Every field and n_sequences with overflow compared to full depth, then every helper on the top level."""
-    return tokenizer_mode.encoding_diff(ours, stock, max_depth=None) or _helpers_diff(ours, stock)
-
-
-def _helpers_diff(ours, stock):
-    words = [word for word in stock.word_ids if word is not None]
-    ends = [end for _, end in stock.offsets]
-    calls = [("token_to_sequence", (i,)) for i in range(len(stock) + 1)]
-    calls += [(name, (i,)) for name in ("token_to_chars", "token_to_word") for i in range(len(stock))]
-    calls += [(name, (word, sequence)) for name in ("word_to_tokens", "word_to_chars")
-              for word in range(max(words, default=0) + 2) for sequence in (0, 1)]
-    calls += [(name, (pos, sequence)) for name in ("char_to_token", "char_to_word")
-              for pos in range(max(ends, default=0) + 1) for sequence in (0, 1)]
-    for name, args in calls:
-        mine, theirs = getattr(ours, name)(*args), getattr(stock, name)(*args)
-        if mine != theirs:
-            return f"{name}{args}: {mine} != {theirs}"
-    return None
-
-
 def _arrays_diff(arrays, encodings, overflowing):
     expected = [part for e in encodings for part in ((e, *e.overflowing) if overflowing else (e,))]
     samples = [sample for sample, e in enumerate(encodings) for _ in range(1 + len(e.overflowing) if overflowing else 1)]
@@ -98,10 +77,10 @@ def test_matches_stock(zoo, case):
         return
     got = ours.encode_batch(inputs, add_special_tokens=add_special)
     assert not isinstance(got[0], tokenizers.Encoding), "stock ran, not the native path"
-    assert [_deep_diff(g, e) for g, e in zip(got, expected)] == [None] * len(inputs)
+    assert [tokenizer_mode.deep_diff(g, e) for g, e in zip(got, expected)] == [None] * len(inputs)
     for item in inputs[:3]:  # a single encode pads to its own length
         args = item if pairs else (item,)
-        assert _deep_diff(ours.encode(*args, add_special_tokens=add_special),
+        assert tokenizer_mode.deep_diff(ours.encode(*args, add_special_tokens=add_special),
                           stock.encode(*args, add_special_tokens=add_special)) is None
     for overflowing in (False, True):
         arrays = ours.encode_batch_arrays(inputs, add_special_tokens=add_special, overflowing=overflowing)
@@ -126,12 +105,12 @@ def test_pretokenized_matches_stock(zoo, truncation_index):
                 continue
             got = ours.encode_batch(inputs, is_pretokenized=True, add_special_tokens=add_special)
             assert not isinstance(got[0], tokenizers.Encoding), "stock ran, not the native path"
-            assert [_deep_diff(g, e) for g, e in zip(got, expected)] == [None] * len(inputs)
+            assert [tokenizer_mode.deep_diff(g, e) for g, e in zip(got, expected)] == [None] * len(inputs)
             arrays = ours.encode_batch_arrays(inputs, add_special_tokens=add_special, overflowing=True,
                                               is_pretokenized=True)
             assert _arrays_diff(arrays, expected, overflowing=True) is None
             args = inputs[0] if isinstance(inputs[0], tuple) else (inputs[0],)
-            assert _deep_diff(ours.encode(*args, is_pretokenized=True, add_special_tokens=add_special),
+            assert tokenizer_mode.deep_diff(ours.encode(*args, is_pretokenized=True, add_special_tokens=add_special),
                               stock.encode(*args, is_pretokenized=True, add_special_tokens=add_special)) is None
 
 
@@ -141,7 +120,7 @@ def test_mixed_singles_and_pairs_in_one_batch(zoo):
     inputs = [TEXTS[0], list(PAIRS[3]), PAIRS[7], TEXTS[7]]
     got, expected = ours.encode_batch(inputs), stock.encode_batch(inputs)
     assert not isinstance(got[0], tokenizers.Encoding)
-    assert [_deep_diff(g, e) for g, e in zip(got, expected)] == [None] * len(inputs)
+    assert [tokenizer_mode.deep_diff(g, e) for g, e in zip(got, expected)] == [None] * len(inputs)
 
 
 @pytest.mark.parametrize("name", [name for name in ("small_split_bytelevel_template", "small_bert_processing",
@@ -175,7 +154,7 @@ def test_truncation_errors_and_edges_match_stock(name):
                     ours.encode(*inputs[0]) if inputs is PAIRS else ours.encode(inputs[0])
                 continue
             got = ours.encode_batch(inputs)
-            assert [_deep_diff(g, e) for g, e in zip(got, expected)] == [None] * len(inputs)
+            assert [tokenizer_mode.deep_diff(g, e) for g, e in zip(got, expected)] == [None] * len(inputs)
 
 
 def test_invalid_settings_raise_like_stock():
