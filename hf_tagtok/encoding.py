@@ -7,6 +7,9 @@ operations `_Fields` follows step by step.
 """
 
 
+NAMELESS = -(1 << 31)  # word column: a text token with no word id and no token string (encode_batch_fast)
+
+
 def _unsigned(value):
     if value < 0:  # stock's index arguments are Rust usize
         raise OverflowError("can't convert negative int to unsigned")
@@ -226,7 +229,9 @@ class Encoding:
         tokens = []
         for index, (token_id, word, (start, end)) in enumerate(zip(self._column(0), self._column(4),
                                                                     self._column(2))):
-            if word <= -2:
+            if word == NAMELESS:
+                tokens.append("")
+            elif word <= -2:
                 tokens.append(post_names[-2 - word])
             elif word == -1:
                 tokens.append(batch.pad_token)

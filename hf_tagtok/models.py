@@ -306,7 +306,13 @@ def analyse(stock, text=None):
     """(per-stage report, spec or None): the spec is complete only when every stage is native."""
     from hf_tagtok import normalizers, processors  # they import Unsupported from here
 
-    config = _load_config(text if text is not None else stock.to_str())
+    if text is None:
+        try:
+            text = stock.to_str()
+        except Exception as error:  # Python (custom) components: stock cannot write them, nor can we read them
+            reason = f"stock cannot serialize this tokenizer ({error}), so stock runs everything"
+            return {name: {"native": False, "reason": reason} for name in _PIPELINE_STAGES}, None
+    config = _load_config(text)
     report, spec = {}, {}
 
     def stage(name, build):

@@ -8,6 +8,7 @@ are identical either way. Text pairs, pre-tokenized input, truncation (with over
 natively (ext/pipeline/tp_assemble.c); inputs stock refuses under these settings are handed to stock so
 it raises its own exception. `acceleration` reports per stage what runs natively and why not.
 """
+import asyncio
 import copy
 from typing import NamedTuple
 
@@ -15,7 +16,7 @@ import numpy as np
 import tokenizers
 
 from hf_tagtok import models
-from hf_tagtok.encoding import Encoding
+from hf_tagtok.encoding import NAMELESS, Encoding
 
 STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor", "truncation", "padding",
           "pairs")
@@ -35,6 +36,16 @@ class BatchArrays(NamedTuple):
     attention_mask: np.ndarray       # uint8 (n_tokens,): 0 on padding
     lengths: np.ndarray              # int64 (n_encodings,)
     overflow_to_sample: np.ndarray   # int64 (n_encodings,)
+
+
+def _stock_component(name):
+    def get(self):
+        return getattr(self._stock, name)
+
+    def set(self, value):
+        setattr(self._stock, name, value)
+        self._replan()
+    return property(get, set, doc=f"The stock tokenizer's {name}; setting it replans the native pipeline.")
 
 
 class Tokenizer:
@@ -74,6 +85,14 @@ class Tokenizer:
         return cls(tokenizers.Tokenizer.from_str(text), text)
 
     @classmethod
+    def from_buffer(cls, buffer) -> "Tokenizer":
+        return cls(tokenizers.Tokenizer.from_buffer(buffer))
+
+    @classmethod
+    def from_pretrained(cls, identifier, revision="main", token=None) -> "Tokenizer":
+        return cls(tokenizers.Tokenizer.from_pretrained(identifier, revision=revision, token=token))
+
+    @classmethod
     def from_hf(cls, stock: tokenizers.Tokenizer) -> "Tokenizer":
         """A tokenizer equal to `stock` (settings included) that no longer shares state with it."""
         if not isinstance(stock, tokenizers.Tokenizer):
@@ -103,6 +122,18 @@ class Tokenizer:
         return self._stock.encode_batch(input, is_pretokenized=is_pretokenized,
                                         add_special_tokens=add_special_tokens)
 
+    def encode_batch_fast(self, input, is_pretokenized=False, add_special_tokens=True):
+        """`encode_batch` as stock's fast variant leaves it: offsets (0, 0), no word ids, and empty strings for
+        the tokens of the text itself. Pairs go to stock: its fast path gives the second text type id 0 before
+        post-processing, which only some post-processors overwrite."""
+        split = _split_inputs(input, _is_words if is_pretokenized else _is_text)
+        if split is not None and all(pair is None for pair in split[1]):
+            batch = self._native_batch(*split, add_special_tokens, is_pretokenized)
+            if batch is not None:
+                return batch.without_offsets().encodings()
+        return self._stock.encode_batch_fast(input, is_pretokenized=is_pretokenized,
+                                             add_special_tokens=add_special_tokens)
+
     def encode_batch_arrays(self, inputs, add_special_tokens=True, overflowing=False,
                             is_pretokenized=False) -> BatchArrays:
         """Encode inputs as `encode_batch` reads them (str or (str, str) pairs; lists of words, or pairs of
@@ -131,6 +162,49 @@ class Tokenizer:
                                     padding)
         except UnicodeEncodeError:
             return None  # lone surrogates: stock raises its own exception class
+
+    async def async_encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
+        """Stock's own: its offsets are byte offsets, unlike every other encode call's (docs/tokenizer.md)."""
+        return await self._stock.async_encode(sequence, pair, is_pretokenized, add_special_tokens)
+
+    async def async_encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
+        return await asyncio.to_thread(self.encode_batch, input, is_pretokenized, add_special_tokens)
+
+    async def async_encode_batch_fast(self, input, is_pretokenized=False, add_special_tokens=True):
+        return await asyncio.to_thread(self.encode_batch_fast, input, is_pretokenized, add_special_tokens)
+
+    async def async_decode_batch(self, sequences, skip_special_tokens=True):
+        return await asyncio.to_thread(self.decode_batch, sequences, skip_special_tokens)
+
+    def post_process(self, encoding, pair=None, add_special_tokens=True):
+        """Stock's, on stock `tokenizers.Encoding` objects."""
+        return self._stock.post_process(encoding, pair, add_special_tokens)
+
+    # ------------------------------------------------------------------ components (the stock tokenizer's)
+
+    model = _stock_component("model")
+    normalizer = _stock_component("normalizer")
+    pre_tokenizer = _stock_component("pre_tokenizer")
+    post_processor = _stock_component("post_processor")
+
+    @property
+    def decoder(self):
+        return self._stock.decoder
+
+    @decoder.setter
+    def decoder(self, value):  # decoding always runs on stock: nothing to replan
+        self._stock.decoder = value
+
+    def train(self, files, trainer=None):
+        self._stock.train(files, trainer)
+        self._replan()
+
+    def train_from_iterator(self, iterator, trainer=None, length=None):
+        self._stock.train_from_iterator(iterator, trainer, length)
+        self._replan()
+
+    def get_added_tokens_decoder(self):
+        return self._stock.get_added_tokens_decoder()
 
     # ------------------------------------------------------------------ settings
 
@@ -355,6 +429,12 @@ class _Batch:
         """The text a token's offsets index: its sequence's text, or its word when pre-tokenized."""
         sequence = self.pairs[item] if second else self.texts[item]
         return sequence[word] if self.pretokenized else sequence
+
+    def without_offsets(self):
+        """This batch as stock's fast encode makes it (see Tokenizer.encode_batch_fast)."""
+        ids, type_ids, offsets, special, words = self.columns
+        self.columns = (ids, type_ids, np.zeros_like(offsets), special, np.where(words >= 0, NAMELESS, words))
+        return self
 
     def encodings(self):
         """The main encoding of every input."""

@@ -1,0 +1,122 @@
+"""The rest of stock `tokenizers.Tokenizer`'s surface on hf_tagtok.Tokenizer: encode_batch_fast, the async
+calls, components set in place (the native pipeline is rebuilt), training, from_buffer and post_process;
+every result compared with stock's for the same calls."""
+import asyncio
+
+import pytest
+import tokenizers
+from tokenizers import models, normalizers, pre_tokenizers, trainers
+
+import hf_tagtok
+from conformance import tokenizer_zoo
+from conformance.tokenizer_mode import deep_diff
+
+NAMES = [name for name in ("small_bert_processing", "small_trim_offsets", "small_wordpiece_prefix",
+                           "small_added_strip", "small_metaspace_byte_fallback", "llama3")
+         if name in tokenizer_zoo.available()]
+TEXTS = ["Hello world, how are you?", "", "é naïve café 東京 😀", "x <|special|> y", " <|lstrip|> a <|rstrip|> b "]
+WORDS = [text.split(" ") for text in TEXTS]
+
+
+@pytest.fixture(params=NAMES)
+def pair_of_tokenizers(request):
+    stock = tokenizer_zoo.load(request.param)
+    return stock, hf_tagtok.Tokenizer.from_hf(stock)
+
+
+def _diffs(mine, theirs):
+    return [deep_diff(m, t) for m, t in zip(mine, theirs, strict=True)]
+
+
+@pytest.mark.parametrize("settings", ("plain", "truncate_pad"))
+@pytest.mark.parametrize("add_special_tokens", (True, False))
+def test_encode_batch_fast_like_stock(pair_of_tokenizers, settings, add_special_tokens):
+    stock, ours = pair_of_tokenizers
+    if settings == "truncate_pad":
+        for tokenizer in (stock, ours):
+            tokenizer.enable_truncation(8)
+            tokenizer.enable_padding(direction="left", pad_token="<p>", pad_id=1)
+    for inputs, pretokenized in ((TEXTS, False), (WORDS, True)):
+        mine = ours.encode_batch_fast(inputs, is_pretokenized=pretokenized, add_special_tokens=add_special_tokens)
+        theirs = stock.encode_batch_fast(inputs, is_pretokenized=pretokenized, add_special_tokens=add_special_tokens)
+        assert not isinstance(mine[0], tokenizers.Encoding), "stock ran, not the native path"
+        assert _diffs(mine, theirs) == [None] * len(inputs)
+    pairs = list(zip(TEXTS, reversed(TEXTS)))
+    assert _diffs(ours.encode_batch_fast(pairs), stock.encode_batch_fast(pairs)) == [None] * len(pairs)
+
+
+def test_async_calls_like_stock(pair_of_tokenizers):
+    stock, ours = pair_of_tokenizers
+
+    async def both(name, *args):
+        return await getattr(ours, name)(*args), await getattr(stock, name)(*args)
+
+    async def run():
+        mine, theirs = await both("async_encode", TEXTS[0], TEXTS[2])
+        assert deep_diff(mine, theirs) is None
+        for name in ("async_encode_batch", "async_encode_batch_fast"):
+            mine, theirs = await both(name, TEXTS)
+            assert _diffs(mine, theirs) == [None] * len(TEXTS)
+        ids = [encoding.ids for encoding in theirs]
+        mine, theirs = await both("async_decode_batch", ids)
+        assert mine == theirs
+
+    asyncio.run(run())
+
+
+def test_components_set_in_place_replan_like_stock(pair_of_tokenizers):
+    stock, ours = pair_of_tokenizers
+    for name, value in (("normalizer", normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])),
+                        ("pre_tokenizer", pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                                   pre_tokenizers.ByteLevel()]))):
+        for tokenizer in (stock, ours):
+            setattr(tokenizer, name, value)
+        assert str(getattr(ours, name)) == str(getattr(stock, name))
+        assert _diffs(ours.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
+
+
+def test_python_component_falls_back_and_says_why():
+    stock = tokenizer_zoo.load("small_bert_processing")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    assert not isinstance(ours.encode(TEXTS[0]), tokenizers.Encoding)
+
+    class SplitOnSpace:
+        def pre_tokenize(self, pretokenized):
+            pretokenized.split(lambda _, normalized: normalized.split(" ", "removed"))
+
+    for tokenizer in (stock, ours):
+        tokenizer.pre_tokenizer = pre_tokenizers.PreTokenizer.custom(SplitOnSpace())
+    report = ours.acceleration
+    assert not report["pre_tokenizer"]["native"]
+    assert "cannot serialize" in report["pre_tokenizer"]["reason"]
+    assert _diffs(ours.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
+    wrapped = hf_tagtok.Tokenizer(stock)  # built on such a tokenizer: the same fallback, no exception
+    assert not wrapped.acceleration["model"]["native"]
+    assert _diffs(wrapped.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
+
+
+def test_trained_in_place_encodes_like_its_stock_twin():
+    corpus = ["low lower lowest", "newer wider newest", "the lowest newer"] * 20
+
+    def untrained():
+        tokenizer = tokenizers.Tokenizer(models.BPE(unk_token="[UNK]"))
+        tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+        return tokenizer
+
+    ours, stock = hf_tagtok.Tokenizer(untrained()), untrained()
+    for tokenizer in (ours, stock):
+        tokenizer.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=40, special_tokens=["[UNK]"]))
+    assert ours.get_vocab() == stock.get_vocab()
+    mine, theirs = ours.encode_batch(corpus[:3] + ["unseen lowly"]), stock.encode_batch(corpus[:3] + ["unseen lowly"])
+    assert not isinstance(mine[0], tokenizers.Encoding)
+    assert _diffs(mine, theirs) == [None] * 4
+
+
+def test_from_buffer_post_process_and_added_tokens_decoder_like_stock(pair_of_tokenizers):
+    stock, ours = pair_of_tokenizers
+    loaded = hf_tagtok.Tokenizer.from_buffer(stock.to_str().encode("utf-8"))
+    assert _diffs(loaded.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
+    assert {i: str(t) for i, t in ours.get_added_tokens_decoder().items()} == \
+        {i: str(t) for i, t in stock.get_added_tokens_decoder().items()}
+    raw = stock.encode(TEXTS[0], add_special_tokens=False)
+    assert deep_diff(ours.post_process(raw), stock.post_process(raw)) is None
