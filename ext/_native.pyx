@@ -103,6 +103,7 @@ cdef extern from "pipeline/tp_assemble.h" nogil:
         int truncate
         size_t max_length, stride
         int strategy, truncate_left
+        int main_only
     ctypedef struct tp_padding:
         int enabled, fixed
         size_t length, multiple
@@ -338,10 +339,11 @@ cdef class Pipeline:
 
 
     def assemble(self, list pieces, list bounds, bytes is_pair, bint pretokenized, bint add_special_tokens,
-                 truncation, padding):
+                 truncation, padding, bint main_only=False):
         """Encode items (text A = pieces[bounds[2i]:bounds[2i+1]], text B = pieces[bounds[2i+1]:bounds[2i+2]],
         is_pair[i] 0: single; one piece per text, or one per word when pretokenized) with truncation and
-        padding.
+        padding; main_only: write no overflow encodings (a pair's overflow grows as the product of its two
+        texts' windows).
 
         truncation: None or (max_length, stride, strategy name, left); padding: None or (length or None
         for the batch's longest, multiple or 0, left, pad_id, pad_type_id). Returns None when stock raises for this input, else
@@ -362,6 +364,7 @@ cdef class Pipeline:
         cdef tp_encoding *records
         cdef int rc
         memset(&pad, 0, sizeof(pad))
+        assembly.main_only = main_only
         if truncation is not None:
             assembly.truncate = 1
             assembly.max_length, assembly.stride = truncation[0], truncation[1]

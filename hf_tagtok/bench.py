@@ -291,7 +291,7 @@ def main(argv=None):
         except Exception as error:  # the transformers rows are optional; say why they are missing
             print(f"(transformers rows skipped: {error})")
         for row in extra:
-            print(f"{row['name']:58s} x{row['ratio']:.1f} warm, x{row['cold_ratio']:.1f} cold")
+            print(f"{row['name']:66s} x{row['ratio']:.1f} warm, x{row['cold_ratio']:.1f} cold")
     if args.json:
         Path(args.json).write_text(json.dumps({"tokenizer": str(path), "megabytes": megabytes, "rows": rows,
                                                "latency": lat, "transformers": extra}, indent=2))

@@ -38,7 +38,8 @@ def _row(name, load, call, repeats):
 
 
 def transformers_rows(tokenizer_path, texts, repeats=3):
-    """Rows {"name", "stock_s", "tagtok_s", "ratio", "cold_ratio"}: loading, tok(texts), with offsets, datasets.map."""
+    """Rows {"name", "stock_s", "tagtok_s", "ratio", "cold_ratio"}: loading, tok(texts), with offsets, a
+    training-style call (truncated and padded to 128, numpy), text pairs truncated to 256, datasets.map."""
     from transformers import PreTrainedTokenizerFast
 
     from hf_tagtok.fast import TagTokenizerFast
@@ -53,12 +54,25 @@ def transformers_rows(tokenizer_path, texts, repeats=3):
     def load(side):
         return _load(tokenizer_path, classes[side])
 
+    def load_padded(side):  # as users do for a tokenizer without a padding token (Llama-3's file has none)
+        tokenizer = load(side)
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token or tokenizer.convert_ids_to_tokens(0)
+        return tokenizer
+
+    swapped = texts[1:] + texts[:1]
+
     rows = [
         # the load row times `load` itself: its "tokenizers" are just the side names
         _row("load (TagTokenizerFast builds its native twin)", lambda side: side, load, repeats=1),
         _row("transformers tok(texts)", load, lambda tok: tok(texts), repeats),
         _row("transformers tok(texts, return_offsets_mapping=True)", load,
              lambda tok: tok(texts, return_offsets_mapping=True), repeats),
+        _row("transformers tok(texts, truncation, max_length=128, padding, np)", load_padded,
+             lambda tok: tok(texts, truncation=True, max_length=128, padding="max_length", return_tensors="np"),
+             repeats),
+        _row("transformers tok(texts, pairs, truncation, max_length=256)", load,
+             lambda tok: tok(texts, swapped, truncation=True, max_length=256), repeats),
     ]
     if datasets is None:
         return rows
@@ -75,7 +89,7 @@ def transformers_rows(tokenizer_path, texts, repeats=3):
 
 def format_rows(rows):
     """The rows as aligned text lines."""
-    return [f"{row['name']:<56} stock {row['stock_s'] * 1e3:9.1f} ms  hf_tagtok {row['tagtok_s'] * 1e3:9.1f} ms"
+    return [f"{row['name']:<66} stock {row['stock_s'] * 1e3:9.1f} ms  hf_tagtok {row['tagtok_s'] * 1e3:9.1f} ms"
             f"  x{row['ratio']:6.2f}  (cold x{row['cold_ratio']:.2f})" for row in rows]
 
 

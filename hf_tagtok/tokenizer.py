@@ -141,7 +141,8 @@ class Tokenizer:
         truncation and padding. Overflow is dropped unless `overflowing` (see BatchArrays)."""
         inputs = list(inputs)
         split = _split_inputs(inputs, _is_words if is_pretokenized else _is_text)
-        batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized)
+        batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized,
+                                                                 overflowing)
         if batch is not None:
             return batch.arrays(overflowing)
         # stock encodes this input, or raises exactly what it raises for it
@@ -149,9 +150,9 @@ class Tokenizer:
                                              add_special_tokens=add_special_tokens)
         return _columns(encodings, overflowing)
 
-    def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False):
+    def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True):
         """The native `_Batch` for these inputs (texts, or lists of words when pretokenized) under the current
-        settings, or None: stock must run."""
+        settings, or None: stock must run. Without `overflowing` it holds the main encodings only."""
         if self._native is None:
             return None
         truncation, padding = self._stock.truncation, self._stock.padding
@@ -159,7 +160,7 @@ class Tokenizer:
             if truncation is None and padding is None and not pretokenized and all(pair is None for pair in pairs):
                 return _Batch.plain(self._native, texts, add_special_tokens)
             return _Batch.assembled(self._native, texts, pairs, pretokenized, add_special_tokens, truncation,
-                                    padding)
+                                    padding, overflowing)
         except UnicodeEncodeError:
             return None  # lone surrogates: stock raises its own exception class
 
@@ -393,7 +394,7 @@ class _Batch:
                    texts, [None] * len(texts), False, None)
 
     @classmethod
-    def assembled(cls, native, texts, pairs, pretokenized, add_special_tokens, truncation, padding):
+    def assembled(cls, native, texts, pairs, pretokenized, add_special_tokens, truncation, padding, overflowing=True):
         if truncation is not None:
             truncation = (truncation["max_length"], truncation["stride"], truncation["strategy"],
                           truncation["direction"] == "left")
@@ -411,7 +412,7 @@ class _Batch:
                 add(pair)
             bounds.append(len(pieces))
         result = native.pipeline.assemble(pieces, bounds, bytes(pair is not None for pair in pairs), pretokenized,
-                                          add_special_tokens, truncation, padding)
+                                          add_special_tokens, truncation, padding, not overflowing)
         if result is None:
             return None
         *columns, attention, records, windows = result

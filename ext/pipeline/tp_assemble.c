@@ -182,7 +182,7 @@ static int assemble_item(const assemble_job *job, tp_workspace *ws, scratch *s, 
     if ((code = cut(&s->wa, s->a.n, ta, a->stride, a->truncate_left))) return code;
     if ((code = cut(&s->wb, s->b.n, tb, a->stride, a->truncate_left))) return code;
     const tp_side *sides = is_pair ? a->pair[job->add_special] : &a->single[job->add_special];
-    size_t na = s->wa.n - 1, nb = s->wb.n - 1;
+    size_t na = a->main_only ? 0 : s->wa.n - 1, nb = a->main_only ? 0 : s->wb.n - 1;
     job->windows[2 * t] = (int64_t)na;
     job->windows[2 * t + 1] = is_pair ? (int64_t)nb : -1;
     if (!is_pair) nb = 0;

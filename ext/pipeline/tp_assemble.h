@@ -35,6 +35,7 @@ typedef struct {
     int truncate;          /* 0: no truncation */
     size_t max_length, stride;
     int strategy, truncate_left;
+    int main_only;         /* 1: no overflow encodings are written (the caller drops them); windows reads 0 */
 } tp_assembly;
 
 typedef struct {
