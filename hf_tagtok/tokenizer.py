@@ -55,7 +55,7 @@ class Tokenizer:
         if not isinstance(stock, tokenizers.Tokenizer):
             raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
         self._stock = stock
-        self._plan = models.plan(stock, _config_text)
+        self._plan, self._plan_key = models.plan(stock, _config_text), models.plan_key(stock)
 
     def _replan(self):
         # A plan reads the whole configuration back (~0.25 s for Llama-3): after a change to the stock
@@ -63,9 +63,11 @@ class Tokenizer:
         self._plan = None
 
     def _planned(self):
-        """(per-stage report, native encoder or None) for the stock tokenizer as it is now."""
-        if self._plan is None:
-            self._plan = models.plan(self._stock)
+        """(per-stage report, native encoder or None) for the stock tokenizer as it is now; a component
+        changed on the stock object itself is seen here (models.plan_key)."""
+        key = models.plan_key(self._stock)
+        if self._plan is None or key != self._plan_key:
+            self._plan, self._plan_key = models.plan(self._stock), key
         return self._plan
 
     @property
@@ -165,7 +167,7 @@ class Tokenizer:
             return None  # lone surrogates: stock raises its own exception class
 
     async def async_encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
-        """Stock's own: its offsets are byte offsets, unlike every other encode call's (docs/tokenizer.md)."""
+        """Stock's own: its offsets are byte offsets, unlike every other encode call's (docs/architecture.md)."""
         return await self._stock.async_encode(sequence, pair, is_pretokenized, add_special_tokens)
 
     async def async_encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):

@@ -236,6 +236,21 @@ def test_added_tokens_rebuild_the_twin(tmp_path):
     call_both(stock, tag, ["a hf_tagtok_new b zzq <|extra|>", *TEXTS[:3]], return_offsets_mapping=True)
 
 
+def test_backend_components_set_directly_are_seen(tmp_path):
+    """`tokenizer._tokenizer.post_processor = TemplateProcessing(...)`, a common way to add BOS/EOS."""
+    from tokenizers import normalizers, processors
+    stock, tag = _pair(tokenizer_zoo.load("small_added_flags"), tmp_path)
+    tag("warm the twin up")
+    template = processors.TemplateProcessing(single="<|special|> $A", pair="$A <|special|> $B:1",
+                                             special_tokens=[("<|special|>", stock.convert_tokens_to_ids("<|special|>"))])
+    for tokenizer in (stock, tag):
+        tokenizer._tokenizer.post_processor = template
+        tokenizer.backend_tokenizer.normalizer = normalizers.Lowercase()
+    call_both(stock, tag, TEXTS[:4], return_offsets_mapping=True)
+    call_both(stock, tag, TEXTS[:4], TEXTS[4:8])
+    assert tag.acceleration["post_processor"]["native"]
+
+
 def test_save_pretrained_round_trip(llama3, tmp_path):
     stock, tag = llama3
     tag.save_pretrained(tmp_path)

@@ -5,7 +5,7 @@ import asyncio
 
 import pytest
 import tokenizers
-from tokenizers import models, normalizers, pre_tokenizers, trainers
+from tokenizers import models, normalizers, pre_tokenizers, processors, trainers
 
 import hf_tagtok
 from conformance import tokenizer_zoo
@@ -120,3 +120,29 @@ def test_from_buffer_post_process_and_added_tokens_decoder_like_stock(pair_of_to
         {i: str(t) for i, t in stock.get_added_tokens_decoder().items()}
     raw = stock.encode(TEXTS[0], add_special_tokens=False)
     assert deep_diff(ours.post_process(raw), stock.post_process(raw)) is None
+
+
+def test_components_changed_on_the_stock_object_are_seen(pair_of_tokenizers):
+    stock, ours = pair_of_tokenizers
+    template = processors.TemplateProcessing(single="[X] $A [X]", pair="$A [X] $B:1", special_tokens=[("[X]", 1)])
+    for tokenizer in (stock, ours.stock):
+        tokenizer.post_processor = template
+        tokenizer.normalizer = normalizers.Lowercase()
+    native = all(entry["native"] for entry in ours.acceleration.values())  # one stripping token is not
+    assert native == (not isinstance(ours.encode(TEXTS[0]), tokenizers.Encoding))  # the report says what ran
+    assert _diffs(ours.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
+    pairs = list(zip(TEXTS, reversed(TEXTS)))
+    assert _diffs(ours.encode_batch(pairs), stock.encode_batch(pairs)) == [None] * len(pairs)
+    ours.stock.encode_special_tokens = stock.encode_special_tokens = True
+    assert _diffs(ours.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
+
+
+def test_bpe_dropout_set_on_the_model_falls_back_to_stock():
+    stock = tokenizer_zoo.load("small_bert_processing")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    ours.stock.model.dropout = 0.5
+    assert not ours.acceleration["model"]["native"]
+    assert "dropout" in ours.acceleration["model"]["reason"]
+    assert isinstance(ours.encode(TEXTS[0]), tokenizers.Encoding)  # stock's own (random) merges ran
+    ours.stock.model.dropout = None
+    assert not isinstance(ours.encode(TEXTS[0]), tokenizers.Encoding)
