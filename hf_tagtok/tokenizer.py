@@ -39,8 +39,8 @@ class BatchArrays(NamedTuple):
 
 
 def _stock_component(name):
-    def get(self):
-        return getattr(self._stock, name)
+    def get(self):  # the component is live (its attributes can be set), so the stock object is now shared
+        return getattr(self.stock, name)
 
     def set(self, value):
         setattr(self._stock, name, value)
@@ -51,11 +51,15 @@ def _stock_component(name):
 class Tokenizer:
     """Encode like `tokenizers.Tokenizer`; build with from_file / from_str / from_hf."""
 
-    def __init__(self, stock: tokenizers.Tokenizer, _config_text=None):
+    def __init__(self, stock: tokenizers.Tokenizer, _config_text=None, _private=False):
         if not isinstance(stock, tokenizers.Tokenizer):
             raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
         self._stock = stock
-        self._plan, self._plan_key = models.plan(stock, _config_text), models.plan_key(stock)
+        # Shared: someone else holds the stock object and may change its components, so every call checks
+        # the plan's key (~5 µs); a private one changes only through our methods, which replan.
+        self._shared = not _private
+        self._plan = models.plan(stock, _config_text)
+        self._plan_key = models.plan_key(stock) if self._shared else None
 
     def _replan(self):
         # A plan reads the whole configuration back (~0.25 s for Llama-3): after a change to the stock
@@ -64,10 +68,13 @@ class Tokenizer:
 
     def _planned(self):
         """(per-stage report, native encoder or None) for the stock tokenizer as it is now; a component
-        changed on the stock object itself is seen here (models.plan_key)."""
-        key = models.plan_key(self._stock)
-        if self._plan is None or key != self._plan_key:
-            self._plan, self._plan_key = models.plan(self._stock), key
+        changed on a shared stock object is seen here (models.plan_key)."""
+        if self._shared:
+            key = models.plan_key(self._stock)
+            if key != self._plan_key:
+                self._plan, self._plan_key = None, key
+        if self._plan is None:
+            self._plan = models.plan(self._stock)
         return self._plan
 
     @property
@@ -80,19 +87,19 @@ class Tokenizer:
 
     @classmethod
     def from_file(cls, path) -> "Tokenizer":
-        return cls(tokenizers.Tokenizer.from_file(str(path)))
+        return cls(tokenizers.Tokenizer.from_file(str(path)), _private=True)
 
     @classmethod
     def from_str(cls, text: str) -> "Tokenizer":
-        return cls(tokenizers.Tokenizer.from_str(text), text)
+        return cls(tokenizers.Tokenizer.from_str(text), text, _private=True)
 
     @classmethod
     def from_buffer(cls, buffer) -> "Tokenizer":
-        return cls(tokenizers.Tokenizer.from_buffer(buffer))
+        return cls(tokenizers.Tokenizer.from_buffer(buffer), _private=True)
 
     @classmethod
     def from_pretrained(cls, identifier, revision="main", token=None) -> "Tokenizer":
-        return cls(tokenizers.Tokenizer.from_pretrained(identifier, revision=revision, token=token))
+        return cls(tokenizers.Tokenizer.from_pretrained(identifier, revision=revision, token=token), _private=True)
 
     @classmethod
     def from_hf(cls, stock: tokenizers.Tokenizer) -> "Tokenizer":
@@ -102,7 +109,7 @@ class Tokenizer:
         text = stock.to_str()
         clone = tokenizers.Tokenizer.from_str(text)
         clone.encode_special_tokens = stock.encode_special_tokens  # not part of the JSON
-        return cls(clone, text)
+        return cls(clone, text, _private=True)
 
     # ------------------------------------------------------------------ encoding
 
@@ -155,14 +162,15 @@ class Tokenizer:
     def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True):
         """The native `_Batch` for these inputs (texts, or lists of words when pretokenized) under the current
         settings, or None: stock must run. Without `overflowing` it holds the main encodings only."""
-        if self._native is None:
+        native = self._native
+        if native is None:
             return None
         truncation, padding = self._stock.truncation, self._stock.padding
         try:
             if truncation is None and padding is None and not pretokenized and all(pair is None for pair in pairs):
-                return _Batch.plain(self._native, texts, add_special_tokens)
-            return _Batch.assembled(self._native, texts, pairs, pretokenized, add_special_tokens, truncation,
-                                    padding, overflowing)
+                return _Batch.plain(native, texts, add_special_tokens)
+            return _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
+                                    overflowing)
         except UnicodeEncodeError:
             return None  # lone surrogates: stock raises its own exception class
 
@@ -272,7 +280,9 @@ class Tokenizer:
 
     @property
     def stock(self) -> tokenizers.Tokenizer:
-        """The stock tokenizer inside (shares settings with this one)."""
+        """The stock tokenizer inside (shares settings with this one; components changed on it are seen)."""
+        if not self._shared:
+            self._shared, self._plan_key = True, models.plan_key(self._stock)
         return self._stock
 
     def decode(self, ids, skip_special_tokens=True):
@@ -310,7 +320,7 @@ class Tokenizer:
     def __setstate__(self, state):
         stock = tokenizers.Tokenizer.from_str(state["json"])
         stock.encode_special_tokens = state["encode_special_tokens"]
-        self.__init__(stock, state["json"])
+        self.__init__(stock, state["json"], _private=True)
 
     def __deepcopy__(self, memo):
         clone = copy.copy(self)

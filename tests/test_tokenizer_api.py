@@ -146,3 +146,11 @@ def test_bpe_dropout_set_on_the_model_falls_back_to_stock():
     assert isinstance(ours.encode(TEXTS[0]), tokenizers.Encoding)  # stock's own (random) merges ran
     ours.stock.model.dropout = None
     assert not isinstance(ours.encode(TEXTS[0]), tokenizers.Encoding)
+
+
+def test_component_attribute_set_in_place_is_seen():
+    stock = tokenizer_zoo.load("small_bytelevel_prefix")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)  # a private stock object: no per-call check until one is shared
+    for tokenizer in (stock, ours):
+        tokenizer.pre_tokenizer.add_prefix_space = False
+    assert _diffs(ours.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
