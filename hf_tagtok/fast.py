@@ -296,7 +296,11 @@ def _tag_class():
         def _batch_encoding(self, columns, encodings, call, batched, n_sequences):
             lengths = columns.lengths
             padded = encodings.settings.padding is not None
-            rectangular = len(lengths) > 0 and int(lengths.min()) == int(lengths.max()) > 0
+            if len(lengths) == 1:  # one text: a plain int costs less than numpy's reductions
+                shortest = longest = int(lengths[0])
+            else:
+                shortest, longest = (int(lengths.min()), int(lengths.max())) if len(lengths) else (0, 0)
+            rectangular = shortest == longest > 0
             as_numpy = rectangular and call["return_tensors"] in ("np", TensorType.NUMPY)
 
             fields = _requested_fields(self, call)
@@ -316,7 +320,7 @@ def _tag_class():
                 mapping = columns.overflow_to_sample
                 data["overflow_to_sample_mapping"] = mapping.copy() if as_numpy else mapping.tolist()
 
-            self._warn_if_too_long(lengths, call)
+            self._warn_if_too_long(longest, call)
             tensor_type = None if as_numpy else call["return_tensors"]
             output = BatchEncoding(data, encodings, tensor_type=tensor_type, n_sequences=n_sequences)
             if not batched and call["return_tensors"] is None and not call["return_overflowing_tokens"]:
@@ -324,11 +328,9 @@ def _tag_class():
                                         for key, value in output.items()}, output.encodings, n_sequences=n_sequences)
             return output
 
-        def _warn_if_too_long(self, lengths, call):
-            if call["max_length"] is None and call["verbose"] and len(lengths):
-                longest = int(lengths.max())
-                if longest > self.model_max_length:
-                    self._eventual_warn_about_too_long_sequence(range(longest), None, True)
+        def _warn_if_too_long(self, longest, call):
+            if call["max_length"] is None and call["verbose"] and longest > self.model_max_length:
+                self._eventual_warn_about_too_long_sequence(range(longest), None, True)
 
     def _requested_fields(tokenizer, call):
         fields = {"input_ids"}

@@ -251,6 +251,16 @@ def test_backend_components_set_directly_are_seen(tmp_path):
     assert tag.acceleration["post_processor"]["native"]
 
 
+@pytest.mark.parametrize("texts", (["word " * 40], ["a b", "word " * 40], ["a b"]))
+def test_too_long_warning_like_stock(tmp_path, texts):
+    stock, tag = _pair(tokenizer_zoo.load("small_bytelevel"), tmp_path)
+    key = "sequence-length-is-longer-than-the-specified-maximum"
+    for tokenizer in (stock, tag):
+        tokenizer.model_max_length = 16
+        tokenizer(texts[0] if len(texts) == 1 else texts)
+    assert tag.deprecation_warnings.get(key) == stock.deprecation_warnings.get(key)
+
+
 def test_save_pretrained_round_trip(llama3, tmp_path):
     stock, tag = llama3
     tag.save_pretrained(tmp_path)
