@@ -38,12 +38,12 @@ def _direction(value, error):
 
 
 class _Fields:
-    """An encoding's own fields: token columns as lists, sequence ranges {id: (start, end)}, and the
-    overflowing parts as `_Fields`."""
+    """An encoding's own fields: token columns as lists (offsets last: merging shifts them, the others are
+    appended as they are), sequence ranges {id: (start, end)}, and the overflowing parts as `_Fields`."""
 
-    def __init__(self, ids, type_ids, tokens, words, offsets, special, attention, ranges, overflowing):
+    def __init__(self, ids, type_ids, tokens, words, special, attention, offsets, ranges, overflowing):
         self.ids, self.type_ids, self.tokens, self.words = ids, type_ids, tokens, words
-        self.offsets, self.special, self.attention = offsets, special, attention
+        self.special, self.attention, self.offsets = special, attention, offsets
         self.ranges, self.overflowing = ranges, overflowing
 
     @classmethod
@@ -51,7 +51,7 @@ class _Fields:
         return cls([], [], [], [], [], [], [], {}, [])
 
     def _columns(self):
-        return self.ids, self.type_ids, self.tokens, self.words, self.offsets, self.special, self.attention
+        return self.ids, self.type_ids, self.tokens, self.words, self.special, self.attention, self.offsets
 
     def copy(self):
         return _Fields(*(list(column) for column in self._columns()), dict(self.ranges),
@@ -66,8 +66,8 @@ class _Fields:
         count = length - len(self.ids)
         if count <= 0:
             return
-        pads = ([pad_id] * count, [pad_type_id] * count, [pad_token] * count, [None] * count, [(0, 0)] * count,
-                [1] * count, [0] * count)
+        pads = ([pad_id] * count, [pad_type_id] * count, [pad_token] * count, [None] * count, [1] * count,
+                [0] * count, [(0, 0)] * count)
         if direction == "left":
             for column, pad in zip(self._columns(), pads):
                 column[:0] = pad
@@ -112,9 +112,7 @@ class _Fields:
         self.ranges.update({sequence: (start + length, end + length) for sequence, (start, end) in pair.ranges.items()})
         shift = self.offsets[-1][1] if growing_offsets and self.offsets else 0
         self.offsets.extend((start + shift, end + shift) for start, end in pair.offsets)
-        for column, added in ((self.ids, pair.ids), (self.type_ids, pair.type_ids), (self.tokens, pair.tokens),
-                              (self.words, pair.words), (self.special, pair.special),
-                              (self.attention, pair.attention)):
+        for column, added in zip(self._columns()[:-1], pair._columns()[:-1]):
             column.extend(added)
         self.overflowing = overflowing
         return self
@@ -140,8 +138,8 @@ class Encoding:
         """A snapshot of every field, overflow included, that shares nothing with this encoding."""
         if self._own is not None:
             return self._own.copy()
-        return _Fields(self.ids, self.type_ids, self.tokens, self.word_ids, self.offsets, self.special_tokens_mask,
-                       self.attention_mask, self._ranges(), [part._fields() for part in self.overflowing])
+        return _Fields(self.ids, self.type_ids, self.tokens, self.word_ids, self.special_tokens_mask,
+                       self.attention_mask, self.offsets, self._ranges(), [part._fields() for part in self.overflowing])
 
     def _owned(self):
         if self._own is None:

@@ -55,11 +55,10 @@ class Tokenizer:
         if not isinstance(stock, tokenizers.Tokenizer):
             raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
         self._stock = stock
-        # Shared: someone else holds the stock object and may change its components, so every call checks
-        # the plan's key (~5 µs); a private one changes only through our methods, which replan.
-        self._shared = not _private
         self._plan = models.plan(stock, _config_text)
-        self._plan_key = models.plan_key(stock) if self._shared else None
+        # A key while the stock object is shared: someone else may change its components, so every call
+        # compares it (~5 µs). None while private: it changes only through our methods, which replan.
+        self._plan_key = None if _private else models.plan_key(stock)
 
     def _replan(self):
         # A plan reads the whole configuration back (~0.25 s for Llama-3): after a change to the stock
@@ -69,7 +68,7 @@ class Tokenizer:
     def _planned(self):
         """(per-stage report, native encoder or None) for the stock tokenizer as it is now; a component
         changed on a shared stock object is seen here (models.plan_key)."""
-        if self._shared:
+        if self._plan_key is not None:
             key = models.plan_key(self._stock)
             if key != self._plan_key:
                 self._plan, self._plan_key = None, key
@@ -281,8 +280,8 @@ class Tokenizer:
     @property
     def stock(self) -> tokenizers.Tokenizer:
         """The stock tokenizer inside (shares settings with this one; components changed on it are seen)."""
-        if not self._shared:
-            self._shared, self._plan_key = True, models.plan_key(self._stock)
+        if self._plan_key is None:
+            self._plan_key = models.plan_key(self._stock)
         return self._stock
 
     def decode(self, ids, skip_special_tokens=True):
