@@ -25,9 +25,17 @@ def _bytes_to_unicode():
 
 BYTE_TO_CHAR = _bytes_to_unicode()
 CHAR_TO_BYTE = {char: byte for byte, char in BYTE_TO_CHAR.items()}
-# str.translate table to Latin-1 "bytes"; chars outside the byte alphabet become U+FFFF (unencodable).
-_TO_LATIN1 = {code: "\uffff" for code in range(256)}
-_TO_LATIN1.update({ord(char): chr(byte) for char, byte in CHAR_TO_BYTE.items()})
+
+
+@functools.cache
+def _byte_of_point():
+    """The byte-level alphabet as the native module reads it: code point -> byte, 0xFFFF for none."""
+    import numpy as np
+
+    table = np.full(max(map(ord, CHAR_TO_BYTE)) + 1, 0xFFFF, dtype=np.uint16)
+    for char, byte in CHAR_TO_BYTE.items():
+        table[ord(char)] = byte
+    return table
 
 
 # The table limits of ext/pipeline/tp_bpe.h (ids and ranks are packed into 64-bit words).
@@ -65,17 +73,14 @@ def _bpe_spec(model, byte_level):
     if model.get("dropout") not in (None, 0.0):
         raise Unsupported(f"BPE dropout={model.get('dropout')!r} is not native (it is random)")
 
+    native = _native_module()
+    alphabet = _byte_of_point() if byte_level else None
+
     def as_bytes(text):  # byte level: the byte string a rendered token stands for; None if it has none
-        try:
-            return text.translate(_TO_LATIN1).encode("latin-1") if byte_level else text.encode()
-        except UnicodeEncodeError:
-            return None
+        return native.token_bytes({text: 0}, alphabet)[0]
 
     vocab = model["vocab"]
-    size = max(vocab.values()) + 1 if vocab else 0
-    tokens = [None] * size  # None: no byte string (byte level: unreachable from bytes)
-    for token, token_id in vocab.items():
-        tokens[token_id] = as_bytes(token)
+    tokens = native.token_bytes(vocab, alphabet)  # None: no byte string (byte level: unreachable from bytes)
     spec = {"tokens": tokens, "ignore_merges": bool(model.get("ignore_merges")), "char_level": not byte_level}
     prefix, suffix = model.get("continuing_subword_prefix") or "", model.get("end_of_word_suffix") or ""
     spec["prefix"], spec["suffix"] = as_bytes(prefix), as_bytes(suffix)
@@ -88,7 +93,7 @@ def _bpe_spec(model, byte_level):
     if byte_level:
         if model.get("byte_fallback") or model.get("unk_token") is not None:
             raise Unsupported("byte-level BPE with byte_fallback or unk_token is not native yet")
-        _check_byte_symbols(tokens, spec["prefix"], spec["suffix"])
+        _check_byte_symbols(vocab, tokens, (prefix, spec["prefix"]), (suffix, spec["suffix"]))
     else:
         unk = model.get("unk_token")
         if unk is not None and unk not in vocab:
@@ -102,8 +107,8 @@ def _bpe_spec(model, byte_level):
                 raise Unsupported("BPE byte_fallback without all 256 <0xXX> tokens is not native yet")
             spec["byte_tokens"] = [vocab[name] for name in names]
     merges = _merge_ids(model.get("merges"), vocab, len(prefix.encode()))
-    if size > _NATIVE_MAX_TOKENS or len(merges) > _NATIVE_MAX_MERGES:
-        raise Unsupported(f"BPE with {size} ids / {len(merges)} merges exceeds the native tables "
+    if len(tokens) > _NATIVE_MAX_TOKENS or len(merges) > _NATIVE_MAX_MERGES:
+        raise Unsupported(f"BPE with {len(tokens)} ids / {len(merges)} merges exceeds the native tables "
                           f"({_NATIVE_MAX_TOKENS} / {_NATIVE_MAX_MERGES})")
     spec["merges"] = merges
     return spec
@@ -149,16 +154,17 @@ def _merge_ids(merges, vocab, prefix_len):
     return merges.ids_by_prefix_len[prefix_len]
 
 
-def _check_byte_symbols(tokens, prefix, suffix):
+def _check_byte_symbols(vocab, tokens, prefix, suffix):
     # Byte level: every byte needs its initial symbol in each position (first/inner/last/only), else
     # stock drops it and shifts offsets in rendered-string bytes, which the byte-level C path does not do.
-    known = {token for token in tokens if token is not None}
-    for byte in range(256):
-        for before in {b"", prefix}:
-            for after in {b"", suffix}:
-                if before + bytes([byte]) + after not in known:
-                    raise Unsupported(f"byte-level BPE without a token for {before + bytes([byte]) + after!r} "
-                                      "is not native")
+    # Stock finds a symbol by its rendered name; its id must hold those bytes in `tokens` too (a name
+    # sharing its id with another may have lost it there).
+    for byte, char in BYTE_TO_CHAR.items():
+        for before, before_bytes in {("", b""), prefix}:
+            for after, after_bytes in {("", b""), suffix}:
+                token_id = vocab.get(before + char + after)
+                if token_id is None or tokens[token_id] != before_bytes + bytes([byte]) + after_bytes:
+                    raise Unsupported(f"byte-level BPE without a token for {before + char + after!r} is not native")
 
 
 def _added_spec(added_tokens, normalizer, model_emits):

@@ -114,3 +114,41 @@ def test_a_pretty_legacy_config_loads_and_encodes_like_stock():
     assert ours.acceleration["model"]["native"]
     texts = sample_text.multiscript_texts()[::11]
     assert [e.ids for e in ours.encode_batch(texts)] == [e.ids for e in reference.encode_batch(texts)]
+
+
+def _rendered_bytes(name, byte_of_char):
+    """A byte-level name's bytes by stock's alphabet, or None when a char lies outside it."""
+    return bytes(byte_of_char[char] for char in name) if all(char in byte_of_char for char in name) else None
+
+
+def test_token_bytes_of_a_real_byte_level_vocabulary_follow_stocks_alphabet():
+    from stock_alphabet import stock_byte_of_char
+
+    from hf_tagtok.models import _byte_of_point
+
+    vocab = json.loads(tokenizers.Tokenizer.from_file(str(sample_text.default_tokenizer_json())).to_str())["model"]["vocab"]
+    expected = [None] * (max(vocab.values()) + 1)
+    for name, token_id in vocab.items():
+        expected[token_id] = _rendered_bytes(name, stock_byte_of_char())
+    assert native.token_bytes(vocab, _byte_of_point()) == expected
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(_names, st.integers(0, 40), max_size=12), st.booleans())
+def test_fuzzed_names_give_utf8_or_alphabet_bytes(vocab, byte_level):
+    from stock_alphabet import stock_byte_of_char
+
+    from hf_tagtok.models import _byte_of_point
+
+    def reference(name):
+        if byte_level:
+            return _rendered_bytes(name, stock_byte_of_char())
+        try:
+            return name.encode()
+        except UnicodeEncodeError:  # a lone surrogate
+            return None
+
+    expected = [None] * (max(vocab.values(), default=-1) + 1)
+    for name, token_id in vocab.items():  # a later name with the same id wins, as in the dict's order
+        expected[token_id] = reference(name)
+    assert native.token_bytes(vocab, _byte_of_point() if byte_level else None) == expected

@@ -10,6 +10,7 @@ from tokenizers import pre_tokenizers
 from hf_tagtok import training
 from hf_tagtok._train import MergeLoop, words_to_arrays
 from hf_tagtok.sample_text import ascii_texts, multiscript_texts
+from stock_alphabet import stock_byte_of_char
 
 pytest.importorskip("blake3")
 
@@ -65,24 +66,7 @@ def stock_pretoken_counts(texts, special_tokens=(), pre=None):
     return counts
 
 
-def _probe_bytelevel_chars():
-    """char -> byte as stock's ByteLevel renders it, read off the UTF-8 of chars covering every lead
-    and continuation byte; the bytes UTF-8 never uses take the remaining alphabet chars in order."""
-    pre = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-    table = {}
-    for cp in [*range(0x800), *range(0x800, 0x10000, 0x1000), *range(0x10000, 0x110000, 0x40000)]:
-        if 0xD800 <= cp <= 0xDFFF:
-            continue
-        ch = chr(cp)
-        (rendered, _), = pre.pre_tokenize_str(ch)
-        table.update(zip(rendered, ch.encode("utf-8")))
-    unseen = sorted(set(range(256)) - set(table.values()))
-    table.update(zip(sorted(set(pre_tokenizers.ByteLevel.alphabet()) - set(table)), unseen))
-    assert len(table) == 256 and sorted(table.values()) == list(range(256))
-    return table
-
-
-BYTE_OF_CHAR = _probe_bytelevel_chars()
+BYTE_OF_CHAR = stock_byte_of_char()
 
 
 def to_bytes(piece: str) -> bytes:
