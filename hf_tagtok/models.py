@@ -27,17 +27,6 @@ BYTE_TO_CHAR = _bytes_to_unicode()
 CHAR_TO_BYTE = {char: byte for byte, char in BYTE_TO_CHAR.items()}
 
 
-@functools.cache
-def _byte_of_point():
-    """The byte-level alphabet as the native module reads it: code point -> byte, 0xFFFF for none."""
-    import numpy as np
-
-    table = np.full(max(map(ord, CHAR_TO_BYTE)) + 1, 0xFFFF, dtype=np.uint16)
-    for char, byte in CHAR_TO_BYTE.items():
-        table[ord(char)] = byte
-    return table
-
-
 # The table limits of ext/pipeline/tp_bpe.h (ids and ranks are packed into 64-bit words).
 _NATIVE_MAX_TOKENS = (1 << 21) - 1
 _NATIVE_MAX_MERGES = (1 << 22) - 1
@@ -74,13 +63,12 @@ def _bpe_spec(model, byte_level):
         raise Unsupported(f"BPE dropout={model.get('dropout')!r} is not native (it is random)")
 
     native = _native_module()
-    alphabet = _byte_of_point() if byte_level else None
 
     def as_bytes(text):  # byte level: the byte string a rendered token stands for; None if it has none
-        return native.token_bytes({text: 0}, alphabet)[0]
+        return native.token_bytes({text: 0}, byte_level)[0]
 
     vocab = model["vocab"]
-    tokens = native.token_bytes(vocab, alphabet)  # None: no byte string (byte level: unreachable from bytes)
+    tokens = native.token_bytes(vocab, byte_level)  # None: no byte string (byte level: unreachable from bytes)
     spec = {"tokens": tokens, "ignore_merges": bool(model.get("ignore_merges")), "char_level": not byte_level}
     prefix, suffix = model.get("continuing_subword_prefix") or "", model.get("end_of_word_suffix") or ""
     spec["prefix"], spec["suffix"] = as_bytes(prefix), as_bytes(suffix)

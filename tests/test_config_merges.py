@@ -124,21 +124,17 @@ def _rendered_bytes(name, byte_of_char):
 def test_token_bytes_of_a_real_byte_level_vocabulary_follow_stocks_alphabet():
     from stock_alphabet import stock_byte_of_char
 
-    from hf_tagtok.models import _byte_of_point
-
     vocab = json.loads(tokenizers.Tokenizer.from_file(str(sample_text.default_tokenizer_json())).to_str())["model"]["vocab"]
     expected = [None] * (max(vocab.values()) + 1)
     for name, token_id in vocab.items():
         expected[token_id] = _rendered_bytes(name, stock_byte_of_char())
-    assert native.token_bytes(vocab, _byte_of_point()) == expected
+    assert native.token_bytes(vocab, True) == expected
 
 
 @settings(max_examples=300)
 @given(st.dictionaries(_names, st.integers(0, 40), max_size=12), st.booleans())
 def test_fuzzed_names_give_utf8_or_alphabet_bytes(vocab, byte_level):
     from stock_alphabet import stock_byte_of_char
-
-    from hf_tagtok.models import _byte_of_point
 
     def reference(name):
         if byte_level:
@@ -151,4 +147,4 @@ def test_fuzzed_names_give_utf8_or_alphabet_bytes(vocab, byte_level):
     expected = [None] * (max(vocab.values(), default=-1) + 1)
     for name, token_id in vocab.items():  # a later name with the same id wins, as in the dict's order
         expected[token_id] = reference(name)
-    assert native.token_bytes(vocab, _byte_of_point() if byte_level else None) == expected
+    assert native.token_bytes(vocab, byte_level) == expected
