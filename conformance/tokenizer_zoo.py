@@ -19,6 +19,7 @@ from pathlib import Path
 import tokenizers
 from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors
 
+from conformance.stock_alphabet import stock_byte_chars
 from hf_tagtok.pre_tokenizers import RECOGNISED_PATTERNS
 
 CACHE = Path(os.environ.get("HF_TAGTOK_ZOO_CACHE", Path.home() / ".cache" / "hf_tagtok" / "zoo"))
@@ -253,9 +254,7 @@ def _merges_by_rule(vocab, words):
 
 def _small_byte_bpe(pre_tokenizer, post_processor=None, added=(), normalizer=None, ignore_merges=False):
     # Vocabulary by rule: the 256 byte chars, then merges of frequent ASCII pairs/triples in a fixed order.
-    from hf_tagtok.models import BYTE_TO_CHAR
-
-    byte_chars = [BYTE_TO_CHAR[b] for b in range(256)]
+    byte_chars = stock_byte_chars()
     vocab = {char: index for index, char in enumerate(byte_chars)}
     merges = _merges_by_rule(vocab, ("th", "he", "in", "er", "an", "the", "ing", "Ġt", "Ġthe", "Ġa", "on", "es",
                                      "Ġw", "or", "ĠĠ", "ĠĠĠĠ", "Ċ", "ĠĊ", "ll", "llo", "hello"))
@@ -562,9 +561,7 @@ def small_strip_replace_sequence():
 def _affixed_bpe(prefix, suffix, byte_level, **options):
     # Every initial symbol (char or byte char, with the prefix when not first and the suffix when last),
     # then merges of frequent English pieces in each position, named as stock names them.
-    from hf_tagtok.models import BYTE_TO_CHAR
-
-    alphabet = [BYTE_TO_CHAR[b] for b in range(256)] if byte_level else \
+    alphabet = stock_byte_chars() if byte_level else \
         [chr(c) for c in range(33, 127)] + ["é", "ü", "▁"]
     vocab = {"<unk>": 0}
     for char in alphabet:

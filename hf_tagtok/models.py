@@ -10,21 +10,17 @@ import json
 _PIPELINE_STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor")
 
 
-def _bytes_to_unicode():
-    # GPT-2's reversible byte <-> printable-char map, as the ByteLevel pre-tokenizer defines it.
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    chars = printable[:]
-    extra = 0
-    for byte in range(256):
-        if byte not in printable:
-            printable.append(byte)
-            chars.append(256 + extra)
-            extra += 1
-    return dict(zip(printable, map(chr, chars)))
+@functools.cache
+def byte_chars():
+    """The char each byte renders as at byte level, indexed by byte: the generated table (tables/)."""
+    from hf_tagtok.pre_tokenizers import ByteLevel
+    return tuple(ByteLevel.alphabet())
 
 
-BYTE_TO_CHAR = _bytes_to_unicode()
-CHAR_TO_BYTE = {char: byte for byte, char in BYTE_TO_CHAR.items()}
+@functools.cache
+def char_bytes():
+    """The inverse of `byte_chars`: rendered char -> byte."""
+    return {char: byte for byte, char in enumerate(byte_chars())}
 
 
 # The table limits of ext/pipeline/tp_bpe.h (ids and ranks are packed into 64-bit words).
@@ -147,7 +143,7 @@ def _check_byte_symbols(vocab, tokens, prefix, suffix):
     # stock drops it and shifts offsets in rendered-string bytes, which the byte-level C path does not do.
     # Stock finds a symbol by its rendered name; its id must hold those bytes in `tokens` too (a name
     # sharing its id with another may have lost it there).
-    for byte, char in BYTE_TO_CHAR.items():
+    for byte, char in enumerate(byte_chars()):
         for before, before_bytes in {("", b""), prefix}:
             for after, after_bytes in {("", b""), suffix}:
                 token_id = vocab.get(before + char + after)
@@ -236,12 +232,12 @@ def _space_counts(token_names):
     byte-level alphabet itself holds no whitespace char, so pure-alphabet tokens only count 'Ġ'."""
     from tokenizers.pre_tokenizers import WhitespaceSplit
 
-    splitter, space = WhitespaceSplit(), BYTE_TO_CHAR[ord(" ")]
+    splitter, space, alphabet = WhitespaceSplit(), byte_chars()[ord(" ")], char_bytes()
     lead, trail = bytearray(len(token_names)), bytearray(len(token_names))
     for token_id, token in enumerate(token_names):
         if not token:
             continue
-        if all(char in CHAR_TO_BYTE for char in token):
+        if all(char in alphabet for char in token):
             spaces = [char == space for char in token]
         else:
             inside = {i for piece, (start, end) in splitter.pre_tokenize_str(token) for i in range(start, end)}

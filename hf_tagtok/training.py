@@ -13,6 +13,7 @@ Layout: special tokens first (ids 0..k-1), then the 256 bytes in byte order, the
 import argparse
 import collections
 import concurrent.futures
+import functools
 import json
 import os
 import re
@@ -22,7 +23,7 @@ from pathlib import Path
 import tokenizers
 from tokenizers import decoders, pre_tokenizers
 
-from hf_tagtok.models import BYTE_TO_CHAR, CHAR_TO_BYTE
+from hf_tagtok.models import byte_chars, char_bytes
 from hf_tagtok.pre_tokenizers import RECOGNISED_PATTERNS
 from hf_tagtok.tokenizer_identity import identity, write_identity
 
@@ -145,12 +146,14 @@ def _engine_splitter(pre_tokenizer):
     return twin.pre_tokenize_offsets
 
 
-_BYTE_OF_CHAR = str.maketrans({char: chr(byte) for char, byte in CHAR_TO_BYTE.items()})
+@functools.cache
+def _byte_of_char():
+    return str.maketrans({char: chr(byte) for char, byte in char_bytes().items()})
 
 
 def bytelevel_bytes(piece: str) -> bytes:
     """The bytes a ByteLevel-rendered piece stands for (UnicodeEncodeError if it is not one)."""
-    return piece.translate(_BYTE_OF_CHAR).encode("latin-1")
+    return piece.translate(_byte_of_char()).encode("latin-1")
 
 
 def _special_token_cutter(special_tokens):
@@ -232,7 +235,8 @@ def _learn_merges(counts, vocab_size, n_specials, min_pair_freq, progress):
 
 
 def _render(token: bytes) -> str:
-    return "".join(BYTE_TO_CHAR[b] for b in token)
+    chars = byte_chars()
+    return "".join(chars[b] for b in token)
 
 
 def _assemble(vocab_bytes, merges, specials, pre_tokenizer):

@@ -122,7 +122,7 @@ def _rendered_bytes(name, byte_of_char):
 
 
 def test_token_bytes_of_a_real_byte_level_vocabulary_follow_stocks_alphabet():
-    from stock_alphabet import stock_byte_of_char
+    from conformance.stock_alphabet import stock_byte_of_char
 
     vocab = json.loads(tokenizers.Tokenizer.from_file(str(sample_text.default_tokenizer_json())).to_str())["model"]["vocab"]
     expected = [None] * (max(vocab.values()) + 1)
@@ -134,7 +134,7 @@ def test_token_bytes_of_a_real_byte_level_vocabulary_follow_stocks_alphabet():
 @settings(max_examples=300)
 @given(st.dictionaries(_names, st.integers(0, 40), max_size=12), st.booleans())
 def test_fuzzed_names_give_utf8_or_alphabet_bytes(vocab, byte_level):
-    from stock_alphabet import stock_byte_of_char
+    from conformance.stock_alphabet import stock_byte_of_char
 
     def reference(name):
         if byte_level:

@@ -10,7 +10,7 @@ from tokenizers import pre_tokenizers
 from hf_tagtok import training
 from hf_tagtok._train import MergeLoop, words_to_arrays
 from hf_tagtok.sample_text import ascii_texts, multiscript_texts
-from stock_alphabet import stock_byte_of_char
+from conformance.stock_alphabet import stock_byte_of_char
 
 pytest.importorskip("blake3")
 

@@ -1,5 +1,5 @@
-"""The byte-level alphabet as stock's ByteLevel pre-tokenizer renders it, shared by the tests that turn
-rendered token names back into bytes."""
+"""The byte-level alphabet as stock's ByteLevel pre-tokenizer renders it: the reference the zoo builds
+byte-level vocabularies from and the tests turn rendered token names back into bytes with."""
 import functools
 
 from tokenizers import pre_tokenizers
@@ -21,3 +21,10 @@ def stock_byte_of_char():
     table.update(zip(sorted(set(pre_tokenizers.ByteLevel.alphabet()) - set(table)), unseen))
     assert len(table) == 256 and sorted(table.values()) == list(range(256))
     return table
+
+
+@functools.cache
+def stock_byte_chars():
+    """The char each byte renders as, indexed by byte."""
+    by_byte = {byte: char for char, byte in stock_byte_of_char().items()}
+    return [by_byte[byte] for byte in range(256)]
