@@ -102,7 +102,7 @@ def _tiktoken_twin(path, plain):
     splits = [step for step in steps if step.get("type") == "Split" and "Regex" in step.get("pattern", {})]
     if config["model"].get("type") != "BPE" or config.get("normalizer") or len(splits) != 1:
         raise ValueError("not tiktoken-compatible")
-    from hf_tagtok.models import char_bytes
+    from hf_tagtok.pre_tokenizers import char_bytes
     byte_of = char_bytes()
     ranks = {bytes(byte_of[c] for c in token): rank for token, rank in config["model"]["vocab"].items()}
     return tiktoken.Encoding("bench", pat_str=splits[0]["pattern"]["Regex"], mergeable_ranks=ranks, special_tokens={})

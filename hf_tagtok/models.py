@@ -7,20 +7,9 @@ The native pipeline receives engine-neutral specs only (bytes, ids, flags): no t
 import functools
 import json
 
+from hf_tagtok.pre_tokenizers import byte_chars, char_bytes
+
 _PIPELINE_STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor")
-
-
-@functools.cache
-def byte_chars():
-    """The char each byte renders as at byte level, indexed by byte: the generated table (tables/)."""
-    from hf_tagtok.pre_tokenizers import ByteLevel
-    return tuple(ByteLevel.alphabet())
-
-
-@functools.cache
-def char_bytes():
-    """The inverse of `byte_chars`: rendered char -> byte."""
-    return {char: byte for byte, char in enumerate(byte_chars())}
 
 
 # The table limits of ext/pipeline/tp_bpe.h (ids and ranks are packed into 64-bit words).

@@ -24,6 +24,7 @@ __all__ = [
     "PreTokenizer", "Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Punctuation", "Digits",
     "Metaspace", "CharDelimiterSplit", "Split", "ByteLevel", "UnicodeScripts", "FixedLength", "Sequence",
     "from_hf", "engine_steps", "UnsupportedPattern", "UnsupportedPreTokenizer", "RECOGNISED_PATTERNS",
+    "byte_chars", "char_bytes",
 ]
 
 BEHAVIORS = ("removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous")
@@ -155,13 +156,20 @@ def _render_bytes(piece):
 
 @functools.lru_cache(maxsize=1 << 14)
 def _byte_render(char):
-    alphabet = _byte_alphabet()
+    alphabet = byte_chars()
     return "".join(alphabet[byte] for byte in char.encode("utf-8"))
 
 
 @functools.cache
-def _byte_alphabet():
-    return ByteLevel.alphabet()
+def byte_chars():
+    """The char each byte renders as at byte level, indexed by byte: the generated table (tables/)."""
+    return tuple(ByteLevel.alphabet())
+
+
+@functools.cache
+def char_bytes():
+    """The inverse of `byte_chars`: rendered char -> byte."""
+    return {char: byte for byte, char in enumerate(byte_chars())}
 
 
 def _plan(steps):

@@ -23,8 +23,7 @@ from pathlib import Path
 import tokenizers
 from tokenizers import decoders, pre_tokenizers
 
-from hf_tagtok.models import byte_chars, char_bytes
-from hf_tagtok.pre_tokenizers import RECOGNISED_PATTERNS
+from hf_tagtok.pre_tokenizers import RECOGNISED_PATTERNS, byte_chars, char_bytes
 from hf_tagtok.tokenizer_identity import identity, write_identity
 
 CL100K_PATTERN = RECOGNISED_PATTERNS["cl100k"]  # exactly the text Llama-3's tokenizer.json ships
