@@ -57,3 +57,14 @@ def test_tiktoken_gets_as_many_threads_as_our_pool():
     _, _, call, _ = bench._PEERS["tiktoken"]
     call(["a", "b"])(Encoding())
     assert seen == [_native.pool_threads()]
+
+
+def test_first_call_anatomy_runs_and_reports_every_row(tmp_path, capsys):
+    from conformance import bench_first_call
+    path = tmp_path / "tokenizer.json"
+    tokenizer_zoo.load("small_bytelevel").save(str(path))
+    bench_first_call.main(["--tokenizer", str(path), "--rounds", "1", "--idle", "0"])
+    printed = capsys.readouterr().out
+    for row in ("stock first call after load", "first call after load", "warm", "warm after idle",
+                "first call, busy cores"):
+        assert f"\n{row} " in printed
