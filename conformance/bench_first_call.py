@@ -10,7 +10,8 @@ ours into what it is made of, in one process, rounds alternating with stock:
 - first call after load: as the bench times it (the load runs on one core while the pool's others idle);
 and the page faults of each first call (a process's first call also faults its output and cache memory in).
 Medians over the rounds; ratios are stock's first call over each row, all from this one run. The ids of
-both are compared first: the rows time the same work.
+both are compared after the rounds (before them, that check would take the process's first call and its
+page faults away from round 1): the rows must time the same work.
 """
 import argparse
 import resource
@@ -27,9 +28,8 @@ def _faults():
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
-def _call(tokenizer, texts):
-    """(seconds, page faults) of one columnar call (stock: encode_batch)."""
-    encode = getattr(tokenizer, "encode_batch_arrays", tokenizer.encode_batch)
+def _call(encode, texts):
+    """(seconds, page faults) of encode(texts)."""
     faults, started = _faults(), time.perf_counter()
     result = encode(texts)
     seconds = time.perf_counter() - started
@@ -40,13 +40,13 @@ def _call(tokenizer, texts):
 def one_round(path, texts, idle):
     """{row: (seconds, faults)} for one round."""
     row = {}
-    stock = tokenizers.Tokenizer.from_file(str(path))
+    stock = tokenizers.Tokenizer.from_file(str(path)).encode_batch
     row["stock first call after load"] = _call(stock, texts)
     _call(stock, texts)
     row["stock warm"] = _call(stock, texts)
     del stock
-    spare = hf_tagtok.Tokenizer.from_file(path)
-    ours = hf_tagtok.Tokenizer.from_file(path)
+    spare = hf_tagtok.Tokenizer.from_file(path).encode_batch_arrays
+    ours = hf_tagtok.Tokenizer.from_file(path).encode_batch_arrays
     row["first call after load"] = _call(ours, texts)
     _call(ours, texts)
     row["warm"] = _call(ours, texts)
@@ -73,8 +73,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     path = args.tokenizer or default_tokenizer_json()
     texts = multiscript_texts()
-    check_same_ids(path, texts)
     rounds = [one_round(path, texts, args.idle) for _ in range(args.rounds)]
+    check_same_ids(path, texts)
     stock_first = statistics.median(r["stock first call after load"][0] for r in rounds)
     print(f"{path}\n{len(texts)} texts, {args.rounds} rounds, medians; ratio = stock's first call / row")
     print(f"{'':32} {'ms':>7} {'ratio':>6}  page faults (each round)")

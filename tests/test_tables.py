@@ -1,9 +1,9 @@
 """The committed tables must equal what the installed references answer for every code point.
 
 The generator re-probes stock `tokenizers` in memory (about 30 s of CPU) and its output must match
-the committed files byte for byte, apart from the generation date and the interpreter that ran it. The remaining tests read the
-committed C data back and check it against stock behaviour with independent small models, so a flaw
-in the probing method itself would also show up.
+the committed files byte for byte, apart from the generation date and the interpreter that ran it.
+The remaining tests read the committed C data back and check it against stock behaviour with
+independent small models, so a flaw in the probing method itself would also show up.
 """
 import importlib.util
 import os
