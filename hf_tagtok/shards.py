@@ -11,6 +11,7 @@ shards. `open_manifest` verifies every shard against the manifest.
 """
 import builtins
 import dataclasses
+import functools
 import itertools
 import json
 import os
@@ -65,9 +66,9 @@ def prepare_shards(inputs, out_dir, tokenizer, *, shards, engine="local", text_f
     out_dir.mkdir(parents=True, exist_ok=True)
     _remove_temporaries(out_dir)
     inputs = tuple(str(path) for path in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs))
-    corpus_format._Encoder(Path(tokenizer)).start_id(start_token)  # an unusable start token fails here, once
-    n_documents = sum(1 for _ in iter_documents(inputs, text_field))
     identity = tokenizer_identity(tokenizer)
+    _encoder(str(tokenizer), identity).start_id(start_token)  # an unusable start token fails here, once
+    n_documents = sum(1 for _ in iter_documents(inputs, text_field))
     specs = [ShardSpec(k, str(out_dir / shard_name(k, shards)), k * n_documents // shards,
                        (k + 1) * n_documents // shards, inputs, str(tokenizer), identity, text_field, start_token,
                        batch_size) for k in range(shards)]
@@ -89,7 +90,7 @@ def prepare_shard(spec: ShardSpec) -> dict:
             kept = None
         if kept is not None and kept.n_documents == expected_documents:
             return _entry(path, kept)
-    encoder = corpus_format._Encoder(Path(spec.tokenizer))
+    encoder = _encoder(spec.tokenizer, spec.identity)
     writer = corpus_format.CorpusWriter(path, identity=spec.identity, vocab_size=encoder.vocab_size,
                                         start_id=encoder.start_id(spec.start_token))
     documents = itertools.islice(iter_documents(spec.inputs, spec.text_field), spec.first, spec.stop)
@@ -128,6 +129,13 @@ def open_manifest(path, *, tokenizer) -> ShardedCorpus:
     if (n_documents, n_tokens) != (manifest["documents"], manifest["tokens"]):
         raise corpus_format.CorpusError(f"{path}: the shards' totals differ from the manifest's")
     return ShardedCorpus(path, opened, n_documents, n_tokens, manifest["tokenizer_identity"])
+
+
+@functools.lru_cache(maxsize=2)
+def _encoder(tokenizer, identity):
+    """One loaded tokenizer per worker process, for all the shards it writes (keyed by identity too, so a
+    changed file is loaded again)."""
+    return corpus_format._Encoder(Path(tokenizer))
 
 
 def _entry(path, shard):
