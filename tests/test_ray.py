@@ -134,6 +134,6 @@ def test_a_killed_worker_does_not_stop_the_run(tokenizer_dir, jsonl, tmp_path):
     assert killed is not None, "no shard task was seen running"
     assert "DONE" in out
     single = shards.prepare_shards([big], tmp_path / "single", tokenizer_dir, shards=6, workers=1, start_token=START)
-    reread = shards.open_manifest(tmp_path / "out" / shards.MANIFEST, tokenizer=tokenizer_dir)
+    reread = corpus.open(tmp_path / "out" / shards.MANIFEST, tokenizer=tokenizer_dir)
     for ours, reference in zip(reread.shards, single.shards):
         assert ours.path.read_bytes() == reference.path.read_bytes()
