@@ -391,6 +391,7 @@ def _fully_native(twin):
 def _read_inputs(text, text_pair, words):
     """(encode_batch inputs, batched?, n_sequences) as transformers forms them from a call, or None when
     the call is not plainly valid (stock then runs it and raises its own exception)."""
+    from hf_tagtok.tokenizer import _is_text, _is_words
     sequence = _is_words if words else _is_text
     batched = isinstance(text, (list, tuple)) and bool(text) and (not words or isinstance(text[0], (list, tuple)))
     if not batched:
@@ -405,14 +406,6 @@ def _read_inputs(text, text_pair, words):
             and all(sequence(item) for item in text_pair)):
         return None
     return list(zip(text, text_pair)), True, 2
-
-
-def _is_text(item):
-    return isinstance(item, str)
-
-
-def _is_words(item):
-    return isinstance(item, (list, tuple)) and all(isinstance(word, str) for word in item)
 
 
 class _Settings(NamedTuple):
