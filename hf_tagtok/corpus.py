@@ -60,9 +60,13 @@ def open(path, *, tokenizer) -> PreparedCorpus:  # noqa: A001 - mirrors builtins
     """Memory-map a prepared corpus after verifying its digest, counts and tokenizer identity.
 
     tokenizer: the tokenizer the corpus must have been made with (directory, tokenizer.json path,
-    tokenizer object, or its identity hex). Raises CorpusError on any mismatch.
+    tokenizer object, or its identity hex). Raises CorpusError on any mismatch. A shard manifest
+    (`hf_tagtok.shards`) opens every shard, verified, as a `ShardedCorpus`.
     """
     path = Path(path)
+    if path.suffix == ".json":
+        from hf_tagtok.shards import open_manifest
+        return open_manifest(path, tokenizer=tokenizer)
     expected = tokenizer if _is_identity_hex(tokenizer) else tokenizer_identity(tokenizer)
     size = path.stat().st_size
     if size < HEADER_SIZE:

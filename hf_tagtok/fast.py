@@ -21,7 +21,7 @@ import os
 import weakref
 from typing import NamedTuple, Optional
 
-from hf_tagtok import fingerprint
+from hf_tagtok import arrow, fingerprint
 from hf_tagtok._after_import import call_after_import
 
 logger = logging.getLogger("hf_tagtok")
@@ -32,6 +32,7 @@ _SAVED_NAMES = ("TagTokenizerFast", "TagTokenizer")
 # Methods a subclass may not override if our encode path is to stand in for it.
 _ENCODE_PATH = ("__call__", "encode", "_encode_plus", "set_truncation_and_padding", "_convert_encoding")
 _TWIN_PREFIX = "_Accelerated_"
+_ARROW = "arrow"  # return_tensors value of encode_arrow: the batch as a pyarrow RecordBatch
 
 # tokenizer instance -> (backend the twins were built from, {encode_special_tokens: (twin or None, fully native?, why no twin)})
 _TWINS = weakref.WeakKeyDictionary()
@@ -260,11 +261,18 @@ def _tag_class():
 
         # -------------------------------------------------------------- encoding
 
+        def encode_arrow(self, text, text_pair=None, **options):
+            """`self(text, text_pair, **options)` as a `pyarrow.RecordBatch` (one row per encoding; types
+            in hf_tagtok.arrow), built from the native columns without a Python object per token."""
+            return self(text, text_pair, return_tensors=_ARROW, **options)
+
         def _encode_plus(self, text, text_pair=None, **options):
             call = {**defaults, **options}
             twin = self._columnar_twin(call)
             read = _read_inputs(text, text_pair, call["is_split_into_words"]) if twin is not None else None
             if read is None:
+                if call["return_tensors"] == _ARROW:
+                    return arrow.from_lists(super()._encode_plus(text, text_pair, **{**options, "return_tensors": None}))
                 return super()._encode_plus(text, text_pair, **options)
             inputs, batched, n_sequences = read
             self.set_truncation_and_padding(
@@ -308,6 +316,12 @@ def _tag_class():
                 ("input_ids", columns.ids), ("token_type_ids", columns.type_ids),
                 ("attention_mask", columns.attention_mask), ("special_tokens_mask", columns.special_tokens_mask),
                 ("offset_mapping", columns.offsets)) if key in fields]
+            if call["return_tensors"] == _ARROW:
+                scalars = [("length", lengths)] if "length" in fields else []
+                if call["return_overflowing_tokens"]:
+                    scalars.append(("overflow_to_sample_mapping", columns.overflow_to_sample))
+                self._warn_if_too_long(longest, call)
+                return arrow.record_batch(wanted, lengths, scalars)
             if as_numpy:
                 data = {key: column.astype(np.int64).reshape(len(lengths), -1, *column.shape[1:])
                         for key, column in wanted}
@@ -377,6 +391,7 @@ def _fully_native(twin):
 def _read_inputs(text, text_pair, words):
     """(encode_batch inputs, batched?, n_sequences) as transformers forms them from a call, or None when
     the call is not plainly valid (stock then runs it and raises its own exception)."""
+    from hf_tagtok.tokenizer import _is_text, _is_words
     sequence = _is_words if words else _is_text
     batched = isinstance(text, (list, tuple)) and bool(text) and (not words or isinstance(text[0], (list, tuple)))
     if not batched:
@@ -391,14 +406,6 @@ def _read_inputs(text, text_pair, words):
             and all(sequence(item) for item in text_pair)):
         return None
     return list(zip(text, text_pair)), True, 2
-
-
-def _is_text(item):
-    return isinstance(item, str)
-
-
-def _is_words(item):
-    return isinstance(item, (list, tuple)) and all(isinstance(word, str) for word in item)
 
 
 class _Settings(NamedTuple):
