@@ -7,6 +7,8 @@ The native pipeline receives engine-neutral specs only (bytes, ids, flags): no t
 import functools
 import json
 
+import numpy as np
+
 from hf_tagtok.pre_tokenizers import byte_chars, char_bytes
 
 _PIPELINE_STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor")
@@ -53,6 +55,7 @@ def _bpe_spec(model, byte_level):
         return native.token_bytes({text: 0}, byte_level)[0]
 
     vocab = model["vocab"]
+    _check_ids(vocab)
     tokens = native.token_bytes(vocab, byte_level)  # None: no byte string (byte level: unreachable from bytes)
     spec = {"tokens": tokens, "ignore_merges": bool(model.get("ignore_merges")), "char_level": not byte_level}
     prefix, suffix = model.get("continuing_subword_prefix") or "", model.get("end_of_word_suffix") or ""
@@ -85,6 +88,35 @@ def _bpe_spec(model, byte_level):
                           f"({_NATIVE_MAX_TOKENS} / {_NATIVE_MAX_MERGES})")
     spec["merges"] = merges
     return spec
+
+
+def _check_ids(vocab):
+    """The native tables are indexed by id: sized by the largest id, so sparse ids would cost memory per
+    missing id (stock keeps hash maps); an id two tokens share (stock names it by one of them at random)
+    has no single byte string."""
+    if not vocab:
+        return
+    largest = max(vocab.values())
+    if largest >= _NATIVE_MAX_TOKENS or largest >= 2 * len(vocab) + 1024:
+        raise Unsupported(f"vocabulary ids are sparse (largest id {largest} for {len(vocab)} tokens); not native")
+    if len(set(vocab.values())) < len(vocab):
+        raise Unsupported("two vocabulary tokens share an id; not native")
+
+
+def _last_merge_wins(merges):
+    """Stock keeps a pair's last rank when the merges list it twice (it fills a map in order)."""
+    keys = (merges[:, 0].astype(np.uint64) << np.uint64(32)) | merges[:, 1]
+    # hash buckets first: sorting every key (np.unique) cost ~0.09 s on Llama-3's 280k merges
+    buckets = ((keys * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(42)).astype(np.intp)
+    shared = np.bincount(buckets, minlength=1 << 22)[buckets] > 1
+    if not shared.any():
+        return merges
+    candidates = np.flatnonzero(shared)
+    _, last_in_reversed = np.unique(keys[candidates][::-1], return_index=True)
+    keep = np.ones(len(keys), dtype=bool)
+    keep[candidates] = False
+    keep[candidates[len(candidates) - 1 - last_in_reversed]] = True
+    return merges[keep]
 
 
 class _MergesText:
@@ -121,7 +153,8 @@ def _merge_ids(merges, vocab, prefix_len):
         return native.pair_ids_in(vocab, "[]", 0, 2, prefix_len)
     if prefix_len not in merges.ids_by_prefix_len:
         try:
-            merges.ids_by_prefix_len[prefix_len] = native.pair_ids_in(vocab, merges.text, *merges.span, prefix_len)
+            merges.ids_by_prefix_len[prefix_len] = _last_merge_wins(
+                native.pair_ids_in(vocab, merges.text, *merges.span, prefix_len))
         except (TypeError, ValueError) as error:
             raise Unsupported(f"BPE merges: {error}")
     return merges.ids_by_prefix_len[prefix_len]
@@ -206,7 +239,8 @@ def _starts_with_space(content):
 
 def _token_names(stock, added_tokens):
     vocab = stock.get_vocab(with_added_tokens=True)
-    names = [None] * (max(vocab.values()) + 1 if vocab else 0)
+    ids = [*vocab.values(), *(token["id"] for token in added_tokens)]
+    names = [None] * (max(ids) + 1 if ids else 0)
     for token, token_id in vocab.items():
         names[token_id] = token
     for token in added_tokens:  # a normalized token is named by its normalized match, as stock does
@@ -262,6 +296,7 @@ def _vocab_spec(model, pre_tokenizer):
     if any(f'"{kind}"' in json.dumps(pre_tokenizer) for kind in ("ByteLevel", "Metaspace")):
         raise Unsupported(f"{model_kind} after a ByteLevel/Metaspace pre-tokenizer is not native yet")
     vocab = model["vocab"]
+    _check_ids(vocab)
     unk = model.get("unk_token")
     if unk not in vocab:
         raise Unsupported(f"{model_kind} unk token {unk!r} is not in the vocabulary (stock raises on unknown words)")
@@ -299,6 +334,23 @@ def plan_key(stock):
             getattr(model, "dropout", None), stock.get_vocab_size(with_added_tokens=False), stock.encode_special_tokens)
 
 
+def _loaded_added_tokens(stock):
+    """The added tokens as stock loaded them: a token the vocabulary has takes the vocabulary's id, whatever
+    id the JSON gave it."""
+    return [{"content": token.content, "id": token_id, "single_word": token.single_word, "lstrip": token.lstrip,
+             "rstrip": token.rstrip, "normalized": token.normalized, "special": token.special}
+            for token_id, token in sorted(stock.get_added_tokens_decoder().items())]
+
+
+def _loaded_model(stock, model):
+    """The model config, checked against what stock loaded: stock writes one token per id, so a
+    vocabulary written by stock whose ids are shared has fewer tokens than stock holds."""
+    vocab = model.get("vocab")
+    if isinstance(vocab, dict) and stock.get_vocab_size(with_added_tokens=False) != len(vocab):
+        raise Unsupported("two vocabulary tokens share an id; not native")
+    return model
+
+
 def analyse(stock, text=None):
     """(per-stage report, spec or None): the spec is complete only when every stage is native."""
     from hf_tagtok import normalizers, processors  # they import Unsupported from here
@@ -322,10 +374,10 @@ def analyse(stock, text=None):
 
     stage("normalizer", lambda: normalizers.spec(config.get("normalizer")))
     model_emits = _model_emits(config["model"])
-    stage("added_tokens", lambda: _added_spec(config.get("added_tokens") or [], stock.normalizer, model_emits))
+    stage("added_tokens", lambda: _added_spec(_loaded_added_tokens(stock), stock.normalizer, model_emits))
     stage("pre_tokenizer", lambda: _pre_tokenizer_steps(config.get("pre_tokenizer")))
     byte_level = '"ByteLevel"' in json.dumps(config.get("pre_tokenizer"))
-    stage("model", lambda: _model_spec(config["model"], byte_level, config.get("pre_tokenizer")))
+    stage("model", lambda: _model_spec(_loaded_model(stock, config["model"]), byte_level, config.get("pre_tokenizer")))
     stage("post_processor", lambda: processors.spec(config.get("post_processor")))
     complete = all(report[name]["native"] for name in _PIPELINE_STAGES)
     spec["encode_special_tokens"] = bool(stock.encode_special_tokens)
@@ -347,4 +399,9 @@ def plan(stock, text=None):
         lead, trail = _space_counts(_token_names(stock, spec["added_tokens"]))
         spec["trim"] = dict(trim, lead=lead, trail=trail)
     spec["added"] = (stock.num_special_tokens_to_add(False), stock.num_special_tokens_to_add(True))
-    return report, NativeEncoder(native.Pipeline(spec), stock, spec["added_tokens"], spec["post_processor"])
+    try:
+        pipeline = native.Pipeline(spec)
+    except native.UnsupportedShape as error:  # _native's own class (the engine is compiled into it too)
+        report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
+        return report, None
+    return report, NativeEncoder(pipeline, stock, spec["added_tokens"], spec["post_processor"])

@@ -55,7 +55,10 @@ def _template(config, names, layout):
                 sides[index]["main_type"] = item["Sequence"]["type_id"]
                 slot = sides[index]["after"]
                 continue
-            entry = specials[item["SpecialToken"]["id"]]
+            name = item["SpecialToken"]["id"]
+            if name not in specials:  # stock loads it and raises when it encodes with special tokens
+                raise Unsupported(f"template {key} names special token {name!r}, which special_tokens lacks")
+            entry = specials[name]
             type_id = item["SpecialToken"]["type_id"]
             slot.extend(names.token(token_id, type_id, token) for token_id, token in zip(entry["ids"], entry["tokens"]))
         if len(seen) != len(sides):

@@ -86,7 +86,10 @@ class Tokenizer:
 
     @classmethod
     def from_file(cls, path) -> "Tokenizer":
-        return cls(tokenizers.Tokenizer.from_file(str(path)), _private=True)
+        stock = tokenizers.Tokenizer.from_file(str(path))
+        # planned from the file's text: stock's to_str() allocates per id up to the largest (2**31: ~8 GB)
+        with open(path, encoding="utf-8") as file:
+            return cls(stock, file.read(), _private=True)
 
     @classmethod
     def from_str(cls, text: str) -> "Tokenizer":
@@ -94,7 +97,8 @@ class Tokenizer:
 
     @classmethod
     def from_buffer(cls, buffer) -> "Tokenizer":
-        return cls(tokenizers.Tokenizer.from_buffer(buffer), _private=True)
+        stock = tokenizers.Tokenizer.from_buffer(buffer)
+        return cls(stock, bytes(buffer).decode("utf-8"), _private=True)
 
     @classmethod
     def from_pretrained(cls, identifier, revision="main", token=None) -> "Tokenizer":
@@ -106,7 +110,10 @@ class Tokenizer:
         if not isinstance(stock, tokenizers.Tokenizer):
             raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
         text = stock.to_str()
-        clone = tokenizers.Tokenizer.from_str(text)
+        try:
+            clone = tokenizers.Tokenizer.from_str(text)
+        except Exception:  # stock cannot read back what it wrote (tokens sharing an id): share `stock` instead
+            return cls(stock)
         clone.encode_special_tokens = stock.encode_special_tokens  # not part of the JSON
         return cls(clone, text, _private=True)
 
@@ -114,7 +121,7 @@ class Tokenizer:
 
     def encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
         kind = _is_words if is_pretokenized else _is_text
-        if kind(sequence) and (pair is None or kind(pair)):
+        if _flags(is_pretokenized, add_special_tokens) and kind(sequence) and (pair is None or kind(pair)):
             batch = self._native_batch([sequence], [pair], add_special_tokens, is_pretokenized)
             if batch is not None:
                 return batch.encodings()[0]
@@ -122,7 +129,7 @@ class Tokenizer:
                                   add_special_tokens=add_special_tokens)
 
     def encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
-        split = _split_inputs(input, _is_words if is_pretokenized else _is_text)
+        split = _split_batch(input, is_pretokenized, add_special_tokens)
         if split is not None:
             batch = self._native_batch(*split, add_special_tokens, is_pretokenized)
             if batch is not None:
@@ -134,7 +141,7 @@ class Tokenizer:
         """`encode_batch` as stock's fast variant leaves it: offsets (0, 0), no word ids, and empty strings for
         the tokens of the text itself. Pairs go to stock: its fast path gives the second text type id 0 before
         post-processing, which only some post-processors overwrite."""
-        split = _split_inputs(input, _is_words if is_pretokenized else _is_text)
+        split = _split_batch(input, is_pretokenized, add_special_tokens)
         if split is not None and all(pair is None for pair in split[1]):
             batch = self._native_batch(*split, add_special_tokens, is_pretokenized)
             if batch is not None:
@@ -148,7 +155,7 @@ class Tokenizer:
         them, when `is_pretokenized`) into flat columns, no Python object per token, with the current
         truncation and padding. Overflow is dropped unless `overflowing` (see BatchArrays)."""
         inputs = list(inputs)
-        split = _split_inputs(inputs, _is_words if is_pretokenized else _is_text)
+        split = _split_batch(inputs, is_pretokenized, add_special_tokens)
         batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized,
                                                                  overflowing)
         if batch is not None:
@@ -355,6 +362,19 @@ def _is_text(item):
 
 def _is_words(item):
     return isinstance(item, (list, tuple)) and all(isinstance(word, str) for word in item)
+
+
+def _flags(*flags):
+    """Whether every flag is a bool: stock refuses anything else (1, None, "yes") with a TypeError."""
+    return all(type(flag) is bool for flag in flags)
+
+
+def _split_batch(inputs, is_pretokenized, add_special_tokens):
+    """_split_inputs for a batch stock accepts: a list or tuple (stock refuses a str, a dict, a generator)
+    and bool flags; None otherwise, so stock raises its own exception."""
+    if not isinstance(inputs, (list, tuple)) or not _flags(is_pretokenized, add_special_tokens):
+        return None
+    return _split_inputs(inputs, _is_words if is_pretokenized else _is_text)
 
 
 def _split_inputs(inputs, kind):

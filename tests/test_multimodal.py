@@ -693,3 +693,10 @@ def test_no_module_level_torch_import():
     names = [alias.name for node in imported for alias in node.names] + [
         node.module for node in imported if isinstance(node, ast.ImportFrom)]
     assert names and not [name for name in names if name and name.split(".")[0] == "torch"]
+
+
+@pytest.mark.parametrize("crop", [{"height": -5, "width": 336}, {"height": 336, "width": 0}])
+def test_llava_non_positive_crop_size_is_a_clear_error(tokenizer, crop):
+    _stock, ours = llava_pair(tokenizer, "llava-1.5")
+    with pytest.raises(ValueError, match="crop_size"):
+        ours._get_num_multimodal_tokens(image_sizes=[(480, 640)], crop_size=crop)

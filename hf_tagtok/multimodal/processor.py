@@ -366,6 +366,8 @@ class MultimodalProcessor(ProcessorMixin):
         if setting("do_center_crop"):
             crop = _size_dict(setting("crop_size"))
             height, width = crop["height"], crop["width"]
+            if not all(isinstance(v, (int, np.integer)) and v > 0 for v in (height, width)):
+                raise ValueError(f"crop_size must be positive integers, got {setting('crop_size')!r}")
         return height, width
 
     def _qwen_image_grid(self, height, width, images_kwargs):
