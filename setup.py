@@ -10,10 +10,13 @@ import platform
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-ENGINE_C = sorted(glob.glob("tables/*.c") + glob.glob("ext/engine/*.c"))
+# The engine (classify, FSMs, programs, their tables) is linked into _engine only; the pipeline reaches it
+# through the table _engine exports (ext/include/tagtok.h, tt_engine_api).
+PIPELINE_TABLES = ["tables/normalization_tables.c"]
+ENGINE_C = sorted(set(glob.glob("tables/*.c")) - set(PIPELINE_TABLES)) + sorted(glob.glob("ext/engine/*.c"))
 EXTENSIONS = {
     "_engine": ["ext/_engine.pyx", *ENGINE_C],
-    "_native": ["ext/_native.pyx", *ENGINE_C, *sorted(glob.glob("ext/pipeline/*.c"))],
+    "_native": ["ext/_native.pyx", *PIPELINE_TABLES, *sorted(glob.glob("ext/pipeline/*.c"))],
     "_train": ["ext/_train.pyx", *sorted(glob.glob("ext/train/*.c"))],
     "_lists": ["ext/_lists.pyx"],
 }
@@ -35,4 +38,5 @@ extensions = [
     if os.path.exists(sources[0]) and (not only or name in only)
 ]
 
-setup(ext_modules=cythonize(extensions, language_level=3, compiler_directives={"boundscheck": False, "wraparound": False}))
+setup(ext_modules=cythonize(extensions, language_level=3, include_path=["ext", "."],
+                            compiler_directives={"boundscheck": False, "wraparound": False}))

@@ -5,12 +5,13 @@
 merges, added tokens, post-processor layout) and encodes batches of str with the GIL released:
 `encode` for single texts with no truncation or padding, `assemble` for the rest (pairs, truncation
 with overflow, padding; ext/pipeline/tp_assemble.h).
-The pre-tokenizer program executor is the engine's (pretok.pxi, compiled into this module too).
+The pre-tokenizer program is the engine's `Program` (cimported from hf_tagtok._engine); the pipeline's C code
+calls the engine through the table `engine_api()` returns, so the engine is linked into _engine only.
 While the spec is built, `member_span` finds the model's merges in the configuration's JSON text
 (json_scan.pxi) and `pair_ids_in` resolves their (left, right) name pairs to ids there (pair_names.pxi).
 """
-include "classify.pxi"
-include "pretok.pxi"
+cimport tagtok as tt
+from hf_tagtok._engine cimport Program, _utf8, engine_api
 include "pipeline/models_normalize.pxi"
 include "json_scan.pxi"
 include "pair_names.pxi"
@@ -20,6 +21,12 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 
 import numpy as np
+
+
+cdef extern from "pipeline/tp_engine.h" nogil:
+    void tp_engine_bind(const tt.tt_engine_api *api)
+
+tp_engine_bind(engine_api())
 
 
 cdef extern from "pipeline/tp_bpe.h" nogil:

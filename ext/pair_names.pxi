@@ -271,9 +271,9 @@ cdef int _byte_of_point(uint16_t *table) except -1:
     for byte in range(_ALPHABET_POINTS):
         table[byte] = NO_BYTE
     for byte in range(256):
-        if _cls_bytelevel_map[byte] >= _ALPHABET_POINTS:
-            raise ValueError(f"byte-level alphabet code point {_cls_bytelevel_map[byte]:#x} out of range")
-        table[_cls_bytelevel_map[byte]] = <uint16_t>byte
+        if engine_api().bytelevel_map[byte] >= _ALPHABET_POINTS:
+            raise ValueError(f"byte-level alphabet code point {engine_api().bytelevel_map[byte]:#x} out of range")
+        table[engine_api().bytelevel_map[byte]] = <uint16_t>byte
     return 0
 
 

@@ -1,5 +1,6 @@
 # Cython declarations of ext/include/tagtok.h (the engine's public C interface).
-# cimported by _engine.pyx (via pretok.pxi) and by the native pipeline's _native.pyx.
+# cimported by _engine.pyx and by the native pipeline's _native.pyx (which reaches the engine's functions
+# through tt_engine_api only: the engine is linked into _engine alone).
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 
@@ -83,3 +84,8 @@ cdef extern from "tagtok.h" nogil:
     int tt_program_run(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
                        const tt_piece **pieces, size_t *n_pieces)
     void tt_char_offsets(const uint8_t *text, size_t len, const tt_piece *pieces, size_t n, int64_t *out)
+
+    ctypedef struct tt_engine_api:
+        const uint32_t *bytelevel_map
+
+    const tt_engine_api *tt_engine()

@@ -399,9 +399,10 @@ def plan(stock, text=None):
         lead, trail = _space_counts(_token_names(stock, spec["added_tokens"]))
         spec["trim"] = dict(trim, lead=lead, trail=trail)
     spec["added"] = (stock.num_special_tokens_to_add(False), stock.num_special_tokens_to_add(True))
+    from hf_tagtok._engine import UnsupportedShape
     try:
         pipeline = native.Pipeline(spec)
-    except native.UnsupportedShape as error:  # _native's own class (the engine is compiled into it too)
+    except UnsupportedShape as error:
         report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
         return report, None
     return report, NativeEncoder(pipeline, stock, spec["added_tokens"], spec["post_processor"])

@@ -116,6 +116,21 @@ int tt_program_run(const tt_program *program, tt_scratch *scratch, const uint8_t
  * aligns an inserted char to the char it precedes. */
 void tt_char_offsets(const uint8_t *text, size_t len, const tt_piece *pieces, size_t n, int64_t *out);
 
+/* The entry points that code outside the engine's extension module calls (the native pipeline, linked
+ * into another module): that module reaches them through this table, which the engine's Python module
+ * exports, so the engine's code and tables are linked into one module only. */
+typedef struct {
+    void (*classify)(tt_alphabet alphabet, const uint8_t *text, size_t n, uint8_t *tags, uint64_t *char_starts);
+    tt_scratch *(*scratch_new)(void);
+    void (*scratch_free)(tt_scratch *scratch);
+    int (*program_run)(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
+                       const tt_piece **pieces, size_t *n_pieces);
+    const uint32_t *atom_props;    /* [atom]: its property bits (TT_PROP_*) */
+    const uint32_t *bytelevel_map; /* [256]: the char ByteLevel renders each byte as */
+} tt_engine_api;
+
+const tt_engine_api *tt_engine(void);
+
 #ifdef __cplusplus
 }
 #endif

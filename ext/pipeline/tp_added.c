@@ -1,6 +1,7 @@
 /* A byte trie in one open-addressing table keyed by (node, byte): compact for tens of thousands of
  * added tokens, and a first-byte bitmap lets the scan skip text that cannot start a token. */
 #include "tp_added.h"
+#include "tp_engine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -36,12 +37,12 @@ typedef struct {
 
 static int is_space_at(const view *v, size_t b) {
     uint8_t tag = v->tags[b];
-    return tag != TT_TAG_CONT && (tt_atom_props[tag] & TT_PROP_WS);
+    return tag != TT_TAG_CONT && (tp_engine->atom_props[tag] & TT_PROP_WS);
 }
 
 /* The char starting at b (or, for ends_word, ending just before b) is a word char. */
 static int starts_word(const view *v, size_t b) {
-    return (tt_atom_props[v->tags[b]] & TT_PROP_RW) != 0;
+    return (tp_engine->atom_props[v->tags[b]] & TT_PROP_RW) != 0;
 }
 
 static int ends_word(const view *v, size_t b) {
@@ -219,7 +220,7 @@ long tp_added_split(const tp_added *added, int pass, const uint8_t *text, size_t
     if (added->needs_tags) {
         v.tags = malloc(len ? len : 1);
         if (!v.tags) return -1;
-        tt_classify(TT_ALPHABET_ATOMS, text, len, v.tags, NULL);
+        tp_engine->classify(TT_ALPHABET_ATOMS, text, len, v.tags, NULL);
     }
     long n = split_range(added, &added->passes[pass], &v, 0, len, segments, cap, 0);
     free(v.tags);

@@ -5,6 +5,7 @@
  * which moves the replace/insert marks along with the chars (as stock's crate does), and the
  * whole-string steps: Strip, Prepend and a Replace pattern longer than one char. */
 #include "tp_normalize.h"
+#include "tp_engine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,8 +126,8 @@ static size_t utf8_put(uint8_t *p, uint32_t c) {
 static int is_whitespace(uint32_t c) {
     uint8_t bytes[4], tags[4];
     size_t n = utf8_put(bytes, c);
-    tt_classify(TT_ALPHABET_ATOMS, bytes, n, tags, NULL);
-    return (tt_atom_props[tags[0]] & TT_PROP_WS) != 0;
+    tp_engine->classify(TT_ALPHABET_ATOMS, bytes, n, tags, NULL);
+    return (tp_engine->atom_props[tags[0]] & TT_PROP_WS) != 0;
 }
 
 /* Longest output of one char under a step: chinese pads with 2 spaces; maps by their longest entry;

@@ -1,6 +1,7 @@
 /* Batch driver: texts are cut into chunks, threads claim chunks with an atomic counter, each chunk
  * writes its own columns; the caller copies the chunks, in order, into its final arrays. */
 #include "tp_pipeline.h"
+#include "tp_engine.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ struct tp_workspace {
 tp_workspace *tp_workspace_new(void) {
     tp_workspace *ws = calloc(1, sizeof(*ws));
     if (!ws) return NULL;
-    ws->pre = tt_scratch_new();
+    ws->pre = tp_engine->scratch_new();
     ws->bpe = tp_bpe_scratch_new();
     ws->norm = tp_norm_scratch_new();
     ws->wordpiece = tp_wordpiece_scratch_new();
@@ -44,7 +45,7 @@ tp_workspace *tp_workspace_new(void) {
 
 void tp_workspace_free(tp_workspace *ws) {
     if (!ws) return;
-    tt_scratch_free(ws->pre);
+    tp_engine->scratch_free(ws->pre);
     tp_bpe_scratch_free(ws->bpe);
     tp_norm_scratch_free(ws->norm);
     tp_wordpiece_scratch_free(ws->wordpiece);
@@ -308,7 +309,7 @@ static int encode_stretch(const tp_pipeline *p, tp_workspace *ws, tp_columns *c,
     const tt_piece *pieces;
     size_t n_pieces;
     const tt_program *program = at_start || !p->program_later ? p->program : p->program_later;
-    if (tt_program_run(program, ws->pre, bytes + s, e - s, &pieces, &n_pieces)) return -1;
+    if (tp_engine->program_run(program, ws->pre, bytes + s, e - s, &pieces, &n_pieces)) return -1;
     return encode_pieces(p, ws, c, st, bytes, s, e, pieces, n_pieces, al);
 }
 

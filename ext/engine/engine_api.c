@@ -1,0 +1,14 @@
+/* The engine's entry-point table (tagtok.h, tt_engine_api). */
+#include "tagtok.h"
+#include "tagtok_tables.h"
+
+static const tt_engine_api api = {
+    .classify = tt_classify,
+    .scratch_new = tt_scratch_new,
+    .scratch_free = tt_scratch_free,
+    .program_run = tt_program_run,
+    .atom_props = tt_atom_props,
+    .bytelevel_map = tt_bytelevel_map,
+};
+
+const tt_engine_api *tt_engine(void) { return &api; }
