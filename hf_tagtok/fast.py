@@ -15,6 +15,7 @@ yet `AutoTokenizer` must know our class, so registration hooks the import of tra
 import collections.abc
 import copy
 import functools
+import importlib.util
 import inspect
 import logging
 import os
@@ -167,8 +168,15 @@ class _Shared:
 
 # ---------------------------------------------------------------------- the tokenizer class
 
+def _require_transformers():
+    if importlib.util.find_spec("transformers") is None:
+        raise ModuleNotFoundError("TagTokenizerFast needs transformers: pip install -e '.[hf]' in the hf_tagtok "
+                                  "checkout", name="transformers")
+
+
 @functools.lru_cache(maxsize=None)
 def _tag_class():
+    _require_transformers()
     import numpy as np
     from transformers.tokenization_utils_base import BatchEncoding, TensorType
     from transformers.tokenization_utils_tokenizers import TokenizersBackend
