@@ -195,8 +195,6 @@ def main(argv=None):
 
     try:
         stock, accelerated = load_pair(location)
-    except (OSError, ValueError) as error:
-        raise cli_support.UserError(f"cannot load {location}: {str(error).splitlines()[0]}") from None
     except Exception as error:  # stock raises a bare Exception for an unreadable tokenizer.json
         raise cli_support.UserError(f"cannot load {location}: {str(error).splitlines()[0]}") from None
     native = [stage for stage, entry in accelerated.acceleration.items() if entry["native"]]
