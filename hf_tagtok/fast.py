@@ -77,6 +77,7 @@ def accelerate(tokenizer):
 
 def patch_transformers():
     """Make `AutoTokenizer.from_pretrained` return the accelerated twin whenever it can run natively."""
+    _require_transformers()
     from transformers import AutoTokenizer
     original = AutoTokenizer.__dict__["from_pretrained"]
     if hasattr(original.__func__, "_hf_tagtok_original"):

@@ -191,3 +191,23 @@ def test_prepare_progress_counts_every_document(tmp_path, corpus_txt, capfd):
     bar = Bar()
     prepared = corpus.prepare([corpus_txt], tmp_path / "c.ttc", tmp_path / "tok", progress=bar)
     assert bar.n == prepared.n_documents == documents.count_documents([corpus_txt]) == len(LINES)
+
+
+def test_transformers_missing_names_the_extra(monkeypatch):
+    from hf_tagtok import fast
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "transformers" else real(name, *a))
+    with pytest.raises(ModuleNotFoundError, match=r"pip install -e '\.\[hf\]'"):
+        fast._require_transformers()
+    with pytest.raises(ModuleNotFoundError, match=r"pip install -e '\.\[hf\]'"):
+        fast.patch_transformers()
+
+
+def test_bench_reads_documents_like_every_command(tmp_path):
+    from hf_tagtok import bench
+
+    path = tmp_path / "docs.jsonl"
+    texts = ["a\u2028b", "plain", "x\u0085y"]
+    path.write_text("".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in texts), encoding="utf-8")
+    assert bench._load_texts([str(path)]) == texts  # the texts, not the raw JSON lines
