@@ -44,7 +44,7 @@ cdef extern from "tagtok_tables.h":
     const uint32_t _cls_ci_fold_cp "tt_ci_fold_cp"[]
     const char _cls_ci_fold_letter "tt_ci_fold_letter"[]
 
-_CLS_IMPL_IDS = {"scalar": 0, "sse2": 1, "avx2": 2, "neon": 3}
+_CLS_IMPL_IDS = {"scalar": 0, "sse2": 1, "avx2": 2, "neon": 3, "avx512": 4}
 _CLS_ALPHABETS = {"atoms": 0, "scripts": 1}
 
 

@@ -1,7 +1,7 @@
 /* Classify entry points: derive the per-alphabet tables once, pick the best kernel for this CPU.
  *
  * simdjson-style: every kernel has the same signature and reads the same tt_classifier; the choice is
- * made once at init (CPU detection, or HF_TAGTOK_IMPL=scalar|sse2|avx2|neon to force one).
+ * made once at init (CPU detection, or HF_TAGTOK_IMPL=scalar|sse2|avx2|neon|avx512 to force one).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -13,8 +13,8 @@
 _Static_assert(TT_ATOM_COUNT < TT_TAG_LOOKUP && TT_SCRIPT_COUNT < TT_TAG_LOOKUP,
                "tag ids must leave 0xFE (lookup) and 0xFF (continuation) free");
 
-static const char *const IMPL_NAMES[] = {"scalar", "sse2", "avx2", "neon"};
-#define IMPL_COUNT 4
+static const char *const IMPL_NAMES[] = {"scalar", "sse2", "avx2", "neon", "avx512"};
+#define IMPL_COUNT 5
 
 static tt_classifier classifiers[2];
 static uint8_t bmp_tables[2][0x10000 + 4];
@@ -88,6 +88,9 @@ static int available_here(tt_impl impl) {
 #if defined(__x86_64__) || defined(_M_X64)
     case TT_IMPL_SSE2: return 1;
     case TT_IMPL_AVX2: __builtin_cpu_init(); return __builtin_cpu_supports("avx2") && simd_tables_ready;
+    case TT_IMPL_AVX512:
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi") && simd_tables_ready;
 #endif
 #if defined(__aarch64__)
     case TT_IMPL_NEON: return 1;
@@ -141,6 +144,7 @@ static tt_classify_fn kernel(tt_impl impl) {
 #if defined(__x86_64__) || defined(_M_X64)
     case TT_IMPL_SSE2: return tt_classify_sse2;
     case TT_IMPL_AVX2: return tt_classify_avx2;
+    case TT_IMPL_AVX512: return tt_classify_avx512;
 #endif
 #if defined(__aarch64__)
     case TT_IMPL_NEON: return tt_classify_neon;

@@ -1,4 +1,4 @@
-/* Shared shape of the classify kernels (scalar, SSE2, AVX2, NEON).
+/* Shared shape of the classify kernels (scalar, SSE2, AVX2, AVX-512, NEON).
  *
  * Every implementation reads the same derived tables, built once at init from the committed generated
  * tables (tables/tagtok_tables.h); none of them knows anything about Unicode itself.
@@ -72,6 +72,8 @@ void tt_classify_sse2(const tt_classifier *c, const uint8_t *text, size_t n, uin
                       uint64_t *char_starts);
 void tt_classify_avx2(const tt_classifier *c, const uint8_t *text, size_t n, uint8_t *tags,
                       uint64_t *char_starts);
+void tt_classify_avx512(const tt_classifier *c, const uint8_t *text, size_t n, uint8_t *tags,
+                        uint64_t *char_starts);
 #endif
 #if defined(__aarch64__)
 void tt_classify_neon(const tt_classifier *c, const uint8_t *text, size_t n, uint8_t *tags,

@@ -28,6 +28,7 @@ typedef enum {
     TT_IMPL_SSE2 = 1,
     TT_IMPL_AVX2 = 2,
     TT_IMPL_NEON = 3,
+    TT_IMPL_AVX512 = 4, /* AVX-512 BW + VBMI */
 } tt_impl;
 
 /* Classify `n` bytes of valid UTF-8. tags[i] is the tag of the char starting at byte i, or
