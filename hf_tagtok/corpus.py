@@ -18,9 +18,9 @@ import argparse
 import builtins
 import dataclasses
 import itertools
-import json
 import os
 import struct
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -128,7 +128,8 @@ class CorpusWriter:
         self.has_dialogue = False
 
     def __enter__(self):
-        tmp = f".{self.path.name}.tmp-{os.getpid()}"
+        remove_leftovers(self.path)
+        tmp = f"{_temporary_prefix(self.path)}{os.getpid()}"
         self._ids_path = self.path.with_name(tmp)
         self._mask_path = self.path.with_name(tmp + "-mask")
         self._ids = builtins.open(self._ids_path, "wb")
@@ -204,18 +205,49 @@ class CorpusWriter:
         os.replace(self._ids_path, self.path)
 
 
+def _temporary_prefix(path):
+    return f".{Path(path).name}.tmp-"
+
+
+def remove_leftovers(path):
+    """Remove the temporary files an interrupted write of `path` left (their process is gone); returns them."""
+    path = Path(path)
+    removed = []
+    prefix = _temporary_prefix(path)
+    for candidate in path.parent.glob(f"{prefix}*") if path.parent.is_dir() else ():
+        pid = candidate.name[len(prefix):].removesuffix("-mask")
+        if pid.isdigit() and not _process_alive(int(pid)):
+            candidate.unlink(missing_ok=True)
+            removed.append(candidate)
+    return removed
+
+
+def _process_alive(pid):
+    if pid == os.getpid():
+        return False  # ours, from an earlier write that was interrupted in this process
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 # ---------------------------------------------------------------------- preparing
 
 def prepare(inputs, out, tokenizer, *, text_field="text", messages_field="messages", start_token=None,
-            batch_size=1024, num_proc=None) -> PreparedCorpus:
+            batch_size=1024, num_proc=None, progress=None) -> PreparedCorpus:
     """Tokenize inputs into a prepared corpus at `out` and return it opened (verified).
 
-    inputs: paths (.txt = one document per file, .jsonl = one per record, .parquet = one per row),
+    inputs: paths read by `hf_tagtok.documents` (.txt = one document per line, .jsonl = one per record,
+    .parquet = one per row),
     or a `datasets.Dataset` (tokenized with `datasets.map`, batched, `num_proc`). Records holding
     `messages_field` are dialogues, encoded with `DialogueProtocol` (ids plus response mask); the
     others use `text_field`. Text is encoded without the post-processor's special tokens and with
     special-token strings taken literally, so documents never contain a marker by accident.
     tokenizer: a tokenizer directory (or tokenizer.json path).
+    progress: a tqdm-like bar updated by the number of documents written.
     """
     tokenizer = Path(tokenizer)
     encoder = _Encoder(tokenizer)
@@ -229,6 +261,8 @@ def prepare(inputs, out, tokenizer, *, text_field="text", messages_field="messag
             documents = _file_documents(inputs, encoder, text_field, messages_field, batch_size)
         for ids, lengths, mask in documents:
             writer.add_batch(ids, lengths, mask)
+            if progress is not None:
+                progress.update(len(lengths))
     return open(out, tokenizer=tokenizer)
 
 
@@ -253,7 +287,8 @@ class _Encoder:
             if token_id is not None:
                 return token_id
         raise ValueError(f"no start marker token: {start_token!r} is not in the vocabulary" if start_token else
-                         f"the tokenizer has none of {list(_START_TOKEN_CANDIDATES)}; pass start_token")
+                         f"the tokenizer has none of {list(_START_TOKEN_CANDIDATES)}; name one it has "
+                         "(--start-token, or start_token= in Python)")
 
     def texts(self, texts):
         """(ids flat, lengths, None) for a batch of plain documents."""
@@ -271,19 +306,22 @@ class _Encoder:
 
 
 def _file_documents(inputs, encoder, text_field, messages_field, batch_size):
-    if isinstance(inputs, (str, os.PathLike)):
-        inputs = [inputs]
-    for path in map(Path, inputs):
-        suffix = path.suffix.lower()
-        if suffix == ".jsonl":
-            records = _jsonl_records(path)
-        elif suffix == ".parquet":
-            records = _parquet_records(path, batch_size)
-        elif suffix in (".txt", ".text", ".md", ""):
-            records = iter([{text_field: path.read_text(encoding="utf-8")}])
-        else:
-            raise ValueError(f"{path}: unsupported input type {suffix!r} (use .txt, .jsonl or .parquet)")
-        yield from _encode_records(records, encoder, text_field, messages_field, batch_size, path)
+    from hf_tagtok.documents import iter_records
+
+    pending = []
+    for item in iter_records(inputs, text_field, messages_field, batch_size):
+        if isinstance(item, str):
+            pending.append(item)
+            if len(pending) >= batch_size:
+                yield encoder.texts(pending)
+                pending.clear()
+            continue
+        if pending:
+            yield encoder.texts(pending)
+            pending.clear()
+        yield encoder.dialogue(item)
+    if pending:
+        yield encoder.texts(pending)
 
 
 def _encode_records(records, encoder, text_field, messages_field, batch_size, source):
@@ -305,23 +343,6 @@ def _encode_records(records, encoder, text_field, messages_field, batch_size, so
         else:
             raise ValueError(f"{source}: record {n} has neither a string {text_field!r} nor {messages_field!r}")
     yield from flush()
-
-
-def _jsonl_records(path):
-    with builtins.open(path, encoding="utf-8") as f:
-        for line_no, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{line_no}: invalid JSON ({exc.msg})") from None
-
-
-def _parquet_records(path, batch_size):
-    import pyarrow.parquet as pq
-
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size):
-        yield from batch.to_pylist()
 
 
 def _is_dataset(value):
@@ -353,20 +374,38 @@ def _dataset_documents(dataset, encoder, text_field, messages_field, batch_size,
 # ---------------------------------------------------------------------- CLI
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="hf-tagtok prepare",
-                                     description="Tokenize text/JSONL/Parquet into a fingerprinted prepared corpus.")
-    parser.add_argument("inputs", nargs="+", help=".txt (one document per file), .jsonl or .parquet files")
-    parser.add_argument("--tokenizer", required=True, help="tokenizer directory")
+    from hf_tagtok import cli_support, documents
+
+    parser = cli_support.parser("hf-tagtok prepare",
+                                "Tokenize text/JSONL/Parquet into a fingerprinted prepared corpus.")
+    parser.add_argument("inputs", nargs="+", help="documents: .txt (one per line), .jsonl (one per record), "
+                        ".parquet (one per row)")
+    parser.add_argument("--tokenizer", required=True, help="tokenizer directory or tokenizer.json (local)")
     parser.add_argument("--out", required=True, help="output corpus file")
-    parser.add_argument("--text-field", default="text")
-    parser.add_argument("--messages-field", default="messages")
-    parser.add_argument("--start-token", default=None, help="document start marker (default: the tokenizer's BOS)")
+    parser.add_argument("--text-field", default="text", help="the text field of .jsonl records and parquet rows")
+    parser.add_argument("--messages-field", default="messages",
+                        help="records with this field are dialogues (ids plus a response mask)")
+    parser.add_argument("--start-token", default=None,
+                        help=f"document start marker (default: the first of {', '.join(_START_TOKEN_CANDIDATES)} "
+                             "the tokenizer has)")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing --out")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    cli_support.require("prepare", "blake3")
+    tokenizer = cli_support.tokenizer_location(args.tokenizer)
+    inputs = documents.check_paths(args.inputs)
+    tokenizer_json = tokenizer / "tokenizer.json" if tokenizer.is_dir() else tokenizer
+    out = cli_support.writable_output(args.out, [*inputs, tokenizer_json], args.force)
+    for leftover in remove_leftovers(out):
+        print(f"removed {leftover} (left by an interrupted run)", file=sys.stderr)
+    bar = None if args.no_progress else cli_support.progress_bar(
+        None, total=documents.count_documents(inputs, args.text_field), unit="docs", desc="preparing")
     try:
-        corpus = prepare(args.inputs, args.out, args.tokenizer, text_field=args.text_field,
-                         messages_field=args.messages_field, start_token=args.start_token)
-    except (ValueError, OSError) as exc:
-        parser.exit(2, f"hf-tagtok prepare: error: {exc}\n")
+        corpus = prepare(inputs, out, tokenizer, text_field=args.text_field, messages_field=args.messages_field,
+                         start_token=args.start_token, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
     mask = "with response mask" if corpus.response_mask is not None else "no response mask"
     print(f"{corpus.path}: {corpus.ids.size} tokens, {corpus.n_documents} documents, "
           f"{corpus.ids.dtype.itemsize * 8}-bit ids, {mask}, tokenizer {corpus.tokenizer_identity}")

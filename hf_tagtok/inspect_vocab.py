@@ -5,7 +5,6 @@ and how numbers tokenize: pure-digit pieces by digit count and pieces mixing dig
 bytes (such as a space plus a digit). Digits are ASCII 0-9; byte-level pieces are read as the bytes
 they stand for, other vocabularies as their literal text.
 """
-import argparse
 import collections
 import json
 from pathlib import Path
@@ -78,7 +77,8 @@ def _number_pieces(pieces, special_ids):
             pure[digits] += 1
         elif digits:
             mixed += 1
-    return {"pure_digit_pieces_by_length": dict(sorted(pure.items())), "mixed_digit_pieces": mixed}
+    return {"pure_digit_pieces_by_length": dict(sorted(pure.items())), "mixed_digit_pieces": mixed,
+            "multi_digit_pieces": sum(n for length, n in pure.items() if length > 1)}
 
 
 def format_report(info) -> str:
@@ -98,15 +98,20 @@ def format_report(info) -> str:
     numbers = info["numbers"]
     pure = numbers["pure_digit_pieces_by_length"]
     lines.append("digit pieces  " + (", ".join(f"{n} of length {k}" for k, n in pure.items()) or "none")
-                 + f"; mixed digit pieces {numbers['mixed_digit_pieces']}")
+                 + f"; multi-digit pieces {numbers['multi_digit_pieces']}; mixed digit pieces "
+                 f"{numbers['mixed_digit_pieces']}")
     return "\n".join(lines)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="hf-tagtok inspect", description="Describe a tokenizer's vocabulary.")
-    parser.add_argument("path", help="tokenizer directory or tokenizer.json")
+    from hf_tagtok import cli_support
+
+    parser = cli_support.parser("hf-tagtok inspect", "Describe a tokenizer's vocabulary.")
+    parser.add_argument("path", help="tokenizer directory or tokenizer.json (local)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
+    cli_support.require("inspect", "blake3")
+    cli_support.tokenizer_location(args.path, "path")
     try:
         info = describe(args.path)
     except Exception as exc:  # stock raises a bare Exception for an unreadable tokenizer.json

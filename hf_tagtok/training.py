@@ -24,7 +24,7 @@ import tokenizers
 from tokenizers import decoders, pre_tokenizers
 
 from hf_tagtok.pre_tokenizers import RECOGNISED_PATTERNS, byte_chars, char_bytes
-from hf_tagtok.tokenizer_identity import identity, write_identity
+from hf_tagtok.tokenizer_identity import IDENTITY_FILE, identity, write_identity
 
 CL100K_PATTERN = RECOGNISED_PATTERNS["cl100k"]  # exactly the text Llama-3's tokenizer.json ships
 SEED_SPECIAL_TOKENS = ("<|start|>", "<|end|>", "<|unk|>")
@@ -44,20 +44,27 @@ def default_pre_tokenizer():
 
 
 def train_bpe(files_or_iterator, vocab_size, *, special_tokens=(), layout="plain", pre_tokenizer=None,
-              min_pair_freq=1, threads=None, progress=None) -> tokenizers.Tokenizer:
+              min_pair_freq=1, threads=None, progress=None, split_digits=False, length=None) -> tokenizers.Tokenizer:
     """Train a byte-level BPE tokenizer; returns a stock `tokenizers.Tokenizer` (save with `save`).
 
     files_or_iterator: a path, a list of paths, or an iterable of strings (or of lists of strings).
     pre_tokenizer: a stock pre-tokenizer; ByteLevel rendering is appended when it has none.
     threads: pre-token counting workers (the result does not depend on it).
+    split_digits: end the pre-tokenizer with Digits(individual_digits=True), so every digit is a pre-token
+    of its own: no piece holds two digits (or a digit and anything else), and `hf_tagtok.numerals`
+    reads numbers back from their digit pieces. The saved tokenizer keeps that pre-tokenizer.
+    length: how many text units the iterator yields, for the progress bar's total.
     """
     specials = _special_tokens(special_tokens, layout)
     _check_vocab_size(vocab_size, len(specials))
     if min_pair_freq < 1:
         raise ValueError(f"min_pair_freq must be >= 1, got {min_pair_freq}")
     pre_tokenizer = _with_byte_level(pre_tokenizer or default_pre_tokenizer())
+    if split_digits:
+        # after ByteLevel rendering too: the alphabet renders the ASCII digits as themselves
+        pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizer, pre_tokenizers.Digits(individual_digits=True)])
     show = sys.stderr.isatty() if progress is None else progress
-    counts = count_pretokens(_text_batches(files_or_iterator), pre_tokenizer, specials, threads, show)
+    counts = count_pretokens(_text_batches(files_or_iterator), pre_tokenizer, specials, threads, show, total=length)
     vocab, merges = _learn_merges(counts, vocab_size, len(specials), min_pair_freq, show)
     return _assemble(vocab, merges, specials, pre_tokenizer)
 
@@ -82,7 +89,8 @@ def save(tokenizer: tokenizers.Tokenizer, out_dir) -> Path:
 
 # ---------------------------------------------------------------------- pre-token counting
 
-def count_pretokens(batches, pre_tokenizer, special_tokens=(), threads=None, progress=False, use_engine=None):
+def count_pretokens(batches, pre_tokenizer, special_tokens=(), threads=None, progress=False, use_engine=None,
+                    total=None):
     """Occurrences of every pre-token (as bytes) over batches of text units, special tokens cut out
     first; a `_train.PieceCounts` (`.to_dict()` for inspection). pre_tokenizer is the whole stock
     pipeline, ending in ByteLevel rendering (see `_with_byte_level`). The engine twin of the pre-tokenizer
@@ -106,7 +114,7 @@ def count_pretokens(batches, pre_tokenizer, special_tokens=(), threads=None, pro
         return counts, len(batch)
 
     totals = PieceCounts()
-    bar = _progress_bar(progress, "counting pre-tokens", unit="units")
+    bar = _progress_bar(progress, "counting pre-tokens", unit="units", total=total)
     workers = max(1, threads or os.cpu_count() or 1)
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         pending = collections.deque()
@@ -321,25 +329,48 @@ def _pre_tokenizer_of(path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="hf-tagtok train", description="Train a deterministic byte-level BPE tokenizer.")
-    parser.add_argument("files", nargs="+", help="UTF-8 text files (one text unit per line)")
-    parser.add_argument("--vocab-size", type=int, required=True)
-    parser.add_argument("--out", required=True, help="output directory (tokenizer.json, tokenizer_config.json)")
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--layout", choices=LAYOUTS, default="plain")
-    parser.add_argument("--special-token", action="append", default=[], dest="special_tokens")
-    parser.add_argument("--min-pair-freq", type=int, default=1)
+    from hf_tagtok import cli_support, documents
+
+    parser = cli_support.parser("hf-tagtok train", "Train a deterministic byte-level BPE tokenizer.")
+    parser.add_argument("files", nargs="+", help="documents: .txt (one per line), .jsonl (--text-field), .parquet")
+    parser.add_argument("--vocab-size", type=int, required=True, help="vocabulary size, special tokens included")
+    parser.add_argument("--out", required=True, help="output directory (tokenizer.json, tokenizer_config.json, "
+                        "the identity)")
+    parser.add_argument("--text-field", default="text", help="the text field of .jsonl records and parquet rows")
+    parser.add_argument("--threads", type=cli_support.thread_count, default=None,
+                        help="pre-token counting threads (the result does not depend on it; default: all CPUs)")
+    parser.add_argument("--layout", choices=LAYOUTS, default="seed",
+                        help="seed: <|start|>, <|end|>, <|unk|> at ids 0-2, then the bytes; plain: the bytes first")
+    parser.add_argument("--special-token", action="append", default=[], dest="special_tokens",
+                        help="an extra special token (repeat for more)")
+    parser.add_argument("--min-pair-freq", type=cli_support.positive_int, default=1,
+                        help="stop when the best pair occurs fewer times")
+    parser.add_argument("--split-digits", action="store_true",
+                        help="every digit its own pre-token: no multi-digit piece (hf_tagtok.numerals reads numbers)")
     parser.add_argument("--pre-tokenizer-from", metavar="TOKENIZER",
                         help="use the pre-tokenizer of this tokenizer directory or tokenizer.json (default: cl100k-style)")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing tokenizer in --out")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
+    cli_support.require("train", "blake3")
     try:
-        pre_tokenizer = _pre_tokenizer_of(args.pre_tokenizer_from) if args.pre_tokenizer_from else None
-        tokenizer = train_bpe(args.files, args.vocab_size, special_tokens=args.special_tokens, layout=args.layout,
-                              pre_tokenizer=pre_tokenizer, min_pair_freq=args.min_pair_freq, threads=args.threads,
-                              progress=False if args.no_progress else None)
-    except (ValueError, OSError, UnicodeDecodeError) as exc:
-        parser.exit(2, f"hf-tagtok train: error: {exc}\n")
-    path = save(tokenizer, args.out)
+        import hf_tagtok._train  # noqa: F401
+    except ImportError as error:
+        raise cli_support.UserError(f"the _train extension is not built ({error}): "
+                                    "python setup.py build_ext --inplace") from None
+    paths = documents.check_paths(args.files)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise cli_support.UserError(f"--out {out} is a file; give a directory")
+    for name in ("tokenizer.json", "tokenizer_config.json", IDENTITY_FILE):
+        cli_support.writable_output(out / name, paths, args.force or name != "tokenizer.json")
+    pre_tokenizer = _pre_tokenizer_of(args.pre_tokenizer_from) if args.pre_tokenizer_from else None
+    progress = False if args.no_progress else None
+    length = documents.count_documents(paths, args.text_field) if progress is None and sys.stderr.isatty() else None
+    tokenizer = train_bpe(documents.iter_documents(paths, args.text_field), args.vocab_size,
+                          special_tokens=args.special_tokens, layout=args.layout, pre_tokenizer=pre_tokenizer,
+                          min_pair_freq=args.min_pair_freq, threads=args.threads, progress=progress,
+                          split_digits=args.split_digits, length=length)
+    path = save(tokenizer, out)
     print(f"{path}  vocab={tokenizer.get_vocab_size()}  identity={identity(path)}")
     return 0

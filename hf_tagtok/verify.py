@@ -7,8 +7,6 @@ BatchEncoding helpers and decoding are compared with the stock tokenizer loaded 
 a stock exception must be matched by the same exception class and message. Exit status 0 when
 identical, 1 with the first differing input shown otherwise. Gate your CI on it.
 """
-import argparse
-import json
 import pathlib
 import sys
 
@@ -62,19 +60,14 @@ def load_pair(path):
     return stock, accelerate(stock)
 
 
-def read_corpus(files):
-    """Documents from text files (one per line, line ends kept) or JSONL files (their "text" field)."""
+def read_corpus(files, text_field="text"):
+    """Documents as `hf_tagtok.documents` reads them (.txt lines, .jsonl records, parquet rows); the
+    built-in multi-script sample when no file is given."""
     if not files:
         from hf_tagtok.sample_text import multiscript_texts
         return multiscript_texts()
-    texts = []
-    for name in files:
-        content = pathlib.Path(name).read_text(encoding="utf-8")
-        if name.endswith(".jsonl"):
-            texts += [json.loads(line)["text"] for line in content.splitlines() if line.strip()]
-        else:
-            texts += content.splitlines(keepends=True)
-    return texts
+    from hf_tagtok.documents import read_documents
+    return read_documents(files, text_field)
 
 
 def input_cases(texts):
@@ -150,11 +143,14 @@ def _short(value):
     return text if len(text) <= _SHOWN else text[:_SHOWN] + "..."
 
 
-def run(stock, accelerated, texts, out=sys.stdout):
-    """Compare everything; return the number of calls compared. Raises Difference with the failing input."""
+def run(stock, accelerated, texts, out=sys.stdout, progress=None):
+    """Compare everything; return the number of calls compared. Raises Difference with the failing input.
+    progress: a tqdm-like bar, updated per call compared (its total: count_calls(texts))."""
     compared = 0
     for options in OPTION_SETS:
         for label, args, kwargs in input_cases(texts):
+            if progress is not None:
+                progress.update(1)
             call = {**kwargs, **options}
             try:
                 compare_call(stock, accelerated, args, call)
@@ -163,29 +159,61 @@ def run(stock, accelerated, texts, out=sys.stdout):
                 raise Difference(f"{difference}\n  input: {label}, options {call}\n"
                                  f"  first text of that input: {_short(first)}") from None
             compared += 1
-    ids = stock(texts[:BATCH])["input_ids"]
+    try:
+        ids = stock(texts[:BATCH])["input_ids"]
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:  # stock cannot encode here (the calls above checked ours raises alike): nothing to decode
+        return compared
     for skip in (False, True):
         if accelerated.batch_decode(ids, skip_special_tokens=skip) != stock.batch_decode(ids, skip_special_tokens=skip):
             raise Difference(f"batch_decode(skip_special_tokens={skip}) differs")
     return compared + 2
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="hf-tagtok conformance", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tokenizer", required=True, help="tokenizer directory or tokenizer.json")
-    parser.add_argument("--corpus", nargs="*", default=[], help="text (one document per line) or .jsonl files")
-    args = parser.parse_args(argv)
+def count_calls(texts):
+    """How many calls `run` compares for these texts (a progress bar's total)."""
+    return len(OPTION_SETS) * sum(1 for _ in input_cases(texts))
 
-    stock, accelerated = load_pair(args.tokenizer)
-    texts = read_corpus(args.corpus)
+
+def main(argv=None):
+    from hf_tagtok import cli_support
+
+    parser = cli_support.parser("hf-tagtok conformance", __doc__.split("\n\n")[0])
+    parser.add_argument("--tokenizer", required=True, help="tokenizer directory or tokenizer.json (local)")
+    parser.add_argument("--corpus", nargs="*", default=[],
+                        help="documents: .txt (one per line), .jsonl (--text-field), .parquet (default: the "
+                             "built-in multi-script sample)")
+    parser.add_argument("--text-field", default="text", help="the text field of .jsonl records and parquet rows")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    cli_support.require("conformance", "transformers")
+    location = cli_support.tokenizer_location(args.tokenizer)
+    texts = read_corpus(args.corpus, args.text_field)
+    if not texts:
+        raise cli_support.UserError("the corpus holds no documents")
+
+    try:
+        stock, accelerated = load_pair(location)
+    except Exception as error:  # stock raises a bare Exception for an unreadable tokenizer.json
+        raise cli_support.UserError(f"cannot load {location}: {str(error).splitlines()[0]}") from None
     native = [stage for stage, entry in accelerated.acceleration.items() if entry["native"]]
     print(f"tokenizer: {args.tokenizer} ({type(stock).__name__}); native stages: {', '.join(native) or 'none'}")
-    print(f"corpus: {len(texts)} documents, {sum(map(len, texts))} characters; {len(OPTION_SETS)} option sets")
-    try:
-        compared = run(stock, accelerated, texts)
-    except Difference as difference:
-        print(f"DIFFERENT: {difference}")
-        return 1
+    print(f"corpus: {len(texts)} documents, {sum(map(len, texts))} characters; {len(OPTION_SETS)} option sets",
+          flush=True)
+    # stock's Rust panic hook prints each panic it turns into an exception; both sides raising the same one
+    # is a pass, so that text is held back (and shown if the run fails)
+    with cli_support.quiet_stderr() as stderr:
+        bar = None if args.no_progress else cli_support.progress_bar(
+            stderr.isatty(), total=count_calls(texts), unit="calls", desc="comparing", file=stderr)
+        try:
+            compared = run(stock, accelerated, texts, progress=bar)
+        except Difference as difference:
+            print(f"DIFFERENT: {difference}")
+            return 1
+        finally:
+            if bar is not None:
+                bar.close()
     print(f"identical: {compared} calls compared against stock")
     return 0
 

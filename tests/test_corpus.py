@@ -59,10 +59,13 @@ def test_txt_and_parquet_inputs(tmp_path, tok_dir):
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
 
-    (tmp_path / "a.txt").write_text(DOCS[0], encoding="utf-8")
+    # .txt: one document per line, split on "\n" only (U+2028 and a lone "\r" stay inside), empty lines skipped
+    lines = ["first line\r", "", "second \u2028 line", "third\u0085line"]
+    (tmp_path / "a.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
     pq.write_table(pa.table({"body": DOCS[1:5]}), tmp_path / "b.parquet")
     c = corpus.prepare([tmp_path / "a.txt", tmp_path / "b.parquet"], tmp_path / "o.ttc", tok_dir, text_field="body")
-    assert c.ids.tolist() == [i for doc in stock_documents(tok_dir, DOCS[:5]) for i in doc]
+    expected = [line for line in lines if line] + DOCS[1:5]
+    assert c.ids.tolist() == [i for doc in stock_documents(tok_dir, expected) for i in doc]
 
 
 def test_datasets_map_with_num_proc(tmp_path, tok_dir):
@@ -199,7 +202,7 @@ def test_bad_inputs_raise_value_error(tmp_path, tok_dir):
 
 
 def test_cli_prepare(tmp_path, tok_dir, capsys):
-    (tmp_path / "a.txt").write_text(DOCS[0], encoding="utf-8")
+    (tmp_path / "a.txt").write_text(DOCS[7], encoding="utf-8")
     assert corpus.main(["--tokenizer", str(tok_dir), "--out", str(tmp_path / "a.ttc"), str(tmp_path / "a.txt")]) == 0
     assert "1 documents" in capsys.readouterr().out
-    assert corpus.open(tmp_path / "a.ttc", tokenizer=tok_dir).ids.tolist() == stock_documents(tok_dir, DOCS[:1])[0]
+    assert corpus.open(tmp_path / "a.ttc", tokenizer=tok_dir).ids.tolist() == stock_documents(tok_dir, DOCS[7:8])[0]

@@ -53,7 +53,7 @@ def test_missing_file_and_wrong_type_raise(tmp_path):
 
 def test_missing_blake3_gives_a_clear_error(monkeypatch, llama3_json):
     monkeypatch.setitem(sys.modules, "blake3", None)
-    with pytest.raises(ImportError, match=r"pip install 'hf_tagtok\[train\]'"):
+    with pytest.raises(ImportError, match=r"pip install -e '\.\[train\]'"):
         identity(llama3_json)
 
 

@@ -32,7 +32,8 @@ def expected_numbers(stock):
             pure[digits] += 1
         elif digits:
             mixed += 1
-    return {"pure_digit_pieces_by_length": dict(sorted(pure.items())), "mixed_digit_pieces": mixed}
+    return {"pure_digit_pieces_by_length": dict(sorted(pure.items())), "mixed_digit_pieces": mixed,
+            "multi_digit_pieces": sum(n for length, n in pure.items() if length > 1)}
 
 
 def test_describe_seed_layout(tok_dir):
@@ -68,5 +69,8 @@ def test_cli_text_and_json(tok_dir, capsys):
     assert "vocab size    1000" in text and "ids 4-259" in text
     assert inspect_cmd.main([str(tok_dir), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["vocab_size"] == 1000
-    with pytest.raises(SystemExit):
-        inspect_cmd.main([str(tok_dir / "missing")])
+    from hf_tagtok import cli
+
+    assert cli.main(["inspect", str(tok_dir / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hf-tagtok inspect: error:") and "missing" in err and err.count("\n") == 1

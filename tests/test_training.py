@@ -322,8 +322,13 @@ def test_cli_pre_tokenizer_from_another_tokenizer(tmp_path, capsys):
                           "--pre-tokenizer-from", str(tmp_path / "src"), str(src)]) == 0
     saved = json.loads((tmp_path / "tok" / "tokenizer.json").read_text(encoding="utf-8"))
     assert saved["pre_tokenizer"] == json.loads(gpt2_style.__getstate__())
-    with pytest.raises(SystemExit):
-        training.main(["--vocab-size", "350", "--out", str(tmp_path / "x"), "--pre-tokenizer-from", str(src), str(src)])
+    from hf_tagtok import cli
+
+    capsys.readouterr()
+    assert cli.main(["train", "--vocab-size", "350", "--out", str(tmp_path / "x"), "--pre-tokenizer-from", str(src),
+                     str(src)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("hf-tagtok train: error: cannot load a tokenizer from") and err.count("\n") == 1
 
 
 def test_default_pre_tokenizer_is_the_one_llama3_ships():
