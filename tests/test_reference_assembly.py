@@ -6,6 +6,7 @@ The reference starts from stock's own model output for each text (the tokenizer 
 truncation or padding, `add_special_tokens=False`), so this file tests assembly alone. Every field is
 compared, overflowing windows to full depth; a configuration stock refuses must be refused by all three.
 """
+import doctest
 import itertools
 import json
 
@@ -25,7 +26,7 @@ TEXTS = ["Hello world, how are you?", "", "a", " leading and  double  spaces ", 
          "é naïve café 東京 😀", "x <|special|> y <s> z", "The quick brown fox jumps over the lazy dog again."]
 # pairs of short texts only: the overflowing windows of a pair are the product of both sides' windows
 PAIRS = list(zip(TEXTS, TEXTS[3:] + TEXTS[:3]))
-TEXTS += [text[:160] for text in sample_text.multiscript_texts()[5::97]]
+TEXTS += [text[:100] for text in sample_text.multiscript_texts()[5::140]]
 
 
 # (room left after the post-processor's tokens, stride, strategy, direction): every strategy and direction,
@@ -105,8 +106,8 @@ def test_assembly_native_equals_reference_equals_stock(member, paired):
         truncation = None
         if spec is not None:  # a max_length below the special tokens would wrap around in stock (usize)
             room, stride, strategy, direction = spec
-            truncation = dict(max_length=room + stock.num_special_tokens_to_add(paired), stride=stride,
-                              strategy=strategy, direction=direction)
+            added = stock.num_special_tokens_to_add(paired) if add_special_tokens else 0
+            truncation = dict(max_length=room + added, stride=stride, strategy=strategy, direction=direction)
         for tokenizer in (stock, native):
             _configure(tokenizer, truncation, padding)
         accepted_inputs, accepted_items = [], []
@@ -131,3 +132,7 @@ def test_assembly_native_equals_reference_equals_stock(member, paired):
     assert checked > 100
     if paired and stock.post_processor is not None:
         assert refused > 0  # the stride and only_second cases above reach stock's refusals
+
+
+def test_docstring_example_runs():
+    assert doctest.testmod(reference).failed == 0
