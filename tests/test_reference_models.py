@@ -1,5 +1,5 @@
-"""The pure-Python BPE and WordPiece (hf_tagtok/_reference_models.py) against stock's models, and the native
-engine against them, on the zoo's BPE and WordPiece members over a sample of the multi-script corpus.
+"""The pure-Python BPE, WordPiece and WordLevel (hf_tagtok/_reference_models.py) against stock's models, and
+the native engine against them, on the zoo's members over a sample of the multi-script corpus.
 
 Two levels:
 - model: every distinct piece stock's normalizer and pre-tokenizer cut from the sample, tokenized by
