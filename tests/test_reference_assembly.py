@@ -23,7 +23,8 @@ NAMES = ["llama3", "gpt2", "bert", "small_bytelevel", "small_added_strip", "smal
          "small_wordpiece_prefix", "small_wordlevel_punctuation_digits"]
 
 TEXTS = ["Hello world, how are you?", "", "a", " leading and  double  spaces ", "don't stop 123 4567",
-         "é naïve café 東京 😀", "x <|special|> y <s> z", "The quick brown fox jumps over the lazy dog again."]
+         "é naïve café 東京 😀", "x <|special|> y <s> z", "The quick brown fox jumps over the lazy dog again.",
+         "   three spaces first"]
 # pairs of short texts only: the overflowing windows of a pair are the product of both sides' windows
 PAIRS = list(zip(TEXTS, TEXTS[3:] + TEXTS[:3]))
 TEXTS += [text[:100] for text in sample_text.multiscript_texts()[5::140]]
@@ -33,7 +34,7 @@ TEXTS += [text[:100] for text in sample_text.multiscript_texts()[5::140]]
 # windows of no token at all, strides, and inputs stock refuses (stride not below a window, only_second
 # without a pair, a sequence too short to absorb the cut)
 TRUNCATIONS = [None, (0, 0, "LongestFirst", "Right"), (8, 0, "LongestFirst", "Right"), (4, 2, "LongestFirst", "Left"),
-               (12, 1, "LongestFirst", "Left"), (1, 0, "OnlyFirst", "Right"), (6, 2, "OnlyFirst", "Right"),
+               (11, 1, "LongestFirst", "Left"), (1, 0, "OnlyFirst", "Right"), (6, 2, "OnlyFirst", "Right"),
                (6, 0, "OnlyFirst", "Left"), (5, 1, "OnlySecond", "Right"), (9, 0, "OnlySecond", "Left")]
 PADDINGS = [None,
             dict(strategy="BatchLongest", direction="Right", pad_to_multiple_of=8, pad_id=0, pad_type_id=0,
