@@ -1,4 +1,5 @@
-"""Pure-Python twins of the native models (ext/pipeline/tp_bpe.c, tp_wordpiece.c): BPE and WordPiece.
+"""Pure-Python twins of the native models (ext/pipeline/tp_bpe.c, tp_wordpiece.c): BPE, WordPiece and
+WordLevel.
 
 Readable rather than fast, like tiktoken's educational module, and built from the same configuration
 stock reads (`json.loads(tokenizer.to_str())["model"]`). `tokenize(word)` answers what stock's
@@ -138,11 +139,27 @@ class WordPiece:
         return tokens
 
 
-MODELS = {"BPE": BPE, "WordPiece": WordPiece}
+class WordLevel:
+    """WordLevel as tokenizers' `WordLevel` (models/wordlevel/mod.rs): the whole word, or the unknown token."""
+
+    def __init__(self, config):
+        self.vocab = config["vocab"]
+        self.unk_token = config["unk_token"]
+
+    def tokenize(self, word):
+        span = (0, len(word.encode("utf-8")))
+        if word in self.vocab:
+            return [(self.vocab[word], word, span)]
+        if self.unk_token not in self.vocab:
+            raise ValueError(f"unk_token {self.unk_token!r} is not in the vocabulary")
+        return [(self.vocab[self.unk_token], self.unk_token, span)]
+
+
+MODELS = {"BPE": BPE, "WordPiece": WordPiece, "WordLevel": WordLevel}
 
 
 def from_config(config):
-    """The reference model for a tokenizer.json "model" object (BPE or WordPiece)."""
+    """The reference model for a tokenizer.json "model" object (BPE, WordPiece or WordLevel)."""
     if config["type"] not in MODELS:
         raise ValueError(f"no reference model for {config['type']}")
     return MODELS[config["type"]](config)

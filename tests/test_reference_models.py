@@ -1,5 +1,5 @@
-"""The pure-Python BPE and WordPiece (hf_tagtok/_reference_models.py) against stock's models, and the native
-engine against them, on the zoo's BPE and WordPiece members over a sample of the multi-script corpus.
+"""The pure-Python BPE, WordPiece and WordLevel (hf_tagtok/_reference_models.py) against stock's models, and
+the native engine against them, on the zoo's members over a sample of the multi-script corpus.
 
 Two levels:
 - model: every distinct piece stock's normalizer and pre-tokenizer cut from the sample, tokenized by
@@ -8,6 +8,7 @@ Two levels:
   pieces, and stock's own encoding. Texts where an added token could match are left to the conformance
   harness: added-token splitting is not part of these references.
 """
+import doctest
 import json
 
 import pytest
@@ -16,7 +17,7 @@ import hf_tagtok
 from conformance import tokenizer_zoo
 from hf_tagtok import _reference_models, sample_text
 
-NAMES = ["llama3", "gpt2", "bert"] + [name for name in tokenizer_zoo.SMALL]
+NAMES = ["llama3", "gpt2", "bert", *tokenizer_zoo.SMALL]
 # ~47 documents of every script family, cut to 1,000 chars: members without a splitting pre-tokenizer make
 # the whole text one word, and the reference merges by rescanning the word
 SAMPLE = [text[:1000] for text in sample_text.multiscript_texts()[::9]]
@@ -77,3 +78,7 @@ def test_native_equals_reference_equals_stock(member):
         assert ids == expected.ids, text[:80]
         assert word_ids == expected.word_ids, text[:80]
         assert (got.ids, got.word_ids) == (ids, word_ids), text[:80]
+
+
+def test_docstring_example_runs():
+    assert doctest.testmod(_reference_models).failed == 0
