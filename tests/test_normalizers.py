@@ -40,6 +40,8 @@ CONFIGS = {
                                       N.Prepend("▁ "), N.Replace("  ", ""), N.Strip(right=False),
                                       N.StripAccents()]),
     "prepend_composes": N.Sequence([N.Prepend("x"), N.Prepend("e"), N.NFC(), N.Replace("é", "E")]),
+    "replace_run_spaces": N.Sequence([N.Replace("’", "'"), N.Replace(Regex(" {2,}"), " ")]),
+    "replace_run_grow": N.Sequence([N.Replace(Regex("a+"), "XY"), N.NFKC(), N.Replace(Regex("\\.{3,}"), "")]),
 }
 
 
@@ -122,7 +124,7 @@ def test_fuzz_bert_default(text):
     _check((stock, per_char, _native.Normalizer(normalizers.spec(_config(stock)))), text)
 
 
-@pytest.mark.parametrize("normalizer", [N.Replace(Regex("a+"), "b"), N.Sequence([N.NFC(), N.Replace(Regex(" "), "")]),
+@pytest.mark.parametrize("normalizer", [N.Replace(Regex("[ab]+"), "b"), N.Sequence([N.NFC(), N.Replace(Regex(" "), "")]),
                                         N.ByteLevel()])
 def test_not_native_yet_is_reported(normalizer):
     with pytest.raises(Unsupported):
