@@ -2,7 +2,7 @@
 
 A normalizer becomes {"steps": [...]}: steps the C normalizer (ext/pipeline/tp_normalize.c) runs in
 order, each with stock's alignment rules: names for the per-char ones, ("replace", pattern, content),
-("prepend", text), ("strip", left, right) and ("replace_run", char, shortest run, content) for the others. Configs with no exact native twin raise
+("prepend", text), ("strip", left, right) and ("replace_run", char, shortest run, content) and ("byte_level", the 256 chars bytes become) for the others. Configs with no exact native twin raise
 `Unsupported` naming the part, so the tokenizer reports it and runs stock instead.
 """
 import re
@@ -34,6 +34,12 @@ def _steps(config):
         return [_replace_step(config)]
     if kind == "Prepend":
         return [("prepend", config["prepend"])] if config["prepend"] else []
+    if kind == "Nmt":
+        return ["nmt"]
+    if kind == "ByteLevel":
+        from hf_tagtok.pre_tokenizers import byte_chars
+
+        return [("byte_level", "".join(byte_chars()))]
     if kind == "Strip":
         return [("strip", bool(config["strip_left"]), bool(config["strip_right"]))]
     raise Unsupported(f"normalizer {kind} is not native yet")

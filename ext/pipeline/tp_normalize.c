@@ -110,7 +110,7 @@ static const tt_norm_map *step_map(uint8_t kind) {
 
 static const tt_norm_set *step_removes(uint8_t kind) {
     return kind == TP_NORM_CLEAN_TEXT ? &tt_norm_clean_remove : kind == TP_NORM_BERT_STRIP ? &tt_norm_bert_strip
-         : kind == TP_NORM_STRIP_ACCENTS ? &tt_norm_strip_accents : NULL;
+         : kind == TP_NORM_STRIP_ACCENTS ? &tt_norm_strip_accents : kind == TP_NORM_NMT ? &tt_norm_nmt_remove : NULL;
 }
 
 static size_t utf8_put(uint8_t *p, uint32_t c) {
@@ -134,7 +134,7 @@ static int is_whitespace(uint32_t c) {
 static size_t expansion(const step *st) {
     uint8_t kind = st->kind;
     const tt_norm_map *map = step_map(kind);
-    size_t most = kind == TP_NORM_CHINESE ? 3
+    size_t most = kind == TP_NORM_BYTE_LEVEL ? 4 : kind == TP_NORM_CHINESE ? 3
                 : (kind == TP_NORM_REPLACE || kind == TP_NORM_REPLACE_RUN) && st->content_n > 1 ? st->content_n : 1;
     for (uint32_t i = 0; map && i < map->n; i++)
         if (map->offsets[i + 1] - map->offsets[i] > most) most = map->offsets[i + 1] - map->offsets[i];
@@ -284,7 +284,14 @@ static void apply(const step *st, const chars *in, chars *out, int32_t *change, 
     for (size_t i = 0; i < in->n; i++) {
         uint32_t c = in->cp[i], s = in->start[i], e = in->end[i];
         if (removes) {
-            if (!in_set(removes, c)) push(out, kind == TP_NORM_CLEAN_TEXT && in_set(&tt_norm_clean_space, c) ? ' ' : c, s, e);
+            const tt_norm_set *spaces = kind == TP_NORM_CLEAN_TEXT ? &tt_norm_clean_space
+                                      : kind == TP_NORM_NMT ? &tt_norm_nmt_space : NULL;
+            if (!in_set(removes, c)) push(out, spaces && in_set(spaces, c) ? ' ' : c, s, e);
+        } else if (kind == TP_NORM_BYTE_LEVEL) { /* every byte's char keeps the char's range (stock: the
+                                                 * first replaces it, the others are inserted after it) */
+            uint8_t bytes[4];
+            size_t n = utf8_put(bytes, c);
+            for (size_t k = 0; k < n; k++) push(out, st->content[bytes[k]], s, e);
         } else if (kind == TP_NORM_CHINESE) {
             int pad = in_set(&tt_norm_chinese, c);
             if (pad) push(out, ' ', s, e);
@@ -543,7 +550,8 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
         *st = (step){steps[k].kind, steps[k].left, steps[k].right, NULL, NULL, 0, 0, steps[k].min_run};
         st->text = code_points(steps[k].text, steps[k].text_len, &st->text_n);
         st->content = code_points(steps[k].content, steps[k].content_len, &st->content_n);
-        if (!st->text || !st->content || (st->kind == TP_NORM_REPLACE_RUN && (st->text_n != 1 || st->min_run < 1))) {
+        if (!st->text || !st->content || (st->kind == TP_NORM_REPLACE_RUN && (st->text_n != 1 || st->min_run < 1))
+            || (st->kind == TP_NORM_BYTE_LEVEL && st->content_n != 256)) {
             tp_normalizer_free(nz);
             return NULL;
         }

@@ -24,6 +24,8 @@ enum {
     TP_NORM_PREPEND,       /* Prepend(text): before the first char of a non-empty string */
     TP_NORM_STRIP,         /* Strip(left, right): Rust char::is_whitespace chars at the ends */
     TP_NORM_REPLACE_RUN,   /* Replace(Regex "c{n,}"): every run of at least min_run chars c (text) */
+    TP_NORM_NMT,           /* Nmt: drop some control chars, turn some others into ' ' */
+    TP_NORM_BYTE_LEVEL,    /* ByteLevel: each UTF-8 byte of a char becomes content[byte] (256 chars) */
     TP_NORM_N_KINDS
 };
 
@@ -41,7 +43,8 @@ typedef struct tp_normalizer tp_normalizer;
 typedef struct tp_norm_scratch tp_norm_scratch;
 
 /* steps: n steps applied in order (their strings are copied). NULL on OOM, an unknown kind, an
- * empty Replace pattern or a REPLACE_RUN that is not one char with min_run >= 1. */
+ * empty Replace pattern, a REPLACE_RUN that is not one char with min_run >= 1 or a BYTE_LEVEL whose
+ * content is not 256 chars. */
 tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n);
 void tp_normalizer_free(tp_normalizer *nz);
 
