@@ -260,7 +260,7 @@ cdef class Pipeline:
             options.suffix, options.suffix_len = <const uint8_t *><const char *>suffix, len(suffix)
             if options.byte_fallback:
                 for i in range(256):
-                    byte_tokens[i] = model["byte_tokens"][i]
+                    byte_tokens[i] = 0xFFFFFFFF if model["byte_tokens"][i] is None else model["byte_tokens"][i]
                 options.byte_tokens = byte_tokens
             self._bpe = tp_bpe_new(ptrs, lens, n, c_merges, m, &options)
         finally:

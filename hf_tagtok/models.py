@@ -74,11 +74,8 @@ def _bpe_spec(model, byte_level):
         spec["unk_id"] = None if unk is None else vocab[unk]
         spec["fuse_unk"] = bool(model.get("fuse_unk"))
         spec["byte_tokens"] = None
-        if model.get("byte_fallback"):
-            names = [f"<0x{byte:02X}>" for byte in range(256)]
-            if not all(name in vocab for name in names):
-                raise Unsupported("BPE byte_fallback without all 256 <0xXX> tokens is not native yet")
-            spec["byte_tokens"] = [vocab[name] for name in names]
+        if model.get("byte_fallback"):  # a char some of whose byte tokens are missing is unknown instead
+            spec["byte_tokens"] = [vocab.get(f"<0x{byte:02X}>") for byte in range(256)]
     merges = _merge_ids(model.get("merges"), vocab, len(prefix.encode()))
     if len(tokens) > _NATIVE_MAX_TOKENS or len(merges) > _NATIVE_MAX_MERGES:
         raise Unsupported(f"BPE with {len(tokens)} ids / {len(merges)} merges exceeds the native tables "
