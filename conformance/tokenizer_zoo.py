@@ -232,9 +232,7 @@ REAL = {
 
 # Members whose encode runs on stock, with the words the acceleration report gives as the reason; every
 # other member must run natively (tests/test_tokenizer.py checks both).
-ON_STOCK = {
-    "nepali_sentencepiece": "Unigram is not native",  # the honest-fallback member: outputs equal, path stock
-}
+ON_STOCK = {}
 
 
 # ---------------------------------------------------------------- small tokenizers built in code

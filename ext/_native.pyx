@@ -79,6 +79,7 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         size_t n_replacement
         const tp_normalizer *normalizer
         const tp_wordpiece *wordpiece
+        const tp_unigram *unigram
     ctypedef struct tp_columns:
         uint32_t *ids
         uint32_t *type_ids
@@ -177,6 +178,7 @@ cdef class Pipeline:
     cdef tp_bpe *_bpe
     cdef tp_normalizer *_normalizer
     cdef tp_wordpiece *_wordpiece
+    cdef tp_unigram *_unigram
     cdef tp_added *_added
     cdef tp_workspace **_workspaces
     cdef int _n_workspaces
@@ -197,12 +199,15 @@ cdef class Pipeline:
             self._p.n_replacement = len(replacement)
         if spec["model"].get("type") in ("WordPiece", "WordLevel"):
             self._wordpiece = _build_wordpiece(spec["model"])
+        elif spec["model"].get("type") == "Unigram":
+            self._unigram = _build_unigram(spec["model"])
         else:
             self._build_bpe(spec["model"])
         if spec.get("normalizer") is not None:
             self._normalizer = _build_normalizer(spec["normalizer"])
         self._p.normalizer = self._normalizer
         self._p.wordpiece = self._wordpiece
+        self._p.unigram = self._unigram
         self._build_added(spec["added_tokens"], spec["encode_special_tokens"])
         post = spec["post_processor"]
         self._p.program = self._program._prog
@@ -262,7 +267,7 @@ cdef class Pipeline:
             options.suffix, options.suffix_len = <const uint8_t *><const char *>suffix, len(suffix)
             if options.byte_fallback:
                 for i in range(256):
-                    byte_tokens[i] = model["byte_tokens"][i]
+                    byte_tokens[i] = 0xFFFFFFFF if model["byte_tokens"][i] is None else model["byte_tokens"][i]
                 options.byte_tokens = byte_tokens
             self._bpe = tp_bpe_new(ptrs, lens, n, c_merges, m, &options)
         finally:
@@ -312,6 +317,7 @@ cdef class Pipeline:
         tp_bpe_free(self._bpe)
         tp_normalizer_free(self._normalizer)
         tp_wordpiece_free(self._wordpiece)
+        tp_unigram_free(self._unigram)
         tp_added_free(self._added)
         for add_special in range(2):
             _side_free(&self._assembly.single[add_special])

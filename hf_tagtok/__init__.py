@@ -14,6 +14,7 @@ _LAZY = {
     "Encoding": ("hf_tagtok.encoding", "Encoding"),
     "TagTokenizerFast": ("hf_tagtok.fast", "TagTokenizerFast"),
     "accelerate": ("hf_tagtok.fast", "accelerate"),
+    "FallbackWarning": ("hf_tagtok.fallback", "FallbackWarning"),
     "patch_transformers": ("hf_tagtok.fast", "patch_transformers"),
     "unpatch_transformers": ("hf_tagtok.fast", "unpatch_transformers"),
     "MultimodalProcessor": ("hf_tagtok.multimodal", "MultimodalProcessor"),

@@ -235,6 +235,8 @@ class Encoding:
                 tokens.append(batch.pad_token)
             elif token_id in native.strip_ids:  # a stripping added token's string is the text it matched
                 tokens.append(batch.source(self._item, index >= split, word)[start:end])
+            elif token_id == native.piece_named_id:  # a Unigram unk token's string is its piece's text
+                tokens.append(native.piece_name(batch, self._item, index >= split, word, start, end, token_id))
             else:
                 tokens.append(names[token_id])
         return tokens

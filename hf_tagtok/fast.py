@@ -24,6 +24,7 @@ from typing import NamedTuple, Optional
 
 from hf_tagtok import arrow, fingerprint
 from hf_tagtok._after_import import call_after_import
+from hf_tagtok.fallback import fallback_reasons, warn_fallback
 
 logger = logging.getLogger("hf_tagtok")
 
@@ -65,13 +66,21 @@ def __getattr__(name):
 # ---------------------------------------------------------------------- public helpers
 
 def accelerate(tokenizer):
-    """The accelerated twin of a loaded fast tokenizer: same state, a copied backend, native encoding."""
+    """The accelerated twin of a loaded fast tokenizer: same state, a copied backend, native encoding.
+
+    A twin that is not fully native (stock encodes what the native pipeline does not cover, with identical
+    outputs) comes with one `hf_tagtok.FallbackWarning` saying why; `acceleration` has the full report."""
+    twin = _twin_of(tokenizer)
+    twin._announce(warn=True)
+    return twin
+
+
+def _twin_of(tokenizer):
     cls = _accelerated_class(type(tokenizer))
     twin = cls.__new__(cls)
     state = {key: value for key, value in tokenizer.__dict__.items() if key != "_tokenizer"}
     twin.__dict__.update(copy.deepcopy(state))
     twin.__dict__["_tokenizer"] = _copy_backend(tokenizer._tokenizer)
-    twin._announce()
     return twin
 
 
@@ -102,18 +111,26 @@ def unpatch_transformers():
 
 
 def _accelerated_or_stock(tokenizer):
+    """The twin when it runs fully natively; else the stock tokenizer, with one FallbackWarning (pointing at
+    the caller of from_pretrained) and the twin's report as its `acceleration`."""
+    from hf_tagtok.tokenizer import STAGES
+
     tag = _tag_class()
-    if isinstance(tokenizer, tag):
+    if isinstance(tokenizer, tag):  # its own from_pretrained announced it
         return tokenizer
     try:
-        twin = accelerate(tokenizer)
+        twin = _twin_of(tokenizer)
     except (TypeError, ValueError) as error:
-        logger.info("hf_tagtok: keeping stock %s: %s", type(tokenizer).__name__, error)
-        return tokenizer
-    if not twin._twin(bool(twin.split_special_tokens))[1]:
-        logger.info("hf_tagtok: keeping stock %s: not every stage runs natively", type(tokenizer).__name__)
-        return tokenizer
-    return twin
+        report = {stage: {"native": False, "reason": f"not accelerated: {error}"} for stage in STAGES}
+    else:
+        if twin._twin(bool(twin.split_special_tokens))[1]:
+            twin._announce()
+            return twin
+        report = twin.acceleration
+    logger.info("hf_tagtok: keeping stock %s: %s", type(tokenizer).__name__, fallback_reasons(report))
+    tokenizer.acceleration = report
+    warn_fallback(f"the stock {type(tokenizer).__name__} returned by AutoTokenizer", report, stacklevel=3)
+    return tokenizer
 
 
 def _accelerated_class(cls):
@@ -218,7 +235,7 @@ def _tag_class():
                 tokenizer = cls(*args, tokenizer_file=path)
             else:
                 tokenizer = super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
-            tokenizer._announce()
+            tokenizer._announce(warn=True)
             return tokenizer
 
         def save_pretrained(self, save_directory, *args, **kwargs):
@@ -238,11 +255,15 @@ def _tag_class():
                 return {stage: {"native": False, "reason": reason} for stage in STAGES}
             return twin.acceleration
 
-        def _announce(self):
+        def _announce(self, warn=False, stacklevel=3):
+            """Log the native stages; with warn, a FallbackWarning when not all are (stacklevel: the frame
+            it points at, counted from here)."""
             report = self.acceleration
             native = [stage for stage, entry in report.items() if entry["native"]]
             logger.info("hf_tagtok: %s native stages %d/%d (%s)", type(self).__name__, len(native),
                         len(report), ", ".join(native) or "none")
+            if warn:
+                warn_fallback(type(self).__name__, report, stacklevel=stacklevel)
 
         # -------------------------------------------------------------- keeping the twin in sync
 

@@ -77,11 +77,8 @@ def _bpe_spec(model, byte_level):
         spec["unk_id"] = None if unk is None else vocab[unk]
         spec["fuse_unk"] = bool(model.get("fuse_unk"))
         spec["byte_tokens"] = None
-        if model.get("byte_fallback"):
-            names = [f"<0x{byte:02X}>" for byte in range(256)]
-            if not all(name in vocab for name in names):
-                raise Unsupported("BPE byte_fallback without all 256 <0xXX> tokens is not native yet")
-            spec["byte_tokens"] = [vocab[name] for name in names]
+        if model.get("byte_fallback"):  # a char some of whose byte tokens are missing is unknown instead
+            spec["byte_tokens"] = [vocab.get(f"<0x{byte:02X}>") for byte in range(256)]
     merges = _merge_ids(model.get("merges"), vocab, len(prefix.encode()))
     if len(tokens) > _NATIVE_MAX_TOKENS or len(merges) > _NATIVE_MAX_MERGES:
         raise Unsupported(f"BPE with {len(tokens)} ids / {len(merges)} merges exceeds the native tables "
@@ -273,13 +270,37 @@ def _space_counts(token_names):
 class NativeEncoder:
     """A built pipeline plus what encodings need to name their tokens and place their sequences."""
 
-    def __init__(self, pipeline, stock, added_tokens, post):
+    def __init__(self, pipeline, stock, added_tokens, post, piece_named_id=None):
         self.pipeline = pipeline
         self._stock, self._added_tokens = stock, added_tokens
         # added tokens whose token string is the matched text (with its spaces)
         self.strip_ids = frozenset(token["id"] for token in added_tokens if token["lstrip"] or token["rstrip"])
         self.post_names = post["names"]  # post-processor token strings (word column -2 - index)
         self.single = post["single"]  # single-sequence layout per add_special_tokens (hf_tagtok.processors)
+        # a Unigram unk token is named by the (normalized, pre-tokenized) text of the piece it covers
+        self.piece_named_id = piece_named_id
+        self._piece_names = (None, None)  # ((batch, item, second), names) of the last sequence read
+
+    def piece_name(self, batch, item, second, word, start, end, token_id):
+        """Stock's token string for a piece-named token: read from stock's own encoding of that sequence
+        (without truncation), which equals the native one token for token."""
+        (last, names), key = self._piece_names, (item, second)
+        if last is None or last[0] is not batch or last[1:] != key:
+            sequence = batch.pairs[item] if second else batch.texts[item]
+            encoding = self._untruncated.encode(sequence, is_pretokenized=batch.pretokenized, add_special_tokens=False)
+            names = {(w, s, e, i): token for w, (s, e), i, token
+                     in zip(encoding.word_ids, encoding.offsets, encoding.ids, encoding.tokens)}
+            self._piece_names = ((batch, *key), names)  # tokens are read encoding by encoding
+        return names[(word, start, end, token_id)]
+
+    @functools.cached_property
+    def _untruncated(self):
+        from tokenizers import Tokenizer
+
+        copy = Tokenizer.from_str(self._stock.to_str())
+        copy.no_truncation()
+        copy.no_padding()
+        return copy
 
     @functools.cached_property
     def token_names(self):
@@ -310,9 +331,28 @@ def _vocab_spec(model, pre_tokenizer):
             "unk_id": vocab[unk]}
 
 
+def _unigram_spec(model, byte_level):
+    """The native spec of a Unigram model config; raises Unsupported for what it does not cover."""
+    vocab = model.get("vocab") or []
+    unk_id = model.get("unk_id")
+    if unk_id is None:
+        raise Unsupported("Unigram without unk_id is not native (stock raises on a char it cannot cover)")
+    if not vocab or not 0 <= unk_id < len(vocab):
+        raise Unsupported("Unigram with an empty vocabulary or unk_id outside it is not native")
+    if byte_level:
+        raise Unsupported("Unigram after a ByteLevel pre-tokenizer is not native")
+    if len(vocab) > _NATIVE_MAX_TOKENS:
+        raise Unsupported(f"Unigram with {len(vocab)} pieces exceeds the native tables ({_NATIVE_MAX_TOKENS})")
+    return {"type": "Unigram", "tokens": [piece.encode() for piece, _score in vocab],
+            "scores": [float(score) for _piece, score in vocab], "unk_id": unk_id,
+            "byte_fallback": bool(model.get("byte_fallback"))}
+
+
 def _model_spec(model, byte_level, pre_tokenizer):
     if model.get("type") in ("WordPiece", "WordLevel"):
         return _vocab_spec(model, pre_tokenizer)
+    if model.get("type") == "Unigram":
+        return _unigram_spec(model, byte_level)
     return _bpe_spec(model, byte_level)
 
 
@@ -405,4 +445,6 @@ def plan(stock, text=None):
     except UnsupportedShape as error:
         report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
         return report, None
-    return report, NativeEncoder(pipeline, stock, spec["added_tokens"], spec["post_processor"])
+    model = spec["model"]
+    piece_named_id = model["unk_id"] if model.get("type") == "Unigram" else None
+    return report, NativeEncoder(pipeline, stock, spec["added_tokens"], spec["post_processor"], piece_named_id)

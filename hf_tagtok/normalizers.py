@@ -2,9 +2,11 @@
 
 A normalizer becomes {"steps": [...]}: steps the C normalizer (ext/pipeline/tp_normalize.c) runs in
 order, each with stock's alignment rules: names for the per-char ones, ("replace", pattern, content),
-("prepend", text) and ("strip", left, right) for the others. Configs with no exact native twin raise
+("prepend", text), ("strip", left, right) and ("replace_run", char, shortest run, content) and ("byte_level", the 256 chars bytes become) for the others. Configs with no exact native twin raise
 `Unsupported` naming the part, so the tokenizer reports it and runs stock instead.
 """
+import re
+
 from hf_tagtok.models import Unsupported
 
 _SIMPLE = {"NFD": ["nfd"], "NFKD": ["nfkd"], "NFC": ["nfc"], "NFKC": ["nfkc"], "Lowercase": ["lowercase"], "StripAccents": ["strip_accents"]}
@@ -32,15 +34,30 @@ def _steps(config):
         return [_replace_step(config)]
     if kind == "Prepend":
         return [("prepend", config["prepend"])] if config["prepend"] else []
+    if kind == "Nmt":
+        return ["nmt"]
+    if kind == "ByteLevel":
+        from hf_tagtok.pre_tokenizers import byte_chars
+
+        return [("byte_level", "".join(byte_chars()))]
     if kind == "Strip":
         return [("strip", bool(config["strip_left"]), bool(config["strip_right"]))]
     raise Unsupported(f"normalizer {kind} is not native yet")
 
 
+# A regex Replace the native normalizer runs: one char (literal, or a backslash-escaped punctuation char)
+# repeated at least n times: `c+`, `c{n,}`.
+_RUN_PATTERN = re.compile(r"(?:\\([!-/:-@\[-`{-~])|([^\\.^$|?*+()\[\]{}]))(?:(\+)|\{([0-9]+),\})", re.S)
+
+
 def _replace_step(config):
     pattern = config["pattern"]
     if "String" not in pattern:
-        raise Unsupported(f"Replace with a regex pattern {pattern.get('Regex')!r} is not native")
+        run = _RUN_PATTERN.fullmatch(pattern["Regex"])
+        if run is None or (run[4] is not None and not 1 <= int(run[4]) <= 1 << 20):
+            raise Unsupported(f"Replace with a regex pattern {pattern.get('Regex')!r} is not native "
+                              "(only a run of one char, c+ or c{n,}, is)")
+        return ("replace_run", run[1] or run[2], 1 if run[3] else int(run[4]), config["content"])
     if not pattern["String"]:
         raise Unsupported("Replace with an empty pattern is not native")
     return ("replace", pattern["String"], config["content"])

@@ -17,6 +17,7 @@ import tokenizers
 
 from hf_tagtok import models
 from hf_tagtok.encoding import NAMELESS, Encoding
+from hf_tagtok.fallback import SHADOWED, warn_fallback
 
 STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor", "truncation", "padding",
           "pairs")
@@ -84,25 +85,31 @@ class Tokenizer:
     def _native(self):
         return self._planned()[1]
 
+    def _checked(self):
+        """self, after a FallbackWarning (pointing at the caller's caller) when it is not fully native."""
+        warn_fallback(f"hf_tagtok.Tokenizer({type(self._stock.model).__name__})", self.acceleration, stacklevel=3)
+        return self
+
     @classmethod
     def from_file(cls, path) -> "Tokenizer":
         stock = tokenizers.Tokenizer.from_file(str(path))
         # planned from the file's text: stock's to_str() allocates per id up to the largest (2**31: ~8 GB)
         with open(path, encoding="utf-8") as file:
-            return cls(stock, file.read(), _private=True)
+            return cls(stock, file.read(), _private=True)._checked()
 
     @classmethod
     def from_str(cls, text: str) -> "Tokenizer":
-        return cls(tokenizers.Tokenizer.from_str(text), text, _private=True)
+        return cls(tokenizers.Tokenizer.from_str(text), text, _private=True)._checked()
 
     @classmethod
     def from_buffer(cls, buffer) -> "Tokenizer":
         stock = tokenizers.Tokenizer.from_buffer(buffer)
-        return cls(stock, bytes(buffer).decode("utf-8"), _private=True)
+        return cls(stock, bytes(buffer).decode("utf-8"), _private=True)._checked()
 
     @classmethod
     def from_pretrained(cls, identifier, revision="main", token=None) -> "Tokenizer":
-        return cls(tokenizers.Tokenizer.from_pretrained(identifier, revision=revision, token=token), _private=True)
+        stock = tokenizers.Tokenizer.from_pretrained(identifier, revision=revision, token=token)
+        return cls(stock, _private=True)._checked()
 
     @classmethod
     def from_hf(cls, stock: tokenizers.Tokenizer) -> "Tokenizer":
@@ -113,9 +120,9 @@ class Tokenizer:
         try:
             clone = tokenizers.Tokenizer.from_str(text)
         except Exception:  # stock cannot read back what it wrote (tokens sharing an id): share `stock` instead
-            return cls(stock)
+            return cls(stock)._checked()
         clone.encode_special_tokens = stock.encode_special_tokens  # not part of the JSON
-        return cls(clone, text, _private=True)
+        return cls(clone, text, _private=True)._checked()
 
     # ------------------------------------------------------------------ encoding
 
@@ -278,8 +285,7 @@ class Tokenizer:
         if self._native is None:
             for stage in STAGES:
                 if report[stage]["native"] and report[stage]["reason"] != "disabled":
-                    report[stage] = {"native": False,
-                                     "reason": "native here, but another stage is not, so stock runs everything"}
+                    report[stage] = {"native": False, "reason": SHADOWED}
         return report
 
     # ------------------------------------------------------------------ stock pass-throughs

@@ -12,6 +12,8 @@ Tables (all over every code point except surrogates):
         chinese        BertNormalizer(handle_chinese_chars) pads it with spaces
         bert_strip     BertNormalizer(strip_accents) deletes it once NFD-stable
         strip_accents  StripAccents deletes it
+        nmt_remove     Nmt deletes it
+        nmt_space      Nmt turns it into ' '
   ranks ccc_rank       NFD-stable code points canonical ordering moves (combining class != 0) -> a
                        rank with the same order as their combining classes (1 = lowest)
   pairs compose         (first, second) -> primary composite, as stock's NFC composes them
@@ -67,8 +69,14 @@ def _sets(nfd):
     bert_strip = {c for c in stable if bert.normalize_str(chr(c)) == ""}
     strip = N.StripAccents()
     strip_accents = {c for c in CODE_POINTS if strip.normalize_str(chr(c)) == ""}
+    nmt = _probe(N.Nmt())
+    nmt_remove = {c for c, out in nmt.items() if out == ""}
+    nmt_space = {c for c, out in nmt.items() if out == " " and c != 0x20}
+    odd = {c for c, out in nmt.items() if out not in ("", " ", chr(c))}
+    assert not odd, f"Nmt does more than delete or space: {sorted(odd)[:5]}"
     return {"clean_remove": clean_remove, "clean_space": clean_space, "chinese": chinese,
-            "bert_strip": bert_strip, "strip_accents": strip_accents}
+            "bert_strip": bert_strip, "strip_accents": strip_accents, "nmt_remove": nmt_remove,
+            "nmt_space": nmt_space}
 
 
 def _ccc_ranks(nfd):
@@ -166,7 +174,7 @@ extern const tt_norm_pairs tt_norm_compose;
 /* tt_norm_ccc_rank maps a code point to one value: its rank (absent: a starter, rank 0). */
 extern const tt_norm_map tt_norm_nfd, tt_norm_nfkd, tt_norm_lowercase, tt_norm_ccc_rank;
 extern const tt_norm_set tt_norm_clean_remove, tt_norm_clean_space, tt_norm_chinese, tt_norm_bert_strip,
-    tt_norm_strip_accents, tt_norm_compose_second;
+    tt_norm_strip_accents, tt_norm_nmt_remove, tt_norm_nmt_space, tt_norm_compose_second;
 
 #endif
 """

@@ -27,6 +27,6 @@ extern const tt_norm_pairs tt_norm_compose;
 /* tt_norm_ccc_rank maps a code point to one value: its rank (absent: a starter, rank 0). */
 extern const tt_norm_map tt_norm_nfd, tt_norm_nfkd, tt_norm_lowercase, tt_norm_ccc_rank;
 extern const tt_norm_set tt_norm_clean_remove, tt_norm_clean_space, tt_norm_chinese, tt_norm_bert_strip,
-    tt_norm_strip_accents, tt_norm_compose_second;
+    tt_norm_strip_accents, tt_norm_nmt_remove, tt_norm_nmt_space, tt_norm_compose_second;
 
 #endif

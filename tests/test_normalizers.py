@@ -40,6 +40,11 @@ CONFIGS = {
                                       N.Prepend("▁ "), N.Replace("  ", ""), N.Strip(right=False),
                                       N.StripAccents()]),
     "prepend_composes": N.Sequence([N.Prepend("x"), N.Prepend("e"), N.NFC(), N.Replace("é", "E")]),
+    "nmt": N.Nmt(),
+    "byte_level": N.ByteLevel(),
+    "nmt_nfkc_byte_level": N.Sequence([N.Nmt(), N.NFKC(), N.Replace(Regex(" {2,}"), " "), N.ByteLevel()]),
+    "replace_run_spaces": N.Sequence([N.Replace("’", "'"), N.Replace(Regex(" {2,}"), " ")]),
+    "replace_run_grow": N.Sequence([N.Replace(Regex("a+"), "XY"), N.NFKC(), N.Replace(Regex("\\.{3,}"), "")]),
 }
 
 
@@ -122,8 +127,8 @@ def test_fuzz_bert_default(text):
     _check((stock, per_char, _native.Normalizer(normalizers.spec(_config(stock)))), text)
 
 
-@pytest.mark.parametrize("normalizer", [N.Replace(Regex("a+"), "b"), N.Sequence([N.NFC(), N.Replace(Regex(" "), "")]),
-                                        N.ByteLevel()])
+@pytest.mark.parametrize("normalizer", [N.Replace(Regex("[ab]+"), "b"), N.Sequence([N.NFC(), N.Replace(Regex(" "), "")]),
+                                        N.Replace(Regex("\\s"), "")])
 def test_not_native_yet_is_reported(normalizer):
     with pytest.raises(Unsupported):
         normalizers.spec(_config(normalizer))

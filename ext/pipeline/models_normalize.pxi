@@ -1,10 +1,13 @@
-# Bindings of the native normalizers (tp_normalize.h) and WordPiece/WordLevel (tp_wordpiece.h).
+# Bindings of the native normalizers (tp_normalize.h), WordPiece/WordLevel (tp_wordpiece.h) and Unigram
+# (tp_unigram.h).
 #
 # Included by ext/_native.pyx. Specs are the engine-neutral dicts hf_tagtok.normalizers (normalizer)
 # and hf_tagtok.models (model) build:
 #   normalizer: {"steps": [step name, or (name, *arguments) for "replace" (pattern, content),
-#   "prepend" (text) and "strip" (left, right)]}     model: {"type": "WordPiece"|"WordLevel", "tokens": [bytes],
+#   "prepend" (text), "strip" (left, right), "replace_run" (char, shortest run, content) and "byte_level"
+#   (the 256 chars bytes become)]}     model: {"type": "WordPiece"|"WordLevel", "tokens": [bytes],
 #   "ids": [int], "prefix": bytes, "max_chars": int, "unk_id": int}
+#   or {"type": "Unigram", "tokens": [bytes], "scores": [float], "unk_id": int, "byte_fallback": bool}
 from libc.stdint cimport uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
@@ -18,13 +21,14 @@ cdef extern from "pipeline/tp_normalize.h" nogil:
     enum:
         TP_NORM_CLEAN_TEXT, TP_NORM_CHINESE, TP_NORM_NFD, TP_NORM_NFKD, TP_NORM_BERT_STRIP
         TP_NORM_STRIP_ACCENTS, TP_NORM_LOWERCASE, TP_NORM_NFC, TP_NORM_NFKC, TP_NORM_REPLACE, TP_NORM_PREPEND
-        TP_NORM_STRIP
+        TP_NORM_STRIP, TP_NORM_REPLACE_RUN, TP_NORM_NMT, TP_NORM_BYTE_LEVEL
     ctypedef struct tp_norm_step:
         uint8_t kind, left, right
         const uint8_t *text
         size_t text_len
         const uint8_t *content
         size_t content_len
+        size_t min_run
     tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n)
     void tp_normalizer_free(tp_normalizer *nz)
     tp_norm_scratch *tp_norm_scratch_new()
@@ -52,12 +56,26 @@ cdef extern from "pipeline/tp_wordpiece.h" nogil:
     int tp_wordpiece_encode_words(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *const *words,
                                   const size_t *lens, size_t n, tp_words *out)
 
+cdef extern from "pipeline/tp_unigram.h" nogil:
+    ctypedef struct tp_unigram:
+        pass
+    ctypedef struct tp_unigram_scratch:
+        pass
+    tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, const double *scores, uint32_t n,
+                               uint32_t unk_id, int byte_fallback)
+    void tp_unigram_free(tp_unigram *model)
+    tp_unigram_scratch *tp_unigram_scratch_new()
+    void tp_unigram_scratch_free(tp_unigram_scratch *s)
+    int tp_unigram_encode_words(const tp_unigram *model, tp_unigram_scratch *s, const uint8_t *const *words,
+                                const size_t *lens, size_t n, tp_words *out)
+
 
 NORMALIZER_STEPS = {"clean_text": TP_NORM_CLEAN_TEXT, "chinese": TP_NORM_CHINESE, "nfd": TP_NORM_NFD,
                     "nfkd": TP_NORM_NFKD, "bert_strip": TP_NORM_BERT_STRIP,
                     "strip_accents": TP_NORM_STRIP_ACCENTS, "lowercase": TP_NORM_LOWERCASE,
                     "nfc": TP_NORM_NFC, "nfkc": TP_NORM_NFKC, "replace": TP_NORM_REPLACE,
-                    "prepend": TP_NORM_PREPEND, "strip": TP_NORM_STRIP}
+                    "prepend": TP_NORM_PREPEND, "strip": TP_NORM_STRIP, "replace_run": TP_NORM_REPLACE_RUN,
+                    "nmt": TP_NORM_NMT, "byte_level": TP_NORM_BYTE_LEVEL}
 
 
 cdef tp_normalizer *_build_normalizer(dict spec) except NULL:
@@ -74,6 +92,16 @@ cdef tp_normalizer *_build_normalizer(dict spec) except NULL:
             c_steps[k].kind = NORMALIZER_STEPS[name]
             if name == "strip":
                 c_steps[k].left, c_steps[k].right = arguments
+            elif name == "replace_run":
+                text, content = arguments[0].encode(), arguments[2].encode()
+                strings += [text, content]
+                c_steps[k].text, c_steps[k].text_len = <const uint8_t *><const char *>text, len(text)
+                c_steps[k].content, c_steps[k].content_len = <const uint8_t *><const char *>content, len(content)
+                c_steps[k].min_run = arguments[1]
+            elif name == "byte_level":
+                content = arguments[0].encode()
+                strings.append(content)
+                c_steps[k].content, c_steps[k].content_len = <const uint8_t *><const char *>content, len(content)
             elif name in ("replace", "prepend"):
                 text = arguments[0].encode()
                 content = arguments[1].encode() if name == "replace" else b""
@@ -112,6 +140,30 @@ cdef tp_wordpiece *_build_wordpiece(dict model) except NULL:
     if wp == NULL:
         raise MemoryError()
     return wp
+
+
+cdef tp_unigram *_build_unigram(dict model) except NULL:
+    tokens, scores = model["tokens"], model["scores"]
+    cdef size_t n = len(tokens), i
+    if n == 0 or not 0 <= model["unk_id"] < n:
+        raise ValueError("Unigram needs a non-empty vocabulary holding unk_id")
+    cdef const uint8_t **ptrs = <const uint8_t **>malloc(n * sizeof(uint8_t *))
+    cdef uint32_t *lens = <uint32_t *>malloc(n * sizeof(uint32_t))
+    cdef double *c_scores = <double *>malloc(n * sizeof(double))
+    cdef tp_unigram *model_ = NULL
+    try:
+        if ptrs == NULL or lens == NULL or c_scores == NULL:
+            raise MemoryError()
+        for i in range(n):
+            ptrs[i] = <const uint8_t *><const char *>tokens[i]
+            lens[i] = len(tokens[i])
+            c_scores[i] = scores[i]
+        model_ = tp_unigram_new(ptrs, lens, c_scores, n, model["unk_id"], model["byte_fallback"])
+    finally:
+        free(ptrs); free(lens); free(c_scores)
+    if model_ == NULL:
+        raise MemoryError()
+    return model_
 
 
 cdef class Normalizer:
@@ -169,5 +221,30 @@ cdef class WordPiece:
         cdef size_t length = len(data), i
         cdef tp_words out
         if tp_wordpiece_encode_words(self._wp, self._scratch, &bytes_, &length, 1, &out):
+            raise MemoryError()
+        return [(out.ids[i], out.starts[i], out.ends[i]) for i in range(out.count[0])]
+
+
+cdef class Unigram:
+    """A native Unigram model alone (for tests): encode(word str) -> [(id, start, end)] byte ranges."""
+    cdef tp_unigram *_model
+    cdef tp_unigram_scratch *_scratch
+
+    def __cinit__(self, dict model):
+        self._model = _build_unigram(model)
+        self._scratch = tp_unigram_scratch_new()
+        if self._scratch == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        tp_unigram_free(self._model)
+        tp_unigram_scratch_free(self._scratch)
+
+    def encode(self, str word):
+        data = word.encode("utf-8")
+        cdef const uint8_t *bytes_ = <const uint8_t *><const char *>data
+        cdef size_t length = len(data), i
+        cdef tp_words out
+        if tp_unigram_encode_words(self._model, self._scratch, &bytes_, &length, 1, &out):
             raise MemoryError()
         return [(out.ids[i], out.starts[i], out.ends[i]) for i in range(out.count[0])]

@@ -429,9 +429,16 @@ static void add_symbol(tp_bpe_scratch *s, size_t base, size_t *n, uint32_t id, s
     (*n)++;
 }
 
+static int has_byte_tokens(const tp_bpe *bpe, const uint8_t *bytes, size_t n) {
+    for (size_t b = 0; b < n; b++)
+        if (bpe->byte_tokens[bytes[b]] == NO_ID) return 0;
+    return 1;
+}
+
 /* HF's char-level word start (merge_word): known chars (with their prefix/suffix), <0xXX> byte tokens
- * of the char (never with affixes: the Python layer sends that to stock), or a (fused) unk per unknown
- * char. The pending unk is flushed before the next known char only, exactly as HF orders it. */
+ * of the char when all of them exist (never with affixes: the Python layer sends that to stock), or a
+ * (fused) unk per unknown char. The pending unk is flushed before the next known char only (not before
+ * byte tokens), exactly as HF orders it. */
 static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, const uint8_t *word, size_t len) {
     size_t n = 0, unk_len = 0;
     int pending = 0;
@@ -444,7 +451,7 @@ static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
         if (id != NO_ID) {
             if (pending) { add_symbol(s, base, &n, bpe->opt.unk_id, unk_len); pending = 0; }
             add_symbol(s, base, &n, id, end - i);
-        } else if (bpe->opt.byte_fallback) {
+        } else if (bpe->opt.byte_fallback && has_byte_tokens(bpe, buf, key_len)) {
             for (size_t b = 0; b < key_len; b++) add_symbol(s, base, &n, bpe->byte_tokens[buf[b]], 1);
         } else if (bpe->opt.unk_id != NO_ID) {
             if (pending && bpe->opt.fuse_unk) {

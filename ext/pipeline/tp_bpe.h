@@ -20,8 +20,8 @@ typedef struct {
 typedef struct {
     int ignore_merges;  /* a word found whole in the vocab is one token (HF ignore_merges) */
     int char_level;     /* initial symbols are the word's UTF-8 chars looked up in the vocab (else its bytes) */
-    int byte_fallback;  /* char_level: an unknown char becomes its <0xXX> tokens (byte_tokens) */
-    const uint32_t *byte_tokens; /* 256 ids, for byte_fallback */
+    int byte_fallback;  /* char_level: an unknown char becomes its <0xXX> tokens (byte_tokens) when all exist */
+    const uint32_t *byte_tokens; /* 256 ids, for byte_fallback; UINT32_MAX: no such token */
     uint32_t unk_id;    /* char_level: id for unknown chars, UINT32_MAX: unknown chars are dropped (as HF) */
     int fuse_unk;       /* consecutive unknown chars give one unk token */
     /* HF continuing_subword_prefix / end_of_word_suffix: a word's initial symbol for a char (a byte at

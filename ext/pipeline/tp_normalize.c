@@ -29,7 +29,7 @@ typedef struct {
 typedef struct {
     uint8_t kind, left, right;
     uint32_t *text, *content; /* code points (see tp_norm_step) */
-    size_t text_n, content_n;
+    size_t text_n, content_n, min_run;
 } step;
 
 /* Leading Prepend steps only put a prefix before the text (all of it aligned to the text's first
@@ -111,7 +111,7 @@ static const tt_norm_map *step_map(uint8_t kind) {
 
 static const tt_norm_set *step_removes(uint8_t kind) {
     return kind == TP_NORM_CLEAN_TEXT ? &tt_norm_clean_remove : kind == TP_NORM_BERT_STRIP ? &tt_norm_bert_strip
-         : kind == TP_NORM_STRIP_ACCENTS ? &tt_norm_strip_accents : NULL;
+         : kind == TP_NORM_STRIP_ACCENTS ? &tt_norm_strip_accents : kind == TP_NORM_NMT ? &tt_norm_nmt_remove : NULL;
 }
 
 static size_t utf8_put(uint8_t *p, uint32_t c) {
@@ -135,7 +135,8 @@ static int is_whitespace(uint32_t c) {
 static size_t expansion(const step *st) {
     uint8_t kind = st->kind;
     const tt_norm_map *map = step_map(kind);
-    size_t most = kind == TP_NORM_CHINESE ? 3 : kind == TP_NORM_REPLACE && st->content_n > 1 ? st->content_n : 1;
+    size_t most = kind == TP_NORM_BYTE_LEVEL ? 4 : kind == TP_NORM_CHINESE ? 3
+                : (kind == TP_NORM_REPLACE || kind == TP_NORM_REPLACE_RUN) && st->content_n > 1 ? st->content_n : 1;
     for (uint32_t i = 0; map && i < map->n; i++)
         if (map->offsets[i + 1] - map->offsets[i] > most) most = map->offsets[i + 1] - map->offsets[i];
     return most;
@@ -242,6 +243,26 @@ static void replace(const step *st, const chars *in, chars *out) {
     }
 }
 
+/* Replace of a run pattern: the regex c{n,} matches each maximal run of c that is at least n long
+ * (greedy, leftmost); its replacement is aligned as Replace aligns a match. */
+static void replace_runs(const step *st, const chars *in, chars *out) {
+    uint32_t c = st->text[0];
+    for (size_t i = 0; i < in->n;) {
+        size_t run = 0;
+        while (i + run < in->n && in->cp[i + run] == c) run++;
+        if (run >= st->min_run) {
+            size_t last = i + run - 1;
+            for (size_t k = 0; k < st->content_n; k++) push(out, st->content[k], in->start[last], in->end[last]);
+            i += run;
+        } else if (run) {
+            for (size_t k = 0; k < run; k++, i++) push(out, in->cp[i], in->start[i], in->end[i]);
+        } else {
+            push(out, in->cp[i], in->start[i], in->end[i]);
+            i++;
+        }
+    }
+}
+
 /* One step from in to out (sized in normalize_chars). Every other step keeps each char's own range:
  * deletions drop it, replacements and chinese padding reuse it; Prepend's chars take the first char's. */
 static void apply(const step *st, const chars *in, chars *out, int32_t *change, uint32_t *rank) {
@@ -249,6 +270,7 @@ static void apply(const step *st, const chars *in, chars *out, int32_t *change, 
     uint8_t kind = st->kind;
     if (kind == TP_NORM_STRIP) { strip(st, in, out); return; }
     if (kind == TP_NORM_REPLACE) { replace(st, in, out); return; }
+    if (kind == TP_NORM_REPLACE_RUN) { replace_runs(st, in, out); return; }
     if (kind == TP_NORM_PREPEND) {
         for (size_t k = 0; in->n && k < st->text_n; k++) push(out, st->text[k], in->start[0], in->end[0]);
         for (size_t i = 0; i < in->n; i++) push(out, in->cp[i], in->start[i], in->end[i]);
@@ -263,7 +285,14 @@ static void apply(const step *st, const chars *in, chars *out, int32_t *change, 
     for (size_t i = 0; i < in->n; i++) {
         uint32_t c = in->cp[i], s = in->start[i], e = in->end[i];
         if (removes) {
-            if (!in_set(removes, c)) push(out, kind == TP_NORM_CLEAN_TEXT && in_set(&tt_norm_clean_space, c) ? ' ' : c, s, e);
+            const tt_norm_set *spaces = kind == TP_NORM_CLEAN_TEXT ? &tt_norm_clean_space
+                                      : kind == TP_NORM_NMT ? &tt_norm_nmt_space : NULL;
+            if (!in_set(removes, c)) push(out, spaces && in_set(spaces, c) ? ' ' : c, s, e);
+        } else if (kind == TP_NORM_BYTE_LEVEL) { /* every byte's char keeps the char's range (stock: the
+                                                 * first replaces it, the others are inserted after it) */
+            uint8_t bytes[4];
+            size_t n = utf8_put(bytes, c);
+            for (size_t k = 0; k < n; k++) push(out, st->content[bytes[k]], s, e);
         } else if (kind == TP_NORM_CHINESE) {
             int pad = in_set(&tt_norm_chinese, c);
             if (pad) push(out, ' ', s, e);
@@ -446,7 +475,8 @@ int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *tex
 static int build_char_table(tp_normalizer *nz) {
     for (size_t k = nz->lead; k < nz->n; k++) {
         const step *st = &nz->steps[k];
-        if (st->kind == TP_NORM_STRIP || st->kind == TP_NORM_PREPEND || (st->kind == TP_NORM_REPLACE && st->text_n > 1))
+        if (st->kind == TP_NORM_STRIP || st->kind == TP_NORM_PREPEND || st->kind == TP_NORM_REPLACE_RUN
+            || (st->kind == TP_NORM_REPLACE && st->text_n > 1))
             return 0;
     }
     tp_norm_scratch *s = tp_norm_scratch_new();
@@ -518,10 +548,14 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
             tp_normalizer_free(nz);
             return NULL;
         }
-        *st = (step){steps[k].kind, steps[k].left, steps[k].right, NULL, NULL, 0, 0};
+        *st = (step){steps[k].kind, steps[k].left, steps[k].right, NULL, NULL, 0, 0, steps[k].min_run};
         st->text = code_points(steps[k].text, steps[k].text_len, &st->text_n);
         st->content = code_points(steps[k].content, steps[k].content_len, &st->content_n);
-        if (!st->text || !st->content) { tp_normalizer_free(nz); return NULL; }
+        if (!st->text || !st->content || (st->kind == TP_NORM_REPLACE_RUN && (st->text_n != 1 || st->min_run < 1))
+            || (st->kind == TP_NORM_BYTE_LEVEL && st->content_n != 256)) {
+            tp_normalizer_free(nz);
+            return NULL;
+        }
         nz->expand[k] = expansion(st);
     }
     if (build_prefix(nz, steps) || build_char_table(nz)) { tp_normalizer_free(nz); return NULL; }

@@ -23,6 +23,9 @@ enum {
     TP_NORM_REPLACE,       /* Replace(String pattern, content) */
     TP_NORM_PREPEND,       /* Prepend(text): before the first char of a non-empty string */
     TP_NORM_STRIP,         /* Strip(left, right): Rust char::is_whitespace chars at the ends */
+    TP_NORM_REPLACE_RUN,   /* Replace(Regex "c{n,}"): every run of at least min_run chars c (text) */
+    TP_NORM_NMT,           /* Nmt: drop some control chars, turn some others into ' ' */
+    TP_NORM_BYTE_LEVEL,    /* ByteLevel: each UTF-8 byte of a char becomes content[byte] (256 chars) */
     TP_NORM_N_KINDS
 };
 
@@ -31,15 +34,17 @@ typedef struct {
     uint8_t left, right;                        /* TP_NORM_STRIP */
     const uint8_t *text;                        /* PREPEND: the text; REPLACE: the pattern (non-empty) */
     size_t text_len;
-    const uint8_t *content;                     /* REPLACE: the replacement */
+    const uint8_t *content;                     /* REPLACE, REPLACE_RUN: the replacement */
     size_t content_len;
+    size_t min_run;                             /* REPLACE_RUN: shortest run replaced (>= 1) */
 } tp_norm_step;
 
 typedef struct tp_normalizer tp_normalizer;
 typedef struct tp_norm_scratch tp_norm_scratch;
 
-/* steps: n steps applied in order (their strings are copied). NULL on OOM, an unknown kind or an
- * empty Replace pattern. */
+/* steps: n steps applied in order (their strings are copied). NULL on OOM, an unknown kind, an
+ * empty Replace pattern, a REPLACE_RUN that is not one char with min_run >= 1 or a BYTE_LEVEL whose
+ * content is not 256 chars. */
 tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n);
 void tp_normalizer_free(tp_normalizer *nz);
 

@@ -22,6 +22,7 @@ struct tp_workspace {
     tp_bpe_scratch *bpe;
     tp_norm_scratch *norm;
     tp_wordpiece_scratch *wordpiece;
+    tp_unigram_scratch *unigram;
     tp_segment *segments, *inner; /* added-token passes 0 and 1 */
     size_t segments_cap, inner_cap;
     piece_word group[GROUP_PIECES];
@@ -39,7 +40,8 @@ tp_workspace *tp_workspace_new(void) {
     ws->bpe = tp_bpe_scratch_new();
     ws->norm = tp_norm_scratch_new();
     ws->wordpiece = tp_wordpiece_scratch_new();
-    if (!ws->pre || !ws->bpe || !ws->norm || !ws->wordpiece) { tp_workspace_free(ws); return NULL; }
+    ws->unigram = tp_unigram_scratch_new();
+    if (!ws->pre || !ws->bpe || !ws->norm || !ws->wordpiece || !ws->unigram) { tp_workspace_free(ws); return NULL; }
     return ws;
 }
 
@@ -49,6 +51,7 @@ void tp_workspace_free(tp_workspace *ws) {
     tp_bpe_scratch_free(ws->bpe);
     tp_norm_scratch_free(ws->norm);
     tp_wordpiece_scratch_free(ws->wordpiece);
+    tp_unigram_scratch_free(ws->unigram);
     free(ws->segments);
     free(ws->inner);
     free(ws->render);
@@ -271,8 +274,10 @@ static int emit_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c
 static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                         const alignment *al) {
     tp_words out;
-    if (p->wordpiece ? tp_wordpiece_encode_words(p->wordpiece, ws->wordpiece, ws->words, ws->word_lens, n, &out)
-                     : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, n, &out)) return -1;
+    int failed = p->wordpiece ? tp_wordpiece_encode_words(p->wordpiece, ws->wordpiece, ws->words, ws->word_lens, n, &out)
+               : p->unigram ? tp_unigram_encode_words(p->unigram, ws->unigram, ws->words, ws->word_lens, n, &out)
+               : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, n, &out);
+    if (failed) return -1;
     for (size_t j = 0; j < n; j++) {
         size_t first = out.first[j];
         if (emit_word(p, ws, c, st, &ws->group[j], ws->word_lens[j], out.ids + first, out.starts + first,

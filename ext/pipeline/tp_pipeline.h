@@ -15,6 +15,7 @@
 #include "tp_added.h"
 #include "tp_bpe.h"
 #include "tp_normalize.h"
+#include "tp_unigram.h"
 #include "tp_wordpiece.h"
 
 /* A post-processor token; written with word -2 - name (name: its token string's index in the caller's
@@ -43,6 +44,7 @@ typedef struct {
     size_t n_replacement;
     const tp_normalizer *normalizer; /* NULL: none (pipeline2) */
     const tp_wordpiece *wordpiece;   /* non-NULL: the model instead of bpe (pipeline2) */
+    const tp_unigram *unigram;       /* non-NULL: the model instead of bpe */
 } tp_pipeline;
 
 /* Output columns; token k of the batch. words[k] < 0 for tokens that are no word: -2 - name for

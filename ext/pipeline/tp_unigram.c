@@ -1,0 +1,260 @@
+/* The vocabulary is a byte trie in one open-addressing table of edges (parent node, byte) -> child, so a
+ * common-prefix search from each char boundary is one walk. */
+#include "tp_unigram.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tp_alloc.h"
+#include "tp_hash.h"
+#include "tp_word_cache.h"
+
+#define NO_TOKEN UINT32_MAX
+#define UNK_PENALTY 10.0
+
+typedef struct {
+    uint64_t key; /* parent node << 8 | byte, + 1 (0 = empty) */
+    uint32_t child;
+} edge;
+
+struct tp_unigram {
+    edge *edges;
+    size_t edge_mask;
+    uint32_t *token_of; /* per trie node: the id of the piece ending there, or NO_TOKEN */
+    double *score_of;   /* per trie node: that id's score */
+    uint32_t n_nodes;
+    uint32_t unk_id;
+    double unk_score;
+    int byte_fallback;
+    uint32_t byte_tokens[256]; /* id of <0xXX>, or NO_TOKEN */
+};
+
+/* Viterbi state per byte position of a word (only char boundaries are used). */
+typedef struct {
+    double score;
+    int32_t start; /* -1: not reached yet */
+    uint32_t id;
+} best_node;
+
+struct tp_unigram_scratch {
+    uint32_t *ids, *starts, *ends; /* word j's tokens from first[j] (room for its length in bytes + 1) */
+    size_t cap;
+    uint32_t *first, *count;
+    uint64_t *hash;
+    size_t words_cap;
+    best_node *best;
+    uint32_t *path_start, *path_end, *path_id; /* the best path, back to front */
+    size_t best_cap;
+    tp_word_cache cache;
+};
+
+static uint32_t child_of(const tp_unigram *m, uint32_t node, uint8_t byte) {
+    uint64_t key = (((uint64_t)node << 8) | byte) + 1;
+    for (size_t i = tp_mix64(key) & m->edge_mask;; i = (i + 1) & m->edge_mask) {
+        if (m->edges[i].key == key) return m->edges[i].child;
+        if (!m->edges[i].key) return 0; /* the root is never a child */
+    }
+}
+
+static uint32_t insert(tp_unigram *m, const uint8_t *bytes, size_t len) {
+    uint32_t node = 0;
+    for (size_t b = 0; b < len; b++) {
+        uint64_t key = (((uint64_t)node << 8) | bytes[b]) + 1;
+        size_t i = tp_mix64(key) & m->edge_mask;
+        while (m->edges[i].key && m->edges[i].key != key) i = (i + 1) & m->edge_mask;
+        if (!m->edges[i].key) {
+            m->edges[i].key = key;
+            m->edges[i].child = m->n_nodes;
+            m->token_of[m->n_nodes++] = NO_TOKEN;
+        }
+        node = m->edges[i].child;
+    }
+    return node;
+}
+
+/* The id of the piece exactly word[0, len), or NO_TOKEN. */
+static uint32_t lookup(const tp_unigram *m, const uint8_t *word, size_t len) {
+    uint32_t node = 0;
+    for (size_t b = 0; b < len && (b == 0 || node); b++) node = child_of(m, node, word[b]);
+    return len && node ? m->token_of[node] : NO_TOKEN;
+}
+
+tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, const double *scores, uint32_t n,
+                           uint32_t unk_id, int byte_fallback) {
+    if (unk_id >= n) return NULL;
+    tp_unigram *m = calloc(1, sizeof(*m));
+    if (!m) return NULL;
+    size_t total = 0;
+    double min_score = scores[0];
+    for (uint32_t i = 0; i < n; i++) {
+        total += lens[i];
+        if (scores[i] < min_score) min_score = scores[i];
+    }
+    size_t max_nodes = total + 1, size = 16;
+    while (size < 2 * max_nodes) size *= 2;
+    m->edges = calloc(size, sizeof(edge));
+    m->token_of = malloc(max_nodes * sizeof(uint32_t));
+    if (!m->edges || !m->token_of) { tp_unigram_free(m); return NULL; }
+    m->edge_mask = size - 1;
+    m->token_of[0] = NO_TOKEN;
+    m->n_nodes = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t node = insert(m, tokens[i], lens[i]);
+        if (node) m->token_of[node] = i; /* the empty piece is never matched */
+    }
+    m->score_of = malloc((size_t)m->n_nodes * sizeof(double));
+    if (!m->score_of) { tp_unigram_free(m); return NULL; }
+    for (uint32_t node = 0; node < m->n_nodes; node++)
+        m->score_of[node] = m->token_of[node] == NO_TOKEN ? 0.0 : scores[m->token_of[node]];
+    m->unk_id = unk_id;
+    m->unk_score = min_score - UNK_PENALTY;
+    m->byte_fallback = byte_fallback;
+    for (int byte = 0; byte < 256; byte++) {
+        static const char hex[] = "0123456789ABCDEF";
+        uint8_t name[6] = {'<', '0', 'x', (uint8_t)hex[byte >> 4], (uint8_t)hex[byte & 15], '>'};
+        m->byte_tokens[byte] = lookup(m, name, 6);
+    }
+    return m;
+}
+
+void tp_unigram_free(tp_unigram *m) {
+    if (!m) return;
+    free(m->edges);
+    free(m->token_of);
+    free(m->score_of);
+    free(m);
+}
+
+tp_unigram_scratch *tp_unigram_scratch_new(void) {
+    return calloc(1, sizeof(tp_unigram_scratch));
+}
+
+void tp_unigram_scratch_free(tp_unigram_scratch *s) {
+    if (!s) return;
+    free(s->ids); free(s->starts); free(s->ends);
+    free(s->first); free(s->count); free(s->hash);
+    free(s->best); free(s->path_start); free(s->path_end); free(s->path_id);
+    tp_word_cache_release(&s->cache);
+    free(s);
+}
+
+static int reserve(tp_unigram_scratch *s, size_t tokens, size_t words, size_t longest) {
+    if (tokens > s->cap) {
+        size_t cap = tp_capacity(s->cap, tokens);
+        if (tp_grow(&s->ids, cap, 4) || tp_grow(&s->starts, cap, 4) || tp_grow(&s->ends, cap, 4)) return -1;
+        s->cap = cap;
+    }
+    if (words > s->words_cap) {
+        size_t cap = tp_capacity(s->words_cap, words);
+        if (tp_grow(&s->first, cap, 4) || tp_grow(&s->count, cap, 4) || tp_grow(&s->hash, cap, 8)) return -1;
+        s->words_cap = cap;
+    }
+    if (longest + 1 > s->best_cap) {
+        size_t cap = tp_capacity(s->best_cap, longest + 1);
+        if (tp_grow(&s->best, cap, sizeof(best_node)) || tp_grow(&s->path_start, cap, 4) ||
+            tp_grow(&s->path_end, cap, 4) || tp_grow(&s->path_id, cap, 4)) return -1;
+        s->best_cap = cap;
+    }
+    return 0;
+}
+
+static size_t utf8_len(uint8_t lead) {
+    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+}
+
+static void consider(best_node *target, double score, size_t start, uint32_t id) {
+    if (target->start < 0 || score > target->score) {
+        target->score = score;
+        target->start = (int32_t)start;
+        target->id = id;
+    }
+}
+
+/* The best path's pieces, back to front, into s->path_*; returns their count. */
+static size_t viterbi(const tp_unigram *m, tp_unigram_scratch *s, const uint8_t *word, size_t len) {
+    best_node *best = s->best;
+    for (size_t b = 0; b <= len; b++) best[b] = (best_node){0.0, -1, 0};
+    for (size_t start = 0; start < len;) {
+        double here = best[start].score;
+        size_t char_len = utf8_len(word[start]);
+        int single = 0;
+        uint32_t node = 0;
+        for (size_t b = start; b < len; b++) {
+            node = child_of(m, node, word[b]);
+            if (!node) break;
+            uint32_t id = m->token_of[node];
+            if (id == NO_TOKEN) continue;
+            consider(&best[b + 1], m->score_of[node] + here, start, id);
+            single |= b + 1 - start == char_len;
+        }
+        if (!single) consider(&best[start + char_len], m->unk_score + here, start, m->unk_id);
+        start += char_len;
+    }
+    size_t n = 0;
+    for (size_t end = len; end > 0; end = (size_t)best[end].start, n++) {
+        s->path_start[n] = (uint32_t)best[end].start;
+        s->path_end[n] = (uint32_t)end;
+        s->path_id[n] = best[end].id;
+    }
+    return n;
+}
+
+/* Stock's tokens of a word (room for len + 1); returns their count. */
+static size_t split_word(const tp_unigram *m, tp_unigram_scratch *s, const uint8_t *word, size_t len, uint32_t *ids,
+                         uint32_t *starts, uint32_t *ends) {
+    size_t n_path = viterbi(m, s, word, len), n = 0;
+    for (size_t k = n_path; k > 0;) {
+        k--;
+        uint32_t start = s->path_start[k], end = s->path_end[k], id = s->path_id[k];
+        if (id == m->unk_id) { /* fuse the run of unk pieces and look the run up whole */
+            while (k > 0 && s->path_id[k - 1] == m->unk_id) end = s->path_end[--k];
+            id = lookup(m, word + start, end - start);
+            if (id == NO_TOKEN && m->byte_fallback) {
+                size_t b = start;
+                while (b < end && m->byte_tokens[word[b]] != NO_TOKEN) b++;
+                if (b == end) {
+                    for (b = start; b < end; b++, n++) {
+                        ids[n] = m->byte_tokens[word[b]]; starts[n] = start; ends[n] = end;
+                    }
+                    continue;
+                }
+            }
+            if (id == NO_TOKEN) id = m->unk_id;
+        }
+        ids[n] = id; starts[n] = start; ends[n] = end;
+        n++;
+    }
+    return n;
+}
+
+static size_t encode_word(const tp_unigram *m, tp_unigram_scratch *s, size_t j, const uint8_t *word, size_t len) {
+    uint32_t *ids = s->ids + s->first[j], *starts = s->starts + s->first[j], *ends = s->ends + s->first[j];
+    if (len > TP_CACHE_WORD) return split_word(m, s, word, len, ids, starts, ends);
+    const tp_cache_slot *slot = tp_word_cache_find(&s->cache, word, len, s->hash[j]);
+    if (slot->at != TP_CACHE_EMPTY) {
+        tp_word_cache_load(&s->cache, slot, ids, starts, ends);
+        return slot->n;
+    }
+    size_t n = split_word(m, s, word, len, ids, starts, ends);
+    tp_word_cache_store(&s->cache, word, len, s->hash[j], ids, starts, ends, n);
+    return n;
+}
+
+int tp_unigram_encode_words(const tp_unigram *m, tp_unigram_scratch *s, const uint8_t *const *words,
+                            const size_t *lens, size_t n, tp_words *out) {
+    size_t tokens = 0, longest = 0;
+    for (size_t j = 0; j < n; j++) {
+        tokens += lens[j] + 1;
+        if (lens[j] > longest) longest = lens[j];
+    }
+    if (reserve(s, tokens, n, longest)) return -1;
+    if (!s->cache.slots && tp_word_cache_init(&s->cache)) return -1;
+    for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) {
+        s->first[j] = (uint32_t)at;
+        s->hash[j] = tp_hash_bytes(words[j], lens[j]);
+        __builtin_prefetch(tp_word_cache_home(&s->cache, s->hash[j]));
+    }
+    for (size_t j = 0; j < n; j++) s->count[j] = (uint32_t)encode_word(m, s, j, words[j], lens[j]);
+    *out = (tp_words){s->ids, s->starts, s->ends, s->first, s->count};
+    return 0;
+}

@@ -1,0 +1,33 @@
+/* Unigram model (SentencePiece's): the best segmentation of a word by the sum of its pieces' scores
+ * (f64, Viterbi over char boundaries), as stock computes it: candidates are compared with a strict >,
+ * so among equal scores the one found first wins (earlier start, then shorter piece, then unk); a char
+ * with no one-char piece also gets the unk candidate at min score - 10. Consecutive unk pieces fuse
+ * into one piece, which is then looked up as a whole: a vocabulary piece, else its <0xXX> byte tokens
+ * (byte_fallback, all of them present, each over the whole piece), else unk.
+ *
+ * Thread-safety: immutable after tp_unigram_new; scratch per thread (it holds the word cache). */
+#ifndef TP_UNIGRAM_H
+#define TP_UNIGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tp_words.h"
+
+typedef struct tp_unigram tp_unigram;
+typedef struct tp_unigram_scratch tp_unigram_scratch;
+
+/* Piece i of the vocabulary is tokens[i] (lens[i] bytes, valid UTF-8) with score scores[i]; a piece
+ * listed twice is found as its last id (with that id's score). unk_id < n. NULL on OOM or bad unk_id. */
+tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, const double *scores, uint32_t n,
+                           uint32_t unk_id, int byte_fallback);
+void tp_unigram_free(tp_unigram *model);
+
+tp_unigram_scratch *tp_unigram_scratch_new(void);
+void tp_unigram_scratch_free(tp_unigram_scratch *s);
+
+/* Encode n words (valid UTF-8) together, laid out as tp_bpe_encode_words lays them out. 0, or -1 on OOM. */
+int tp_unigram_encode_words(const tp_unigram *model, tp_unigram_scratch *s, const uint8_t *const *words,
+                            const size_t *lens, size_t n, tp_words *out);
+
+#endif

@@ -1,0 +1,83 @@
+"""The native Unigram model vs stock `tokenizers.models.Unigram`: ids and offsets of every token.
+
+Vocabularies come from stock's own unit tests (tie-breaking, unk fusing, byte fallback) and from a fuzz
+over a small alphabet (multi-byte chars, combining marks) with tied scores, duplicated pieces, unk ids
+anywhere in the vocabulary and byte tokens present or not.
+"""
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from tokenizers import Tokenizer, models, pre_tokenizers
+
+import hf_tagtok
+from hf_tagtok.models import Unsupported, _unigram_spec
+
+_native = pytest.importorskip("hf_tagtok._native")
+
+
+def _diff(vocab, unk_id, byte_fallback, words):
+    stock = Tokenizer(models.Unigram(vocab, unk_id, byte_fallback))
+    native = _native.Unigram(_unigram_spec({"vocab": vocab, "unk_id": unk_id, "byte_fallback": byte_fallback}, False))
+    for word in words:
+        encoding = stock.encode(word)
+        expected = list(zip(encoding.ids, encoding.offsets))
+        data = word.encode()
+        chars = lambda at: len(data[:at].decode())  # native offsets are bytes of the word
+        got = [(token_id, (chars(start), chars(end))) for token_id, start, end in native.encode(word)]
+        if got != expected:
+            return word, got, expected
+    return None
+
+
+STOCK_TIES = [("<unk>", 0.0), ("ab", 0.0), ("cd", -0.1), ("abc", -0.2), ("a", -0.3), ("b", -0.4), ("c", -0.5),
+              ("ABC", -0.5), ("abcdabcd", 20.0), ("q", 20.5), ("r", 20.5), ("qr", -0.5)]
+STOCK_BYTES = [("<unk>", 0.0), ("<0xE2>", -0.01), ("<0x85>", -0.02), ("<0xE2>", -0.03), ("<0x90>", -0.04),
+               ("<0x91>", -0.05), ("<0x9B>", -0.06), ("Hello", -0.1), ("how", -0.2), ("are", -0.3), (" ", -0.4)]
+
+
+def test_stock_unit_examples():
+    words = ["abc", "AB", "abcd", "abcc", "xabcabaabcdd", "xyz東京", "ABC", "abABCcd", "ababcdabcdcd", "abqrcd",
+             "<unk>x<unk>", ""]
+    assert _diff(STOCK_TIES, 0, False, words) is None
+    assert _diff(STOCK_BYTES, 0, True, ["Hello⅐how are⅑⅑", " unknown‰", "⅐", "⅑x"]) is None
+    assert _diff(STOCK_BYTES, 0, False, ["Hello⅐how are⅑⅑"]) is None
+
+
+ALPHABET = "abcé東ñ\u0301 😀"
+
+
+def test_fuzz_small_alphabet():
+    rng = random.Random(5)
+    for _ in range(300):
+        pieces = sorted({"".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 4))) for _ in range(30)})
+        vocab = [("<unk>", 0.0)] + [(p, rng.choice([-1.0, -2.0, -0.5, -3.25, rng.randint(-20, 0) / 4])) for p in pieces]
+        if rng.random() < 0.3:
+            vocab += [(f"<0x{byte:02X}>", -5.0) for byte in range(256) if rng.random() < 0.97]
+        if rng.random() < 0.2:
+            vocab.append((pieces[0], -0.1))  # a duplicate piece: stock finds its last id
+        words = ["".join(rng.choice(ALPHABET + "xyz") for _ in range(rng.randint(0, 12))) for _ in range(40)]
+        assert _diff(vocab, rng.randrange(len(vocab)), rng.random() < 0.5, words) is None
+
+
+def _metaspace_unigram():
+    vocab = [("<unk>", 0.0), ("▁", -1.0), ("▁a", -1.5), ("a", -2.0), ("b", -2.5), ("ab", -2.0), ("▁ab", -3.0),
+             ("é", -4.0), ("<0xE2>", -6.0)]
+    stock = Tokenizer(models.Unigram(vocab, 0, False))
+    stock.pre_tokenizer = pre_tokenizers.Metaspace()
+    return stock
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(st.text(alphabet=st.sampled_from(list("ab é∰\u0301x😀 ")), max_size=20), min_size=1, max_size=4))
+def test_pipeline_names_unk_pieces_by_their_text(texts):
+    stock = _metaspace_unigram()
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    assert ours.acceleration["model"]["native"]
+    for got, expected in zip(ours.encode_batch(texts), stock.encode_batch(texts)):
+        assert (got.ids, got.offsets, got.tokens) == (expected.ids, expected.offsets, expected.tokens)
+
+
+def test_without_unk_id_is_reported():
+    with pytest.raises(Unsupported, match="unk_id"):
+        _unigram_spec({"vocab": [("a", -1.0)], "unk_id": None}, False)
