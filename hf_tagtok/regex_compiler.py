@@ -533,39 +533,34 @@ class _Emitter:
 
 
 def _partition(sets):
-    """Class ids: code points with the same membership in every set share a class."""
-    bounds = {0, MAX_CP + 1}
-    for ranges in sets:
-        for lo, hi in ranges:
-            bounds.add(lo)
-            bounds.add(hi + 1)
-    bounds = sorted(bounds)
-    signature_of = {}
-    interval_class = []
-    for k in range(len(bounds) - 1):
-        cp = bounds[k]
-        sig = tuple(_contains(ranges, cp) for ranges in sets)
-        interval_class.append(signature_of.setdefault(sig, len(signature_of)))
-    if len(signature_of) > MAX_CLASSES:
+    """Class ids: code points with the same membership in every set share a class.
+
+    Returns (per-interval class ids, interval bounds, membership matrix classes x sets)."""
+    import numpy as np
+    bounds = np.unique(np.array([0, MAX_CP + 1] + [v for ranges in sets for lo, hi in ranges for v in (lo, hi + 1)],
+                                dtype=np.int64))
+    starts = bounds[:-1]
+    member = np.zeros((len(starts), len(sets)), dtype=bool)
+    for k, ranges in enumerate(sets):
+        if ranges:
+            los = np.array([lo for lo, _ in ranges], dtype=np.int64)
+            his = np.array([hi for _, hi in ranges], dtype=np.int64)
+            at = np.searchsorted(los, starts, side="right") - 1
+            member[:, k] = (at >= 0) & (starts <= his[np.maximum(at, 0)])
+    signatures, interval_class = np.unique(member, axis=0, return_inverse=True)
+    if len(signatures) > MAX_CLASSES:
         raise UnsupportedRegex(f"pattern's sets split code points into more than {MAX_CLASSES} classes")
-    return bounds, interval_class, list(signature_of)
-
-
-def _contains(ranges, cp):
-    import bisect
-    k = bisect.bisect_right(ranges, (cp, MAX_CP + 1)) - 1
-    return k >= 0 and ranges[k][0] <= cp <= ranges[k][1]
+    return bounds, interval_class.ravel(), signatures
 
 
 def _two_level(bounds, interval_class):
     """stage1[cp >> 8] -> block, stage2[block*256 + (cp & 255)] -> class id, blocks deduplicated."""
     import numpy as np
-    per_cp = np.empty(MAX_CP + 1, dtype=np.uint16)
-    for k, cls in enumerate(interval_class):
-        per_cp[bounds[k]:bounds[k + 1]] = cls
-    blocks = per_cp.reshape(-1, 256)
-    uniq, stage1 = np.unique(blocks, axis=0, return_inverse=True)
-    return stage1.astype(np.uint16).ravel(), uniq.astype(np.uint16).ravel()
+    per_cp = np.repeat(interval_class.astype(np.uint16), np.diff(bounds))
+    blocks, stage1 = {}, []
+    for row in per_cp.reshape(-1, 256):
+        stage1.append(blocks.setdefault(row.tobytes(), len(blocks)))
+    return np.array(stage1, dtype=np.uint16), b"".join(blocks)
 
 
 class CompiledRegex:
@@ -586,17 +581,15 @@ class CompiledRegex:
         n_classes = len(signatures)
         words = (n_classes + 63) // 64
         bitmaps = [0] * (len(sets) * words)
-        for cls, sig in enumerate(signatures):
-            for s, member in enumerate(sig):
-                if member:
-                    bitmaps[s * words + cls // 64] |= 1 << (cls % 64)
+        for cls, set_index in zip(*signatures.nonzero()):
+            bitmaps[set_index * words + cls // 64] |= 1 << int(cls % 64)
         self.n_instructions = len(em.code)
         self.n_sets = len(sets)
         self.n_classes = n_classes
         self.step_fields = {
             "code": struct.pack(f"<{4 * len(em.code)}i", *[v for inst in em.code for v in inst]),
             "stage1": stage1.tobytes(),
-            "stage2": stage2.tobytes(),
+            "stage2": stage2,
             "sets": struct.pack(f"<{len(bitmaps)}Q", *bitmaps),
             "n_classes": n_classes,
             "n_main_splits": n_main_splits,
