@@ -646,4 +646,6 @@ def engine_steps(config):
     UnsupportedPreTokenizer (ValueErrors naming the part) where no native steps exist."""
     if config is None:
         return []
-    return _from_json(config)._steps()
+    steps = _from_json(config)._steps()
+    _engine().Program(steps)  # one program or none: e.g. a ByteLevel before further splits raises UnsupportedShape
+    return steps
