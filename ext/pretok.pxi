@@ -153,8 +153,9 @@ cdef int _fill_compiled(tt.tt_step *out, dict step, list keep_alive) except -1:
     # The compiled regex's arrays (hf_tagtok.regex_compiler), validated again by tt_program_new.
     for key, unit in _COMPILED_BUFFERS.items():
         value = step.get(key)
-        if not isinstance(value, bytes) or len(value) % unit or not value:
-            raise ValueError(f"step 'split_compiled': {key} must be non-empty bytes in units of {unit}")
+        if not isinstance(value, bytes) or len(value) % unit or not (value or key == "sets"):
+            raise ValueError(f"step 'split_compiled': {key} must be bytes in units of {unit}"
+                             + ("" if key == "sets" else ", not empty"))
     counts = {}
     for key in ("n_classes", "n_main_splits", "n_splits", "n_looks"):
         value = step.get(key)
