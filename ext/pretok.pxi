@@ -183,6 +183,10 @@ cdef int _fill_compiled(tt.tt_step *out, dict step, list keep_alive) except -1:
     spec.n_main_splits = counts["n_main_splits"]
     spec.n_splits = counts["n_splits"]
     spec.n_looks = counts["n_looks"]
+    first_set = step.get("first_set", -1)
+    if not isinstance(first_set, int) or isinstance(first_set, bool) or not -1 <= first_set < 2 ** 31:
+        raise ValueError(f"step 'split_compiled': first_set must be -1 or a set index, not {first_set!r}")
+    spec.first_set = first_set
     out.rx = spec
     return 0
 

@@ -56,6 +56,7 @@ cdef extern from "tagtok.h" nogil:
         uint32_t n_main_splits
         uint32_t n_splits
         uint32_t n_looks
+        int first_set
 
     ctypedef struct tt_step:
         tt_step_kind kind

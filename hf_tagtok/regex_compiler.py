@@ -444,6 +444,33 @@ def _nullable(node):
     raise AssertionError(kind)
 
 
+def _first_chars(node):
+    """Code points a match of `node` can start with, or None when unknown (assertions, lookarounds)."""
+    kind = node[0]
+    if kind == "set":
+        return node[1]
+    if kind == "run":
+        return node[1]
+    if kind in ("assert", "look", "empty"):
+        return None
+    if kind == "rep":
+        return _first_chars(node[1])
+    if kind == "alt":
+        parts = [_first_chars(n) for n in node[1]]
+        return None if any(p is None for p in parts) else _norm([r for p in parts for r in p])
+    if kind == "cat":
+        acc = []
+        for n in node[1]:
+            first = _first_chars(n)
+            if first is None:
+                return None
+            acc.extend(first)
+            if not _nullable(n):
+                return _norm(acc)
+        return None
+    raise AssertionError(kind)
+
+
 # ---------------------------------------------------------------- code generation
 
 class _Emitter:
@@ -573,6 +600,9 @@ class CompiledRegex:
         em.gen(tree)
         n_main_splits = em.n_splits
         em.finish()
+        # a prefilter: search starts whose char cannot begin a match are skipped without running the program
+        first = None if _nullable(tree) else _first_chars(tree)
+        first_set = -1 if first is None else em.sets.setdefault(first, len(em.sets))
         sets = [None] * len(em.sets)
         for ranges, idx in em.sets.items():
             sets[idx] = ranges
@@ -595,6 +625,7 @@ class CompiledRegex:
             "n_main_splits": n_main_splits,
             "n_splits": em.n_splits,
             "n_looks": em.n_looks,
+            "first_set": first_set,
         }
 
 

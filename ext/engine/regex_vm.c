@@ -28,6 +28,7 @@ struct tt_rx {
     uint64_t *sets;
     uint32_t words; /* uint64 words per set bitmap */
     uint32_t n_main_splits, n_splits, n_looks;
+    int first_set;
 };
 
 struct tt_rx_mem {
@@ -80,6 +81,9 @@ tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
     rx->n_main_splits = s->n_main_splits;
     rx->n_splits = s->n_splits;
     rx->n_looks = s->n_looks;
+    rx->first_set = s->first_set;
+    if (s->first_set < -1 || (s->first_set >= 0 && (uint32_t)s->first_set >= s->n_sets))
+        return reject(rx, err, err_len, "first_set out of range");
     rx->code = dup(s->code, 4 * sizeof(int32_t) * s->n_code);
     rx->stage1 = dup(s->stage1, 0x1100 * sizeof(uint16_t));
     rx->stage2 = dup(s->stage2, s->n_stage2 * sizeof(uint16_t));
@@ -290,6 +294,11 @@ size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t 
         int64_t end = -1;
         uint32_t start = search;
         for (;;) {
+            if (rx->first_set >= 0) { /* no match can start on a char outside first_set */
+                while (start < hi && !in_set(rx, (uint32_t)rx->first_set, decode(v->text, start)))
+                    start += tt_char_len(v->text[start]);
+                if (start >= hi) break;
+            }
             end = run(&x, 0, start, 0);
             if (x.oom) return TT_RX_OOM;
             if (end >= 0 || start >= hi) break;

@@ -80,6 +80,7 @@ typedef struct {
     const uint16_t *stage2; uint32_t n_stage2;
     const uint64_t *sets; uint32_t n_sets;  /* n_sets * ceil(n_classes / 64) words */
     uint32_t n_classes, n_main_splits, n_splits, n_looks;
+    int first_set; /* every match starts with a char of this set (-1: unknown) */
 } tt_rx_spec;
 
 typedef struct {
