@@ -17,12 +17,21 @@ from hf_tagtok.sample_text import ascii_texts, multiscript_texts
 
 PATTERNS = pt.RECOGNISED_PATTERNS
 WHITESPACE_REGEX = r"\w+|[^\w\s]+"  # what stock's Whitespace runs (Rust regex classes)
+# DeepSeek-V3's Split sequence (its tokenizer.json), run by the regex compiler.
+DEEPSEEK_V3 = [r"\p{N}{1,3}", r"[一-龥぀-ゟ゠-ヿ]+",
+               r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"
+               r"| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]
 
 
 def pre_tokenizers():
     """(name, twin, regex text or None) for every benchmarked configuration."""
     llama3 = pt.Sequence([pt.Split(Regex(PATTERNS["cl100k"]), "isolated"), pt.ByteLevel(False, True, False)])
+    deepseek = pt.Sequence([pt.Split(Regex(p), "isolated") for p in DEEPSEEK_V3] + [pt.ByteLevel(False, True, False)])
+    wrapped = "(?:" + PATTERNS["cl100k"] + ")"  # same language; not the recognised text, so it runs compiled
     return [
+        ("Split(cl100k) compiled", pt.Split(Regex(wrapped), "isolated"), PATTERNS["cl100k"]),
+        ("Split(o200k) compiled", pt.Split(Regex("(?:" + PATTERNS["o200k"] + ")"), "isolated"), PATTERNS["o200k"]),
+        ("DeepSeek-V3 Seq compiled", deepseek, None),
         ("Split(cl100k)", pt.Split(Regex(PATTERNS["cl100k"]), "isolated"), PATTERNS["cl100k"]),
         ("Split(gpt2)", pt.Split(Regex(PATTERNS["gpt2"]), "isolated"), PATTERNS["gpt2"]),
         ("Split(qwen2)", pt.Split(Regex(PATTERNS["qwen2"]), "isolated"), PATTERNS["qwen2"]),

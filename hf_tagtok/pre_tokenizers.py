@@ -20,6 +20,8 @@ import numpy as np
 from tokenizers import PreTokenizedString, Regex
 from tokenizers import pre_tokenizers as _hf
 
+from . import regex_compiler
+
 __all__ = [
     "PreTokenizer", "Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Punctuation", "Digits",
     "Metaspace", "CharDelimiterSplit", "Split", "ByteLevel", "UnicodeScripts", "FixedLength", "Sequence",
@@ -55,7 +57,8 @@ _TRANSFORMS = ("metaspace", "bytelevel")
 
 
 class UnsupportedPattern(ValueError):
-    """A `Split` regex that is not one of RECOGNISED_PATTERNS (pass allow_slow_regex=True to run it via stock)."""
+    """A `Split` regex the compiler cannot express (the message names the construct); pass
+    allow_slow_regex=True to run it via stock."""
 
 
 class UnsupportedPreTokenizer(ValueError):
@@ -445,9 +448,10 @@ class CharDelimiterSplit(PreTokenizer):
 class Split(PreTokenizer):
     """Split on a literal string or a `tokenizers.Regex`.
 
-    Regexes run as FSMs only when their text is exactly one of RECOGNISED_PATTERNS; any other regex raises
-    UnsupportedPattern unless `allow_slow_regex=True`, which runs it through stock `tokenizers` (Oniguruma)
-    itself: Python's `regex` module is not a faithful stand-in (newer Unicode, different anchors/classes).
+    A regex whose text is exactly one of RECOGNISED_PATTERNS runs as its hand-written FSM; any other
+    regex is compiled (hf_tagtok.regex_compiler) into a program the engine's regex VM runs with onig's
+    semantics. A regex the compiler cannot express raises UnsupportedPattern naming the construct,
+    unless `allow_slow_regex=True`, which runs it through stock `tokenizers` (Oniguruma) itself.
     """
 
     def __init__(self, pattern, behavior, invert=False, *, allow_slow_regex=False):
@@ -463,10 +467,15 @@ class Split(PreTokenizer):
         self._invert = _require(invert, bool, "bool")
         self._allow_slow_regex = _require(allow_slow_regex, bool, "bool")
         self._regex_kind = _PATTERN_KINDS.get(self._pattern) if self._pattern_type == "Regex" else None
-        if self._pattern_type == "Regex" and self._regex_kind is None and not allow_slow_regex:
-            raise UnsupportedPattern(
-                f"Split pattern Regex({self._pattern!r}) is not one of the recognised patterns "
-                f"({', '.join(RECOGNISED_PATTERNS)}); pass allow_slow_regex=True to run it through stock tokenizers")
+        self._compiled = None
+        if self._pattern_type == "Regex" and self._regex_kind is None:
+            try:
+                self._compiled = regex_compiler.compile_pattern(self._pattern)
+            except regex_compiler.UnsupportedRegex as why:
+                if not allow_slow_regex:
+                    raise UnsupportedPattern(
+                        f"Split pattern Regex({self._pattern!r}) cannot be compiled: {why}; "
+                        "pass allow_slow_regex=True to run it through stock tokenizers") from None
 
     behavior = property(lambda self: self._behavior)
     invert = property(lambda self: self._invert)
@@ -481,6 +490,8 @@ class Split(PreTokenizer):
             return [{"kind": "split_literal", "literal": self._pattern, **common}]
         if self._regex_kind is not None:
             return [{"kind": "split_regex", "regex": self._regex_kind, **common}]
+        if self._compiled is not None:
+            return [{"kind": "split_compiled", **self._compiled.step_fields, **common}]
         return [{"kind": "stock", "stock": self._stock()}]
 
     def to_json_dict(self):
@@ -635,4 +646,6 @@ def engine_steps(config):
     UnsupportedPreTokenizer (ValueErrors naming the part) where no native steps exist."""
     if config is None:
         return []
-    return _from_json(config)._steps()
+    steps = _from_json(config)._steps()
+    _engine().Program(steps)  # one program or none: e.g. a ByteLevel before further splits raises UnsupportedShape
+    return steps

@@ -154,14 +154,20 @@ def test_fixed_length_zero_is_a_clean_value_error():
         pt.FixedLength(0)
 
 
-def test_unrecognised_regex_names_the_pattern_unless_slow_path_allowed():
-    with pytest.raises(pt.UnsupportedPattern, match=r"\\\\d\+"):
-        pt.Split(Regex(r"\d+"), "isolated")
-    with pytest.raises(pt.UnsupportedPattern):  # whitespace-sensitive: a trailing space is another regex
-        pt.Split(Regex(PATTERNS["cl100k"] + " "), "isolated")
-    slow = pt.Split(Regex(r"\d+|^x"), "merged_with_next", allow_slow_regex=True)
-    for text in EDGE_CASES + ["x1\nx22"]:
+def test_uncompilable_regex_names_the_pattern_and_construct_unless_slow_path_allowed():
+    with pytest.raises(pt.UnsupportedPattern, match=r"\\\\1.*backreference or octal escape \\1 at offset 5"):
+        pt.Split(Regex(r"(\d+)\1"), "isolated")
+    slow = pt.Split(Regex(r"(\d)\1|^x"), "merged_with_next", allow_slow_regex=True)
+    for text in EDGE_CASES + ["x11\nx22"]:
         assert slow.pre_tokenize_str(text) == slow.stock().pre_tokenize_str(text)
+
+
+def test_other_regexes_compile_and_equal_stock():
+    for pattern in (r"\d+", PATTERNS["cl100k"] + " ", r"\d+|^x"):
+        twin = pt.Split(Regex(pattern), "merged_with_next")
+        assert twin.regex_kind is None and [s["kind"] for s in twin._steps()] == ["split_compiled"]
+        for text in EDGE_CASES + ["x1\nx22"]:
+            assert twin.pre_tokenize_str(text) == twin.stock().pre_tokenize_str(text)
 
 
 def test_recognised_patterns_run_as_fsm_steps():
@@ -222,14 +228,14 @@ def test_pickle_round_trip(twin):
 def test_from_hf_errors_name_the_unsupported_part():
     with pytest.raises(pt.UnsupportedPreTokenizer, match="Frobnicate"):
         pt.from_hf({"type": "Frobnicate"})
-    with pytest.raises(pt.UnsupportedPattern, match="a\\+"):
-        pt.from_hf(hf.Split(Regex("a+"), "isolated"))
+    with pytest.raises(pt.UnsupportedPattern, match="lookbehind"):
+        pt.from_hf(hf.Split(Regex("(?<=a)b"), "isolated"))
     with pytest.raises(pt.UnsupportedPreTokenizer, match="delimiter"):
         pt.from_hf({"type": "CharDelimiterSplit"})
     with pytest.raises(TypeError):
         pt.Digits.from_hf(hf.Whitespace())
-    assert pt.from_hf(hf.Split(Regex("a+"), "isolated"), allow_slow_regex=True).pre_tokenize_str("baab") == \
-        hf.Split(Regex("a+"), "isolated").pre_tokenize_str("baab")
+    assert pt.from_hf(hf.Split(Regex("(?<=a)b"), "isolated"), allow_slow_regex=True).pre_tokenize_str("baab") == \
+        hf.Split(Regex("(?<=a)b"), "isolated").pre_tokenize_str("baab")
 
 
 def test_legacy_metaspace_json_follows_stock():
@@ -252,8 +258,10 @@ def test_engine_steps_for_the_native_pipeline():
     assert pt.engine_steps(None) == []
     assert pt.engine_steps({"type": "Digits", "individual_digits": True}) == [
         {"kind": "split_class", "props": ["NUMERIC"], "behavior": "isolated", "invert": False}]
-    with pytest.raises(ValueError):
-        pt.engine_steps({"type": "Split", "pattern": {"Regex": "x"}, "behavior": "Isolated", "invert": False})
+    with pytest.raises(ValueError, match="atomic group"):
+        pt.engine_steps({"type": "Split", "pattern": {"Regex": "(?>x)"}, "behavior": "Isolated", "invert": False})
+    [compiled] = pt.engine_steps({"type": "Split", "pattern": {"Regex": "x"}, "behavior": "Isolated", "invert": False})
+    assert compiled["kind"] == "split_compiled"
 
 
 def test_bytelevel_alphabet_is_stocks():

@@ -74,6 +74,17 @@ size_t tt_fsm_whitespace(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out
 size_t tt_fsm_scripts(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out);
 size_t tt_fsm_fixed_length(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t length, tt_seg *out);
 
+/* Compiled regexes (regex_vm.c). tt_fsm_compiled returns TT_RX_OOM when out of memory. */
+typedef struct tt_rx tt_rx;
+typedef struct tt_rx_mem tt_rx_mem;
+#define TT_RX_OOM ((size_t)-1)
+tt_rx *tt_rx_new(const tt_rx_spec *spec, char *err, size_t err_len);
+void tt_rx_free(tt_rx *rx);
+tt_rx_mem *tt_rx_mem_new(void);
+void tt_rx_mem_free(tt_rx_mem *mem);
+size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *mem,
+                       tt_seg *out);
+
 /* NormalizedString::split: behavior (+ invert) over segments, appending non-empty pieces to out.
  * Returns the number of pieces appended. `segs` is modified (invert, merging). */
 size_t tt_apply_behavior(tt_seg *segs, size_t n, tt_behavior behavior, int invert, tt_piece *out);

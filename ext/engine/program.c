@@ -12,6 +12,7 @@
 
 struct tt_program {
     tt_step *steps; /* splitting steps (Bert already expanded into its two splits) */
+    tt_rx **rx;     /* per step: the compiled regex of a SPLIT_COMPILED step, else NULL */
     size_t n_steps;
     tt_step final;  /* kind METASPACE / BYTELEVEL, or has_final == 0 */
     int has_final;
@@ -30,6 +31,7 @@ struct tt_scratch {
     size_t cur_cap, next_cap;
     uint8_t *vbuf; /* one piece behind ByteLevel's prefix space: bytes, then their tags */
     size_t v_cap;
+    tt_rx_mem *rx_mem; /* compiled-regex working memory, created on first use */
 };
 
 static int grow(void **buf, size_t *cap, size_t need, size_t elem) {
@@ -64,8 +66,10 @@ static int fail(char *err, size_t err_len, const char *msg) {
 static int is_transform(tt_step_kind kind) { return kind == TT_STEP_METASPACE || kind == TT_STEP_BYTELEVEL; }
 
 static int check_step(const tt_step *s, char *err, size_t err_len) {
-    if ((unsigned)s->kind > TT_STEP_FIXED_LENGTH) return fail(err, err_len, "unknown step kind");
-    int splits_by_pattern = s->kind <= TT_STEP_SPLIT_REGEX; /* the SPLIT_* kinds carry a behavior */
+    if ((unsigned)s->kind > TT_STEP_SPLIT_COMPILED) return fail(err, err_len, "unknown step kind");
+    /* the SPLIT_* kinds carry a behavior */
+    int splits_by_pattern = s->kind <= TT_STEP_SPLIT_REGEX || s->kind == TT_STEP_SPLIT_COMPILED;
+    if (s->kind == TT_STEP_SPLIT_COMPILED && !s->rx) return fail(err, err_len, "compiled step without a program");
     if (splits_by_pattern && (unsigned)s->behavior > TT_BEHAVIOR_CONTIGUOUS)
         return fail(err, err_len, "unknown split behavior");
     if (s->kind == TT_STEP_SPLIT_REGEX && (unsigned)s->regex > TT_REGEX_O200K)
@@ -79,7 +83,11 @@ static int check_step(const tt_step *s, char *err, size_t err_len) {
     return 0;
 }
 
-static int add_step(tt_program *prog, tt_step step) {
+static int add_step(tt_program *prog, tt_step step, char *err, size_t err_len) {
+    if (step.kind == TT_STEP_SPLIT_COMPILED) {
+        if (!(prog->rx[prog->n_steps] = tt_rx_new(step.rx, err, err_len))) return -1;
+        step.rx = NULL;
+    }
     if (step.kind == TT_STEP_SPLIT_LITERAL && step.literal_len) {
         uint8_t *copy = malloc(step.literal_len);
         if (!copy) return -1;
@@ -106,7 +114,9 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
         }
     }
     tt_program *prog = calloc(1, sizeof *prog);
-    if (!prog || !(prog->steps = calloc(2 * n_steps + 1, sizeof(tt_step)))) {
+    if (!prog || !(prog->steps = calloc(2 * n_steps + 1, sizeof(tt_step))) ||
+        !(prog->rx = calloc(2 * n_steps + 1, sizeof(tt_rx *)))) {
+        if (prog) free(prog->steps);
         free(prog);
         fail(err, err_len, "out of memory");
         return NULL;
@@ -122,14 +132,15 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
         } else if (s.kind == TT_STEP_BERT) {
             tt_step ws = {.kind = TT_STEP_SPLIT_CLASS, .behavior = TT_BEHAVIOR_REMOVED, .prop_mask = TT_PROP_WS};
             tt_step punc = {.kind = TT_STEP_SPLIT_CLASS, .behavior = TT_BEHAVIOR_ISOLATED, .prop_mask = TT_PROP_PUNC};
-            rc = add_step(prog, ws) || add_step(prog, punc);
+            rc = add_step(prog, ws, err, err_len) || add_step(prog, punc, err, err_len);
         } else {
             prog->needs_scripts |= s.kind == TT_STEP_SCRIPTS;
-            rc = add_step(prog, s);
+            if (err && err_len) err[0] = 0;
+            rc = add_step(prog, s, err, err_len);
         }
         if (rc) {
             tt_program_free(prog);
-            fail(err, err_len, "out of memory");
+            if (err && err_len && !err[0]) fail(err, err_len, "out of memory");
             return NULL;
         }
     }
@@ -138,7 +149,11 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
 
 void tt_program_free(tt_program *prog) {
     if (!prog) return;
-    for (size_t i = 0; i < prog->n_steps; i++) free((void *)prog->steps[i].literal);
+    for (size_t i = 0; i < prog->n_steps; i++) {
+        free((void *)prog->steps[i].literal);
+        tt_rx_free(prog->rx[i]);
+    }
+    free(prog->rx);
     free(prog->steps);
     free(prog);
 }
@@ -159,11 +174,16 @@ void tt_scratch_free(tt_scratch *s) {
     if (!s) return;
     free(s->tags); free(s->stags); free(s->segs); free(s->cur); free(s->next);
     free(s->vbuf);
+    tt_rx_mem_free(s->rx_mem);
     free(s);
 }
 
-static size_t split_segments(const tt_step *s, const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *segs) {
+static size_t split_segments(const tt_step *s, const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi,
+                             tt_scratch *sc, tt_seg *segs) {
     switch (s->kind) {
+    case TT_STEP_SPLIT_COMPILED:
+        if (!sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return TT_RX_OOM;
+        return tt_fsm_compiled(rx, v, lo, hi, sc->rx_mem, segs);
     case TT_STEP_SPLIT_CLASS: return tt_fsm_class(v, lo, hi, s->prop_mask, segs);
     case TT_STEP_SPLIT_CHAR:
     case TT_STEP_SPLIT_LITERAL:
@@ -192,7 +212,7 @@ static void swap_pieces(tt_scratch *sc) {
     size_t c = sc->cur_cap; sc->cur_cap = sc->next_cap; sc->next_cap = c;
 }
 
-static int run_split(const tt_step *s, const tt_view *v, tt_scratch *sc, size_t *n) {
+static int run_split(const tt_step *s, const tt_rx *rx, const tt_view *v, tt_scratch *sc, size_t *n) {
     tt_behavior behavior;
     int invert;
     step_behavior(s, &behavior, &invert);
@@ -201,7 +221,8 @@ static int run_split(const tt_step *s, const tt_view *v, tt_scratch *sc, size_t 
         uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
         size_t bound = TT_MAX_SEGS(hi - lo);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
-        size_t n_segs = split_segments(s, v, lo, hi, sc->segs);
+        size_t n_segs = split_segments(s, rx, v, lo, hi, sc, sc->segs);
+        if (n_segs == TT_RX_OOM) return -1;
         out += tt_apply_behavior(sc->segs, n_segs, behavior, invert, sc->next + out);
     }
     swap_pieces(sc);
@@ -313,7 +334,7 @@ int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, 
     sc->cur[0] = (tt_piece){0, (uint32_t)len, 0};
     n = 1;
     for (size_t i = 0; i < prog->n_steps; i++)
-        if (run_split(&prog->steps[i], &v, sc, &n)) return -1;
+        if (run_split(&prog->steps[i], prog->rx[i], &v, sc, &n)) return -1;
     if (prog->has_final) {
         int rc = prog->final.kind == TT_STEP_METASPACE ? run_metaspace(prog, &v, sc, &n)
                                                        : run_bytelevel(prog, &v, sc, &n);

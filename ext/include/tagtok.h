@@ -66,10 +66,23 @@ typedef enum {
     TT_STEP_BYTELEVEL,     /* optional prefix space, optional GPT-2 regex split, byte rendering */
     TT_STEP_SCRIPTS,       /* UnicodeScripts */
     TT_STEP_FIXED_LENGTH,  /* chunks of `length` chars */
+    TT_STEP_SPLIT_COMPILED, /* a compiled regex program (tt_rx_spec) */
 } tt_step_kind;
 
 typedef enum { TT_REGEX_GPT2, TT_REGEX_CL100K, TT_REGEX_QWEN2, TT_REGEX_O200K } tt_regex_kind;
 typedef enum { TT_PREPEND_ALWAYS, TT_PREPEND_FIRST, TT_PREPEND_NEVER } tt_prepend_scheme;
+
+/* A compiled regex: instructions of 4 int32 (op, a, b, c), a 2-level class map
+ * (class = stage2[stage1[cp >> 8] * 256 + (cp & 0xFF)]) and one bitmap over classes per set.
+ * Splits numbered below n_main_splits belong to the main program, the rest to lookaround bodies. */
+typedef struct {
+    const int32_t *code; uint32_t n_code;
+    const uint16_t *stage1;                 /* 0x1100 entries */
+    const uint16_t *stage2; uint32_t n_stage2;
+    const uint64_t *sets; uint32_t n_sets;  /* n_sets * ceil(n_classes / 64) words */
+    uint32_t n_classes, n_main_splits, n_splits, n_looks;
+    int first_set; /* every match starts with a char of this set (-1: unknown) */
+} tt_rx_spec;
 
 typedef struct {
     tt_step_kind kind;
@@ -82,6 +95,7 @@ typedef struct {
     tt_prepend_scheme prepend; int split; /* METASPACE */
     int add_prefix_space; int use_regex;  /* BYTELEVEL */
     uint32_t length;      /* FIXED_LENGTH */
+    const tt_rx_spec *rx; /* SPLIT_COMPILED (copied by tt_program_new) */
 } tt_step;
 
 /* A piece of the pre-tokenized input. [start, end) is a byte range of the input text. A piece whose

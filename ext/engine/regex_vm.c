@@ -1,0 +1,326 @@
+/* The compiled-regex executor: a backtracking VM over character classes with onig's semantics.
+ *
+ * The program (built by the caller from a pattern) is a list of 4-word instructions; a code point's
+ * class comes from a 2-level table and each set is a bitmap over classes, so this file knows nothing
+ * about Unicode. Priority is leftmost-first: SPLIT tries its first target, then its second.
+ *
+ * Linear time: a SPLIT entered twice at the same position is a failure the second time (no
+ * captures, so the rest of the match depends only on (pc, pos)). The memo survives from one search
+ * start to the next within a piece, except at the end of a found match, whose column is cleared
+ * because the success path passed through it. Lookarounds are pure functions of the position and
+ * are cached per (lookaround, position); inside one lookaround evaluation a generation-stamped memo
+ * plays the same role.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsm_internal.h"
+
+enum { RX_MATCH, RX_SET, RX_SPLIT, RX_JMP, RX_LOOK, RX_ASSERT, RX_RUN, RX_OP_COUNT };
+enum { RX_LINE_BEGIN, RX_LINE_END, RX_TEXT_BEGIN, RX_TEXT_END, RX_TEXT_END_NL, RX_WORD_B, RX_NOT_WORD_B,
+       RX_ASSERT_COUNT };
+
+struct tt_rx {
+    int32_t *code; /* op, a, b, c */
+    uint32_t n_code;
+    uint16_t *stage1, *stage2;
+    uint64_t *sets;
+    uint32_t words; /* uint64 words per set bitmap */
+    uint32_t n_main_splits, n_splits, n_looks;
+    int first_set;
+};
+
+struct tt_rx_mem {
+    uint64_t *memo; size_t memo_cap;    /* main-program SPLIT visits, (pos - lo) * n_main_splits + k */
+    uint32_t *stamps; size_t stamps_cap; /* lookaround SPLIT visits, by generation */
+    uint8_t *looks; size_t looks_cap;   /* 0 unknown, 1 true, 2 false; (pos - lo) * n_looks + id */
+    uint32_t *stack; size_t stack_cap;  /* (pc, pos) pairs */
+    size_t sp;
+    uint32_t gen;
+};
+
+static int grow(void **buf, size_t *cap, size_t need, size_t elem) {
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 256;
+    while (n < need) n *= 2;
+    void *p = realloc(*buf, n * elem);
+    if (!p) return -1;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+
+static void *dup(const void *src, size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (p && bytes) memcpy(p, src, bytes);
+    return p;
+}
+
+void tt_rx_free(tt_rx *rx) {
+    if (!rx) return;
+    free(rx->code); free(rx->stage1); free(rx->stage2); free(rx->sets);
+    free(rx);
+}
+
+static tt_rx *reject(tt_rx *rx, char *err, size_t err_len, const char *msg) {
+    if (err && err_len) snprintf(err, err_len, "compiled regex: %s", msg);
+    tt_rx_free(rx);
+    return NULL;
+}
+
+/* Copies and validates the spec so a malformed program is an error here, never a crash or a hang. */
+tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
+    tt_rx *rx = calloc(1, sizeof *rx);
+    if (!rx) return reject(rx, err, err_len, "out of memory");
+    if (!s->n_code || !s->n_classes || s->n_classes > 0x10000 || s->n_stage2 % 256 || !s->n_stage2 ||
+        s->n_main_splits > s->n_splits)
+        return reject(rx, err, err_len, "bad sizes");
+    rx->n_code = s->n_code;
+    rx->words = (s->n_classes + 63) / 64;
+    rx->n_main_splits = s->n_main_splits;
+    rx->n_splits = s->n_splits;
+    rx->n_looks = s->n_looks;
+    rx->first_set = s->first_set;
+    if (s->first_set < -1 || (s->first_set >= 0 && (uint32_t)s->first_set >= s->n_sets))
+        return reject(rx, err, err_len, "first_set out of range");
+    rx->code = dup(s->code, 4 * sizeof(int32_t) * s->n_code);
+    rx->stage1 = dup(s->stage1, 0x1100 * sizeof(uint16_t));
+    rx->stage2 = dup(s->stage2, s->n_stage2 * sizeof(uint16_t));
+    rx->sets = dup(s->sets, (size_t)s->n_sets * rx->words * sizeof(uint64_t));
+    if (!rx->code || !rx->stage1 || !rx->stage2 || !rx->sets) return reject(rx, err, err_len, "out of memory");
+    for (uint32_t i = 0; i < 0x1100; i++)
+        if ((uint32_t)rx->stage1[i] * 256 >= s->n_stage2) return reject(rx, err, err_len, "stage1 out of range");
+    for (uint32_t i = 0; i < s->n_stage2; i++)
+        if (rx->stage2[i] >= s->n_classes) return reject(rx, err, err_len, "class id out of range");
+    for (uint32_t pc = 0; pc < rx->n_code; pc++) {
+        const int32_t *in = rx->code + 4 * pc;
+        int32_t op = in[0], a = in[1], b = in[2], c = in[3];
+        int ok;
+        switch (op) {
+        case RX_MATCH: ok = 1; break;
+        case RX_SET: ok = a >= 0 && (uint32_t)a < s->n_sets && pc + 1 < rx->n_code; break;
+        case RX_SPLIT:
+            ok = a >= 0 && (uint32_t)a < rx->n_code && b >= 0 && (uint32_t)b < rx->n_code && c >= 0 &&
+                 (uint32_t)c < s->n_splits;
+            break;
+        case RX_JMP: ok = a >= 0 && (uint32_t)a < rx->n_code; break;
+        case RX_RUN: /* possessive set repeat: at least b, at most c (c < 0: unbounded) */
+            ok = a >= 0 && (uint32_t)a < s->n_sets && b >= 0 && (c < 0 || c >= b) && pc + 1 < rx->n_code;
+            break;
+        case RX_LOOK: /* a sub-program after the LOOK: recursion depth is bounded by the code size */
+            ok = (uint32_t)a > pc && (uint32_t)a < rx->n_code && (b == 0 || b == 1) && c >= 0 &&
+                 (uint32_t)c < s->n_looks && pc + 1 < rx->n_code;
+            break;
+        case RX_ASSERT:
+            ok = a >= 0 && a < RX_ASSERT_COUNT && pc + 1 < rx->n_code &&
+                 ((a != RX_WORD_B && a != RX_NOT_WORD_B) || (b >= 0 && (uint32_t)b < s->n_sets));
+            break;
+        default: ok = 0;
+        }
+        if (!ok) return reject(rx, err, err_len, "malformed instruction");
+    }
+    /* A cycle of JMPs alone would never consume input nor meet a memoised SPLIT. */
+    for (uint32_t pc = 0; pc < rx->n_code; pc++) {
+        uint32_t p = pc, hops = 0;
+        while (rx->code[4 * p] == RX_JMP && hops++ <= rx->n_code) p = (uint32_t)rx->code[4 * p + 1];
+        if (hops > rx->n_code) return reject(rx, err, err_len, "jump cycle");
+    }
+    return rx;
+}
+
+tt_rx_mem *tt_rx_mem_new(void) { return calloc(1, sizeof(tt_rx_mem)); }
+
+void tt_rx_mem_free(tt_rx_mem *m) {
+    if (!m) return;
+    free(m->memo); free(m->stamps); free(m->looks); free(m->stack);
+    free(m);
+}
+
+typedef struct {
+    const tt_rx *rx;
+    tt_rx_mem *m;
+    const uint8_t *text;
+    uint32_t lo, hi;
+    int oom;
+} ctx;
+
+static inline uint32_t decode(const uint8_t *s, uint32_t p) {
+    uint32_t b = s[p];
+    if (b < 0x80) return b;
+    if (b < 0xE0) return (b & 0x1F) << 6 | (s[p + 1] & 0x3F);
+    if (b < 0xF0) return (b & 0x0F) << 12 | (s[p + 1] & 0x3F) << 6 | (s[p + 2] & 0x3F);
+    return (b & 0x07) << 18 | (s[p + 1] & 0x3F) << 12 | (s[p + 2] & 0x3F) << 6 | (s[p + 3] & 0x3F);
+}
+
+static inline int in_set(const tt_rx *rx, uint32_t set, uint32_t cp) {
+    uint32_t cls = rx->stage2[(uint32_t)rx->stage1[cp >> 8] * 256 + (cp & 0xFF)];
+    return (int)(rx->sets[(size_t)set * rx->words + (cls >> 6)] >> (cls & 63)) & 1;
+}
+
+static inline uint32_t prev_start(const uint8_t *text, uint32_t lo, uint32_t p) {
+    do p--; while (p > lo && (text[p] & 0xC0) == 0x80);
+    return p;
+}
+
+static int assertion(const ctx *x, int32_t kind, int32_t word_set, uint32_t pos) {
+    const uint8_t *t = x->text;
+    switch (kind) {
+    case RX_LINE_BEGIN: return pos == x->lo || t[pos - 1] == '\n';
+    case RX_LINE_END: return pos == x->hi || t[pos] == '\n';
+    case RX_TEXT_BEGIN: return pos == x->lo;
+    case RX_TEXT_END: return pos == x->hi;
+    case RX_TEXT_END_NL: return pos == x->hi || (pos + 1 == x->hi && t[pos] == '\n');
+    default: {
+        int before = pos > x->lo && in_set(x->rx, (uint32_t)word_set, decode(t, prev_start(t, x->lo, pos)));
+        int after = pos < x->hi && in_set(x->rx, (uint32_t)word_set, decode(t, pos));
+        return (before != after) == (kind == RX_WORD_B);
+    }
+    }
+}
+
+static inline int push(ctx *x, uint32_t pc, uint32_t pos) {
+    tt_rx_mem *m = x->m;
+    if (grow((void **)&m->stack, &m->stack_cap, m->sp + 2, sizeof(uint32_t))) return x->oom = 1, -1;
+    m->stack[m->sp++] = pc;
+    m->stack[m->sp++] = pos;
+    return 0;
+}
+
+static int look(ctx *x, uint32_t id, uint32_t sub, uint32_t pos);
+
+/* Runs from (pc, pos) to the first MATCH in priority order: the match end, or -1 (none / OOM). */
+static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) {
+    const tt_rx *rx = x->rx;
+    tt_rx_mem *m = x->m;
+    const size_t base = m->sp;
+    if (push(x, pc0, pos0)) return -1;
+    while (m->sp > base) {
+        uint32_t pos = m->stack[--m->sp];
+        uint32_t pc = m->stack[--m->sp];
+        for (;;) {
+            const int32_t *in = rx->code + 4 * pc;
+            if (in[0] == RX_SET) {
+                if (pos >= x->hi || !in_set(rx, (uint32_t)in[1], decode(x->text, pos))) break;
+                pos = pos + tt_char_len(x->text[pos]);
+                pc++;
+            } else if (in[0] == RX_SPLIT) {
+                uint32_t k = (uint32_t)in[3];
+                if (k < rx->n_main_splits) {
+                    size_t bit = (size_t)(pos - x->lo) * rx->n_main_splits + k;
+                    if (m->memo[bit >> 6] >> (bit & 63) & 1) break;
+                    m->memo[bit >> 6] |= 1ull << (bit & 63);
+                } else {
+                    uint32_t *stamp = &m->stamps[(size_t)(pos - x->lo) * (rx->n_splits - rx->n_main_splits) +
+                                                 (k - rx->n_main_splits)];
+                    if (*stamp == gen) break;
+                    *stamp = gen;
+                }
+                if (push(x, (uint32_t)in[2], pos)) return -1;
+                pc = (uint32_t)in[1];
+            } else if (in[0] == RX_RUN) {
+                uint32_t got = 0, limit = in[3] < 0 ? UINT32_MAX : (uint32_t)in[3];
+                while (got < limit && pos < x->hi && in_set(rx, (uint32_t)in[1], decode(x->text, pos))) {
+                    pos += tt_char_len(x->text[pos]);
+                    got++;
+                }
+                if (got < (uint32_t)in[2]) break;
+                pc++;
+            } else if (in[0] == RX_JMP) {
+                pc = (uint32_t)in[1];
+            } else if (in[0] == RX_MATCH) {
+                m->sp = base;
+                return pos;
+            } else if (in[0] == RX_LOOK) {
+                int r = look(x, (uint32_t)in[3], (uint32_t)in[1], pos);
+                if (r < 0) return -1;
+                if (r == in[2]) break; /* b == 1: negative lookaround */
+                pc++;
+            } else { /* RX_ASSERT */
+                if (!assertion(x, in[1], in[2], pos)) break;
+                pc++;
+            }
+        }
+    }
+    return -1;
+}
+
+static int look(ctx *x, uint32_t id, uint32_t sub, uint32_t pos) {
+    tt_rx_mem *m = x->m;
+    uint8_t *cached = &m->looks[(size_t)(pos - x->lo) * x->rx->n_looks + id];
+    if (*cached) return *cached == 1;
+    if (++m->gen == 0) { /* wrapped: forget every stamp */
+        memset(m->stamps, 0, m->stamps_cap * sizeof(uint32_t));
+        m->gen = 1;
+    }
+    int64_t r = run(x, sub, pos, m->gen);
+    if (x->oom) return -1;
+    *cached = r >= 0 ? 1 : 2;
+    return r >= 0;
+}
+
+static inline size_t emit(tt_seg *out, size_t n, uint32_t start, uint32_t end, uint32_t match) {
+    out[n] = (tt_seg){start, end, match};
+    return n + 1;
+}
+
+/* onig's find_iter over [lo, hi) as tokenizers' find_matches turns it into segments: an empty match
+ * right where the previous match ended is skipped by moving the search start one char on. */
+size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *m,
+                       tt_seg *out) {
+    size_t width = (size_t)hi - lo + 1;
+    size_t memo_words = (width * rx->n_main_splits + 63) / 64;
+    size_t n_stamps = width * (rx->n_splits - rx->n_main_splits);
+    if (grow((void **)&m->memo, &m->memo_cap, memo_words ? memo_words : 1, sizeof(uint64_t)) ||
+        grow((void **)&m->looks, &m->looks_cap, width * rx->n_looks + 1, 1))
+        return TT_RX_OOM;
+    if (n_stamps > m->stamps_cap) {
+        if (grow((void **)&m->stamps, &m->stamps_cap, n_stamps, sizeof(uint32_t))) return TT_RX_OOM;
+        memset(m->stamps, 0, m->stamps_cap * sizeof(uint32_t));
+        m->gen = 0;
+    } else if (n_stamps) {
+        memset(m->stamps, 0, n_stamps * sizeof(uint32_t));
+        m->gen = 0;
+    }
+    memset(m->memo, 0, memo_words * sizeof(uint64_t));
+    memset(m->looks, 0, width * rx->n_looks);
+    ctx x = {rx, m, v->text, lo, hi, 0};
+    m->sp = 0;
+    size_t n = 0;
+    uint32_t prev = lo, search = lo;
+    int have_last = 0;
+    uint32_t last_end = 0;
+    while (search <= hi) {
+        int64_t end = -1;
+        uint32_t start = search;
+        for (;;) {
+            if (rx->first_set >= 0) { /* no match can start on a char outside first_set */
+                while (start < hi && !in_set(rx, (uint32_t)rx->first_set, decode(v->text, start)))
+                    start += tt_char_len(v->text[start]);
+                if (start >= hi) break;
+            }
+            end = run(&x, 0, start, 0);
+            if (x.oom) return TT_RX_OOM;
+            if (end >= 0 || start >= hi) break;
+            start = start + tt_char_len(v->text[start]);
+        }
+        if (end < 0) break;
+        if ((uint32_t)end == start && have_last && last_end == (uint32_t)end) {
+            if (search >= hi) break;
+            search = search + tt_char_len(v->text[search]);
+            continue;
+        }
+        if (prev != start) n = emit(out, n, prev, start, 0);
+        n = emit(out, n, start, (uint32_t)end, 1);
+        prev = (uint32_t)end;
+        have_last = 1;
+        last_end = (uint32_t)end;
+        search = (uint32_t)end;
+        if (rx->n_main_splits) { /* the success path passed through this column */
+            size_t first = (size_t)(end - lo) * rx->n_main_splits;
+            for (size_t b = first; b < first + rx->n_main_splits; b++) m->memo[b >> 6] &= ~(1ull << (b & 63));
+        }
+    }
+    if (prev != hi) n = emit(out, n, prev, hi, 0);
+    return n;
+}

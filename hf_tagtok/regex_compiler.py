@@ -1,0 +1,635 @@
+"""Compile a `Split` regex (Oniguruma syntax, as stock tokenizers compiles it) for the engine's regex VM.
+
+The pattern's character sets become a partition of all code points into classes (a 2-level lookup
+table), each set a bitmap over class ids; the pattern becomes a backtracking program over those sets
+that ext/engine/regex_vm.c runs with onig's leftmost-first priority. Every set comes from the probed
+tables (tables/regex_sets.c, via the engine); nothing here knows Unicode.
+
+Constructs outside the supported grammar raise UnsupportedRegex naming the construct and its offset,
+so callers fall back to stock with a readable reason.
+"""
+import functools
+import struct
+
+__all__ = ["UnsupportedRegex", "compile_pattern", "CompiledRegex"]
+
+MAX_CP = 0x10FFFF
+MAX_INSTRUCTIONS = 50000
+MAX_CLASSES = 0xFFFF
+
+# Instruction opcodes (ext/engine/regex_vm.c: tt_rx_op).
+OP_MATCH, OP_SET, OP_SPLIT, OP_JMP, OP_LOOK, OP_ASSERT, OP_RUN = range(7)
+# Assertion kinds (tt_rx_assert).
+A_LINE_BEGIN, A_LINE_END, A_TEXT_BEGIN, A_TEXT_END, A_TEXT_END_NL, A_WORD_B, A_NOT_WORD_B = range(7)
+
+
+class UnsupportedRegex(ValueError):
+    """The pattern uses a construct the compiler does not express (the message names it)."""
+
+
+# ---------------------------------------------------------------- code point sets (sorted disjoint ranges)
+
+def _norm(ranges):
+    out = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return tuple(out)
+
+
+def _complement(ranges):
+    out, nxt = [], 0
+    for lo, hi in ranges:
+        if lo > nxt:
+            out.append((nxt, lo - 1))
+        nxt = hi + 1
+    if nxt <= MAX_CP:
+        out.append((nxt, MAX_CP))
+    return tuple(out)
+
+
+def _intersect(a, b):
+    return _complement(_norm(_complement(a) + _complement(b)))
+
+
+@functools.lru_cache(maxsize=1)
+def _tables():
+    from . import _engine
+    return _engine.regex_tables()
+
+
+def _loose(name):
+    return "".join(ch for ch in name.upper() if ch not in " -_")
+
+
+def _property(name, where):
+    tables = _tables()
+    key = _loose(name)
+    key = tables["aliases"].get(key, key)
+    if key not in tables["sets"]:
+        raise UnsupportedRegex(f"unknown property \\p{{{name}}} at offset {where}")
+    return tables["sets"][key]
+
+
+# ---------------------------------------------------------------- AST
+# ("set", ranges) | ("cat", [nodes]) | ("alt", [nodes]) | ("rep", node, min, max|None, greedy)
+# | ("run", ranges, min, max|None): a possessive repeat of one set (never gives chars back)
+# | ("look", node, negate) | ("assert", kind) | ("empty",)
+
+class _Parser:
+    def __init__(self, pattern):
+        self.p = pattern
+        self.i = 0
+
+    def fail(self, what, at=None):
+        raise UnsupportedRegex(f"{what} at offset {self.i if at is None else at}")
+
+    def peek(self, k=0):
+        j = self.i + k
+        return self.p[j] if j < len(self.p) else ""
+
+    def parse(self):
+        node = self.alt(False)
+        if self.i < len(self.p):
+            self.fail(f"unbalanced {self.p[self.i]!r}")
+        return node
+
+    def alt(self, ci):
+        branches = [self.concat(ci)]
+        while self.peek() == "|":
+            self.i += 1
+            branches.append(self.concat(ci))
+        return branches[0] if len(branches) == 1 else ("alt", branches)
+
+    def concat(self, ci):
+        items = []
+        ci_runs = []  # (start index in items) of case-insensitive literal runs, for multi-char folds
+        while self.i < len(self.p) and self.peek() not in "|)":
+            if self.p.startswith("(?i)", self.i):
+                self.i += 4
+                ci = True
+                continue
+            if self.p.startswith("(?-i)", self.i):
+                self.i += 5
+                ci = False
+                continue
+            start = self.i
+            atom, literal = self.atom(ci)
+            atom = self.quantifier(atom, start)
+            items.append(atom)
+            ci_runs.append(literal if (ci and literal is not None and atom[0] == "set") else None)
+        self.check_multi_fold(ci_runs)
+        if not items:
+            return ("empty",)
+        return items[0] if len(items) == 1 else ("cat", items)
+
+    def check_multi_fold(self, letters):
+        targets = _tables()["multi_folds"]
+        run = ""
+        for ch in letters + [None]:
+            if ch is None:
+                low = run.lower()
+                for t in targets:
+                    if t in low:
+                        self.fail(f"case-insensitive {run!r} (onig matches {t!r} against one char)")
+                run = ""
+            else:
+                run += ch
+
+    def quantifier(self, atom, start):
+        c = self.peek()
+        if c in ("*", "+", "?"):
+            self.i += 1
+            lo, hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[c]
+        elif c == "{":
+            got = self.interval()
+            if got is None:
+                return atom
+            lo, hi = got
+        else:
+            return atom
+        greedy = True
+        if self.peek() == "?":
+            self.i += 1
+            greedy = False
+        elif self.peek() == "+" and c != "{":  # onig: {n,m}+ is a greedy interval repeated
+            if atom[0] != "set":
+                self.fail("possessive quantifier over more than one char class")
+            self.i += 1
+            self.no_stacked_quantifier()
+            return ("run", atom[1], lo, hi)
+        self.no_stacked_quantifier()
+        if atom[0] in ("assert", "look", "empty"):
+            self.fail("quantified assertion", start)
+        if (hi is None or hi > 1) and _nullable(atom):
+            self.fail("quantifier over an expression that can match empty", start)
+        if hi is not None and hi < lo:
+            self.fail("interval with max < min", start)
+        return ("rep", atom, lo, hi, greedy)
+
+    def no_stacked_quantifier(self):
+        if self.peek() in ("*", "+", "?") or (self.peek() == "{" and self.interval(probe=True)):
+            self.fail("stacked quantifier")
+
+    def interval(self, probe=False):
+        # onig: {n} {n,} {n,m} {,m}; anything else is a literal '{'
+        j = self.i + 1
+        k = j
+        while k < len(self.p) and self.p[k].isdigit():
+            k += 1
+        a = self.p[j:k]
+        if k < len(self.p) and self.p[k] == "}":
+            if not a:
+                return None
+            if not probe:
+                self.i = k + 1
+            return int(a), int(a)
+        if k >= len(self.p) or self.p[k] != ",":
+            return None
+        m = k + 1
+        while m < len(self.p) and self.p[m].isdigit():
+            m += 1
+        b = self.p[k + 1:m]
+        if m >= len(self.p) or self.p[m] != "}" or (not a and not b):
+            return None
+        if not probe:
+            self.i = m + 1
+        return (int(a) if a else 0), (int(b) if b else None)
+
+    def atom(self, ci):
+        """(node, literal char if the atom is one plain literal char else None)."""
+        c = self.p[self.i]
+        start = self.i
+        if c == "(":
+            return self.group(ci), None
+        if c == "[":
+            if not ci:
+                return ("set", self.char_class()), None
+            if self.peek(1) == "^":
+                self.fail("case-insensitive negated character class")
+            ranges = self.char_class()
+            if ranges and ranges[-1][1] >= 0x80:
+                self.fail("case-insensitive character class beyond ASCII", start)
+            folds = _tables()["folds"]
+            return ("set", _norm([*ranges, *((x, x) for lo, hi in ranges for c in range(lo, hi + 1)
+                                             for x in folds.get(chr(c), ()))])), None
+        if c == ".":
+            self.i += 1
+            return ("set", _property_escape(".")), None
+        if c == "^":
+            self.i += 1
+            return ("assert", A_LINE_BEGIN), None
+        if c == "$":
+            self.i += 1
+            return ("assert", A_LINE_END), None
+        if c in "*+?":
+            self.fail(f"target of repeat operator {c!r} is not specified")
+        if c == "\\":
+            node = self.escape(in_class=False)
+            if node[0] == "char":
+                return self.literal(node[1], ci, start)
+            if node[0] == "set" and ci:
+                self.fail("case-insensitive escape class", start)
+            return node, None
+        self.i += 1
+        return self.literal(ord(c), ci, start)
+
+    def literal(self, cp, ci, start):
+        if not ci:
+            return ("set", ((cp, cp),)), None
+        ch = chr(cp)
+        if cp >= 0x80:
+            self.fail("case-insensitive non-ASCII literal", start)
+        folds = _tables()["folds"]
+        members = folds.get(ch)
+        return ("set", _norm((x, x) for x in members) if members else ((cp, cp),)), ch
+
+    def group(self, ci):
+        start = self.i
+        self.i += 1
+        if self.peek() != "?":
+            node = self.alt(ci)  # a capture group: captures do not move match boundaries
+        else:
+            self.i += 1
+            c = self.peek()
+            if c == ":":
+                self.i += 1
+                node = self.alt(ci)
+            elif c in ("=", "!"):
+                self.i += 1
+                node = ("look", self.alt(ci), c == "!")
+            elif self.p.startswith("i:", self.i):
+                self.i += 2
+                node = self.alt(True)
+            elif self.p.startswith("-i:", self.i):
+                self.i += 3
+                node = self.alt(False)
+            elif c == "<" and self.peek(1) in ("=", "!"):
+                self.fail("lookbehind", start)
+            elif c == ">":
+                self.fail("atomic group", start)
+            elif c == "<" or c == "P" or c == "'":
+                self.fail("named group", start)
+            elif c == "#":
+                self.fail("comment group", start)
+            else:
+                self.fail(f"group option (?{c}", start)
+        if self.peek() != ")":
+            self.fail("missing ')'", start)
+        self.i += 1
+        return node
+
+    def escape(self, in_class):
+        start = self.i
+        self.i += 1
+        c = self.peek()
+        if not c:
+            self.fail("trailing backslash", start)
+        self.i += 1
+        simple = {"t": 9, "n": 10, "r": 13, "f": 12, "v": 11, "a": 7, "e": 27}
+        if c in simple:
+            return ("char", simple[c])
+        if c in "sdwh":
+            return ("set", _property_escape("\\" + c))
+        if c in "SDWH":
+            return ("set", _complement(_property_escape("\\" + c.lower())))
+        if c in "pP":
+            if self.peek() != "{":
+                self.fail(f"\\{c} without {{name}}", start)
+            end = self.p.find("}", self.i)
+            if end < 0:
+                self.fail(f"unterminated \\{c}{{", start)
+            name = self.p[self.i + 1:end]
+            self.i = end + 1
+            negate = c == "P"
+            if name.startswith("^"):
+                negate, name = not negate, name[1:]
+            ranges = _property(name, start)
+            return ("set", _complement(ranges) if negate else ranges)
+        if c == "x":
+            if self.peek() == "{":
+                end = self.p.find("}", self.i)
+                digits = self.p[self.i + 1:end] if end > 0 else ""
+                if not digits or any(d not in "0123456789abcdefABCDEF" for d in digits):
+                    self.fail("malformed \\x{...}", start)
+                self.i = end + 1
+            else:
+                j = self.i
+                while j < len(self.p) and j < self.i + 2 and self.p[j] in "0123456789abcdefABCDEF":
+                    j += 1
+                digits = self.p[self.i:j]
+                if not digits:
+                    self.fail("malformed \\x", start)
+                self.i = j
+                if int(digits, 16) >= 0x80:
+                    self.fail("\\x byte escape above 0x7F (a raw byte in onig)", start)
+            cp = int(digits, 16)
+            if cp > MAX_CP or 0xD800 <= cp < 0xE000:
+                self.fail("\\x{...} outside the Unicode scalar values", start)
+            return ("char", cp)
+        if c == "u":
+            digits = self.p[self.i:self.i + 4]
+            if len(digits) != 4 or any(d not in "0123456789abcdefABCDEF" for d in digits):
+                self.fail("malformed \\u", start)
+            self.i += 4
+            cp = int(digits, 16)
+            if 0xD800 <= cp < 0xE000:
+                self.fail("\\u surrogate", start)
+            return ("char", cp)
+        if not in_class:
+            if c == "A":
+                return ("assert", A_TEXT_BEGIN)
+            if c == "z":
+                return ("assert", A_TEXT_END)
+            if c == "Z":
+                return ("assert", A_TEXT_END_NL)
+            if c == "b":
+                return ("assert", A_WORD_B)
+            if c == "B":
+                return ("assert", A_NOT_WORD_B)
+        if c.isdigit():
+            self.fail(f"backreference or octal escape \\{c}", start)
+        if c.isalnum() or ord(c) >= 0x80:
+            self.fail(f"escape \\{c}", start)
+        return ("char", ord(c))
+
+    def char_class(self):
+        start = self.i
+        self.i += 1
+        negate = False
+        if self.peek() == "^":
+            negate = True
+            self.i += 1
+        if self.peek() == "]":
+            self.fail("']' first in a character class", self.i)
+        groups, pending = [], []  # onig: '&&' intersects the unions on either side (lowest precedence)
+        while True:
+            c = self.peek()
+            if not c:
+                self.fail("premature end of char-class", start)
+            if c == "]":
+                self.i += 1
+                break
+            if self.p.startswith("&&", self.i):
+                self.i += 2
+                groups.append(_norm(pending))
+                pending = []
+                continue
+            if c == "[":
+                if self.peek(1) == ":":
+                    self.fail("POSIX bracket", self.i)
+                pending.extend(self.char_class())
+                continue
+            item_start = self.i
+            lo = self.class_atom()
+            if lo[0] == "set":
+                if self.peek() == "-" and self.peek(1) not in ("]", ""):
+                    self.fail("range from a class escape", item_start)
+                pending.extend(lo[1])
+                continue
+            if self.peek() == "-" and self.peek(1) not in ("]", ""):
+                self.i += 1
+                if self.peek() == "[" or self.p.startswith("&&", self.i):
+                    self.fail("range to a nested class", self.i)
+                hi = self.class_atom()
+                if hi[0] == "set":
+                    self.fail("range to a class escape", item_start)
+                if hi[1] < lo[1]:
+                    self.fail("empty range in char class", item_start)
+                pending.append((lo[1], hi[1]))
+            else:
+                pending.append((lo[1], lo[1]))
+        ranges = _norm(pending)
+        if groups:
+            if not pending:
+                self.fail("empty operand of '&&'", start)
+            for g in groups:
+                if not g:
+                    self.fail("empty operand of '&&'", start)
+                ranges = _intersect(ranges, g)
+        return _complement(ranges) if negate else ranges
+
+    def class_atom(self):
+        c = self.p[self.i]
+        if c == "\\":
+            node = self.escape(in_class=True)
+            if node[0] == "assert":
+                self.fail("assertion in a character class", self.i)
+            return node
+        self.i += 1
+        return ("char", ord(c))
+
+
+def _property_escape(name):
+    return _tables()["sets"][name]
+
+
+def _nullable(node):
+    kind = node[0]
+    if kind == "set":
+        return False
+    if kind == "run":
+        return node[2] == 0
+    if kind in ("empty", "assert", "look"):
+        return True
+    if kind == "cat":
+        return all(_nullable(n) for n in node[1])
+    if kind == "alt":
+        return any(_nullable(n) for n in node[1])
+    if kind == "rep":
+        return node[2] == 0 or _nullable(node[1])
+    raise AssertionError(kind)
+
+
+def _first_chars(node):
+    """Code points a match of `node` can start with, or None when unknown (assertions, lookarounds)."""
+    kind = node[0]
+    if kind == "set":
+        return node[1]
+    if kind == "run":
+        return node[1]
+    if kind in ("assert", "look", "empty"):
+        return None
+    if kind == "rep":
+        return _first_chars(node[1])
+    if kind == "alt":
+        parts = [_first_chars(n) for n in node[1]]
+        return None if any(p is None for p in parts) else _norm([r for p in parts for r in p])
+    if kind == "cat":
+        acc = []
+        for n in node[1]:
+            first = _first_chars(n)
+            if first is None:
+                return None
+            acc.extend(first)
+            if not _nullable(n):
+                return _norm(acc)
+        return None
+    raise AssertionError(kind)
+
+
+# ---------------------------------------------------------------- code generation
+
+class _Emitter:
+    def __init__(self):
+        self.code = []      # [op, a, b, c]
+        self.sets = {}      # ranges -> set index
+        self.n_splits = 0
+        self.n_looks = 0
+        self.pending_looks = []
+
+    def emit(self, op, a=0, b=0, c=0):
+        self.code.append([op, a, b, c])
+        if len(self.code) > MAX_INSTRUCTIONS:
+            raise UnsupportedRegex(f"pattern expands to more than {MAX_INSTRUCTIONS} instructions")
+        return len(self.code) - 1
+
+    def split(self, first, second):
+        pc = self.emit(OP_SPLIT, first, second, self.n_splits)
+        self.n_splits += 1
+        return pc
+
+    def gen(self, node):
+        kind = node[0]
+        if kind == "set":
+            self.emit(OP_SET, self.sets.setdefault(node[1], len(self.sets)))
+        elif kind == "empty":
+            pass
+        elif kind == "run":
+            _, ranges, lo, hi = node
+            self.emit(OP_RUN, self.sets.setdefault(ranges, len(self.sets)), lo, -1 if hi is None else hi)
+        elif kind == "cat":
+            for n in node[1]:
+                self.gen(n)
+        elif kind == "alt":
+            jumps = []
+            branches = node[1]
+            for k, branch in enumerate(branches):
+                if k + 1 < len(branches):
+                    sp = self.split(len(self.code) + 1, 0)
+                    self.gen(branch)
+                    jumps.append(self.emit(OP_JMP))
+                    self.code[sp][2] = len(self.code)
+                else:
+                    self.gen(branch)
+            for j in jumps:
+                self.code[j][1] = len(self.code)
+        elif kind == "rep":
+            _, body, lo, hi, greedy = node
+            for _ in range(lo):
+                self.gen(body)
+            if hi is None:
+                top = self.split(0, 0)
+                self.gen(body)
+                self.emit(OP_JMP, top)
+                self._order(top, top + 1, len(self.code), greedy)
+            else:
+                exits = []
+                for _ in range(hi - lo):
+                    sp = self.split(0, 0)
+                    exits.append(sp)
+                    self.gen(body)
+                for sp in exits:
+                    self._order(sp, sp + 1, len(self.code), greedy)
+        elif kind == "assert":
+            if node[1] in (A_WORD_B, A_NOT_WORD_B):
+                word = self.sets.setdefault(_property_escape("\\w"), len(self.sets))
+                self.emit(OP_ASSERT, node[1], word)
+            else:
+                self.emit(OP_ASSERT, node[1])
+        elif kind == "look":
+            pc = self.emit(OP_LOOK, 0, int(node[2]), self.n_looks)
+            self.n_looks += 1
+            self.pending_looks.append((pc, node[1]))
+        else:
+            raise AssertionError(kind)
+
+    def _order(self, pc, body, out, greedy):
+        self.code[pc][1], self.code[pc][2] = (body, out) if greedy else (out, body)
+
+    def finish(self):
+        self.emit(OP_MATCH)
+        while self.pending_looks:  # lookaround bodies: sub-programs after the main one
+            pc, body = self.pending_looks.pop(0)
+            self.code[pc][1] = len(self.code)
+            self.gen(body)
+            self.emit(OP_MATCH)
+
+
+def _partition(sets):
+    """Class ids: code points with the same membership in every set share a class.
+
+    Returns (per-interval class ids, interval bounds, membership matrix classes x sets)."""
+    import numpy as np
+    bounds = np.unique(np.array([0, MAX_CP + 1] + [v for ranges in sets for lo, hi in ranges for v in (lo, hi + 1)],
+                                dtype=np.int64))
+    starts = bounds[:-1]
+    member = np.zeros((len(starts), len(sets)), dtype=bool)
+    for k, ranges in enumerate(sets):
+        if ranges:
+            los = np.array([lo for lo, _ in ranges], dtype=np.int64)
+            his = np.array([hi for _, hi in ranges], dtype=np.int64)
+            at = np.searchsorted(los, starts, side="right") - 1
+            member[:, k] = (at >= 0) & (starts <= his[np.maximum(at, 0)])
+    signatures, interval_class = np.unique(member, axis=0, return_inverse=True)
+    if len(signatures) > MAX_CLASSES:
+        raise UnsupportedRegex(f"pattern's sets split code points into more than {MAX_CLASSES} classes")
+    return bounds, interval_class.ravel(), signatures
+
+
+def _two_level(bounds, interval_class):
+    """stage1[cp >> 8] -> block, stage2[block*256 + (cp & 255)] -> class id, blocks deduplicated."""
+    import numpy as np
+    per_cp = np.repeat(interval_class.astype(np.uint16), np.diff(bounds))
+    blocks, stage1 = {}, []
+    for row in per_cp.reshape(-1, 256):
+        stage1.append(blocks.setdefault(row.tobytes(), len(blocks)))
+    return np.array(stage1, dtype=np.uint16), b"".join(blocks)
+
+
+class CompiledRegex:
+    """A compiled pattern: program words, class map and set bitmaps, as bytes for the engine step."""
+
+    def __init__(self, pattern):
+        self.pattern = pattern
+        tree = _Parser(pattern).parse()
+        em = _Emitter()
+        em.gen(tree)
+        n_main_splits = em.n_splits
+        em.finish()
+        # a prefilter: search starts whose char cannot begin a match are skipped without running the program
+        first = None if _nullable(tree) else _first_chars(tree)
+        first_set = -1 if first is None else em.sets.setdefault(first, len(em.sets))
+        sets = [None] * len(em.sets)
+        for ranges, idx in em.sets.items():
+            sets[idx] = ranges
+        bounds, interval_class, signatures = _partition(sets)
+        stage1, stage2 = _two_level(bounds, interval_class)
+        n_classes = len(signatures)
+        words = (n_classes + 63) // 64
+        bitmaps = [0] * (len(sets) * words)
+        for cls, set_index in zip(*signatures.nonzero()):
+            bitmaps[set_index * words + cls // 64] |= 1 << int(cls % 64)
+        self.n_instructions = len(em.code)
+        self.n_sets = len(sets)
+        self.n_classes = n_classes
+        self.step_fields = {
+            "code": struct.pack(f"<{4 * len(em.code)}i", *[v for inst in em.code for v in inst]),
+            "stage1": stage1.tobytes(),
+            "stage2": stage2,
+            "sets": struct.pack(f"<{len(bitmaps)}Q", *bitmaps),
+            "n_classes": n_classes,
+            "n_main_splits": n_main_splits,
+            "n_splits": em.n_splits,
+            "n_looks": em.n_looks,
+            "first_set": first_set,
+        }
+
+
+@functools.lru_cache(maxsize=256)
+def compile_pattern(pattern):
+    """CompiledRegex for `pattern`, or UnsupportedRegex naming what the compiler cannot express."""
+    return CompiledRegex(pattern)

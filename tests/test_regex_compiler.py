@@ -1,0 +1,271 @@
+"""The Split-regex compiler against stock tokenizers (Oniguruma): real family patterns, every code
+point, the hand-written FSMs, and a seeded fuzz of random patterns drawn from the grammar."""
+import itertools
+import os
+import random
+import sys
+from pathlib import Path
+
+import pytest
+from tokenizers import Regex
+from tokenizers import pre_tokenizers as hf
+
+from hf_tagtok import _engine
+from hf_tagtok import pre_tokenizers as twins
+from hf_tagtok import regex_compiler
+
+sys.path.insert(0, str(Path(__file__).parent / "data"))
+from split_patterns import FAMILY_PATTERNS, UNSUPPORTED  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+BEHAVIORS = ["removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous"]
+
+POOL = list("aAbB zZ'sStTreRElLdDmMkK\t\n\r\xa0\u3000\u2028\x85-_.,!?\"()[]/|$^~`+<=>1234567890½²٣Ⅷ") + [
+    "ſ", "\u212a", "ß", "ẞ", "ﬆ", "İ", "é", "e\u0301", "ǅ", "ʰ", "日本", "語", "ｱｰｲ", "ーー", "한국어", "Привет",
+    "Γειά", "مرحبا", "हिन्दी", "ดี", "😀", "👨‍👩‍👧", "❤️", "\u200b", "\ufeff", "\u0378", "\U00011DE0",
+    "\U0001F130", "Ⓐ", "▁", "  ", "   ", "\r\n", "'ll", "'VE", "'s", "\x00", "\U000E0001", "。", "，", "…", "µ",
+    "ぁ", "ア", "龥", "가", "\U00020000", "123", "4567",
+]
+
+
+def _corpus_lines(count):
+    lines = (ROOT / "hf_tagtok" / "data" / "multiscript.txt").read_text(encoding="utf-8").splitlines()
+    step = max(1, len(lines) // count)
+    return lines[::step][:count]
+
+
+def _random_strings(seed, count):
+    rng = random.Random(seed)
+    return ["".join(rng.choice(POOL) for _ in range(rng.randint(1, 24))) for _ in range(count)]
+
+
+CORPUS = _corpus_lines(150) + ["\n".join(_corpus_lines(40))]
+TEXTS = CORPUS + _random_strings(1, 200) + ["", " ", "a", "  \n\n  x ", "1234567", "x  ", "\n", "'S'll"]
+
+
+def _pairs(pattern, behavior="isolated", invert=False):
+    return twins.Split(Regex(pattern), behavior, invert), hf.Split(Regex(pattern), behavior, invert)
+
+
+def _assert_same(ours, stock, texts, label):
+    for text in texts:
+        got, want = ours.pre_tokenize_str(text), stock.pre_tokenize_str(text)
+        assert got == want, f"{label}: {text!r}"
+
+
+FAMILY_CASES = [(family, k, p) for family, patterns in FAMILY_PATTERNS.items() for k, p in enumerate(patterns)]
+
+
+@pytest.mark.parametrize("family,index,pattern", FAMILY_CASES, ids=[f"{f}-{k}" for f, k, _ in FAMILY_CASES])
+def test_family_patterns_equal_stock(family, index, pattern):
+    try:
+        regex_compiler.compile_pattern(pattern)
+    except regex_compiler.UnsupportedRegex as why:
+        expected = UNSUPPORTED.get(family, ())
+        assert expected and any(word in str(why) for word in expected), f"{family}: {why}"
+        with pytest.raises(twins.UnsupportedPattern, match="cannot be compiled"):
+            twins.Split(Regex(pattern), "isolated")
+        return
+    ours, stock = _pairs(pattern)
+    _assert_same(ours, stock, TEXTS, family)
+    behavior = BEHAVIORS[index % len(BEHAVIORS)]
+    ours, stock = _pairs(pattern, behavior, invert=index % 2 == 1)
+    _assert_same(ours, stock, TEXTS[::3], f"{family} {behavior}")
+
+
+def _scalar_chunks(step=1, size=4096):
+    scalars = "".join(chr(cp) for cp in itertools.chain(range(0, 0xD800, step), range(0xE000, 0x110000, step)))
+    return [scalars[k:k + size] for k in range(0, len(scalars), size)]
+
+
+SWEEP_PATTERNS = sorted({p for patterns in FAMILY_PATTERNS.values() for p in patterns
+                         if p.startswith(("\\p{N}{1,3}", "[一", "[!\\\"", "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}", " ?[^(",
+                                          "[\\p{P}\\$", "[\\p{Han}]"))})
+
+
+@pytest.mark.parametrize("pattern", SWEEP_PATTERNS)
+def test_every_code_point_in_contexts(pattern):
+    """Every scalar value alone in sequence, and between the chars the patterns look at."""
+    ours, stock = _pairs(pattern)
+    chunks = _scalar_chunks(size=8192)
+    texts = chunks + ["a" + "a".join(c) + "a" for c in _scalar_chunks(step=3, size=2048)]
+    texts += [" " + " ".join(c) for c in _scalar_chunks(step=5, size=2048)]
+    texts += ["'" + "'".join(c) for c in _scalar_chunks(step=7, size=2048)]
+    _assert_same(ours, stock, texts, pattern)
+
+
+@pytest.mark.parametrize("kind", sorted(twins.RECOGNISED_PATTERNS))
+def test_compiled_equals_hand_fsm(kind):
+    """One mechanism tested against the other: the compiled program of each hand-written FSM's pattern."""
+    compiled = regex_compiler.compile_pattern(twins.RECOGNISED_PATTERNS[kind])
+    common = {"behavior": "isolated", "invert": False}
+    ours = _engine.Program([{"kind": "split_compiled", **compiled.step_fields, **common}])
+    hand = _engine.Program([{"kind": "split_regex", "regex": kind, **common}])
+    texts = TEXTS + _scalar_chunks(size=8192) + ["a" + "a".join(c) for c in _scalar_chunks(step=3, size=2048)]
+    texts += [" " + " ".join(c) for c in _scalar_chunks(step=5, size=2048)]
+    texts += ["'" + "'".join(c) for c in _scalar_chunks(step=11, size=2048)]
+    for text in texts:
+        assert ours.pre_tokenize_str(text) == hand.pre_tokenize_str(text), text[:80]
+
+
+def test_sequence_and_native_pipeline_use_the_compiled_step():
+    pattern = FAMILY_PATTERNS["deepseek-v3"]
+    seq = twins.Sequence([twins.Split(Regex(p), "isolated") for p in pattern] + [twins.ByteLevel(False, True, False)])
+    stock = hf.Sequence([hf.Split(Regex(p), "isolated") for p in pattern] + [hf.ByteLevel(False, True, False)])
+    assert [s["kind"] for s in seq._steps()] == ["split_compiled"] * 3 + ["bytelevel"]
+    _assert_same(seq, stock, TEXTS, "deepseek-v3 sequence")
+
+
+@pytest.mark.parametrize("pattern,construct", [
+    (r"(a)\1", "backreference or octal escape \\1 at offset 3"),
+    (r"(?<=a)b", "lookbehind at offset 0"),
+    (r"(?>ab)", "atomic group at offset 0"),
+    (r"(?:ab)++", "possessive quantifier over more than one char class"),
+    (r"(?:a*)*", "quantifier over an expression that can match empty at offset 0"),
+    (r"(?i:[^a-z])", "case-insensitive negated character class"),
+    (r"(?i:ss)", "onig matches 'ss' against one char"),
+    (r"[[:alpha:]]", "POSIX bracket"),
+    (r"x\p{Alpha}", "unknown property \\p{Alpha} at offset 1"),
+])
+def test_unsupported_constructs_are_named(pattern, construct):
+    with pytest.raises(twins.UnsupportedPattern) as err:
+        twins.Split(Regex(pattern), "isolated")
+    assert construct in str(err.value)
+    slow = twins.Split(Regex(pattern), "isolated", allow_slow_regex=True)  # still runs, via stock
+    assert slow.pre_tokenize_str("aab ss x") == hf.Split(Regex(pattern), "isolated").pre_tokenize_str("aab ss x")
+
+
+def test_malformed_compiled_steps_are_rejected():
+    compiled = regex_compiler.compile_pattern(r"\p{L}+")
+    good = {"kind": "split_compiled", **compiled.step_fields, "behavior": "isolated"}
+    _engine.Program([good])
+    bad_jump = bytearray(good["code"])
+    bad_jump[4:8] = (10 ** 6).to_bytes(4, "little", signed=True)
+    for change in ({"code": b""}, {"code": bytes(bad_jump)}, {"stage1": b"\0\0"}, {"n_classes": 0},
+                   {"sets": good["sets"][:-8] or b"x"}, {"n_looks": -1}):
+        with pytest.raises((ValueError, _engine.UnsupportedShape)):
+            _engine.Program([{**good, **change}])
+
+
+# ---------------------------------------------------------------- fuzz
+
+FUZZ_LITERALS = list("ab ' 1-.,\n") + ["é", "日", "ſ", "\u212a", "😀"]
+FUZZ_ESCAPES = [r"\s", r"\S", r"\d", r"\D", r"\w", r"\W", r"\h", r"\p{L}", r"\p{Lu}", r"\p{Ll}", r"\p{N}",
+                r"\p{Nd}", r"\p{P}", r"\p{S}", r"\p{M}", r"\P{L}", r"\p{Han}", r"\p{Hiragana}", r"\p{Latin}",
+                r"\p{^N}", r"\r", r"\n", r"\t", r"\x41", r"\x{65E5}", r"\u00e9", r"\.", r"\-", "."]
+FUZZ_CLASS_ITEMS = ["a-z", "A-Z", "0-9", "'", " ", r"\s", r"\p{L}", r"\p{N}", r"\p{P}", r"\r\n", "一-龥", "。-〿",
+                    "!-/", r"\p{Lu}\p{Lt}", r"\d", "é"]
+
+
+def _fuzz_class(rng, depth):
+    items = rng.sample(FUZZ_CLASS_ITEMS, rng.randint(1, 3))
+    if depth < 2 and rng.random() < 0.2:
+        items.append(_fuzz_class(rng, depth + 1))
+    body = "".join(items)
+    if rng.random() < 0.1:
+        body += "&&" + _fuzz_class(rng, depth + 1)
+    return "[" + ("^" if rng.random() < 0.35 else "") + body + "]"
+
+
+def _fuzz_atom(rng, depth):
+    r = rng.random()
+    if r < 0.25:
+        return rng.choice(FUZZ_LITERALS).replace(".", r"\.")
+    if r < 0.5:
+        return rng.choice(FUZZ_ESCAPES)
+    if r < 0.7:
+        return _fuzz_class(rng, 0)
+    if depth < 2 and r < 0.85:
+        return "(?:" + _fuzz_alt(rng, depth + 1) + ")"
+    if depth < 2 and r < 0.93:
+        return "(?" + rng.choice("=!") + _fuzz_alt(rng, depth + 1) + ")"
+    if r < 0.96:
+        return "(?i:" + "|".join(rng.choice(["'s", "'t", "'re", "'ve", "'m", "'ll", "'d", "x", "K"]) for _ in range(2)) + ")"
+    return rng.choice(["^", "$", r"\b", r"\A", r"\z"])
+
+
+def _fuzz_quant(rng):
+    return rng.choice(["", "", "", "*", "+", "?", "*?", "+?", "??", "{1,3}", "{2}", "{0,2}", "{2,}", "{1,3}?"])
+
+
+def _is_assertion(atom):  # onig rejects a quantified assertion or lookaround
+    return atom in ("^", "$", r"\b", r"\A", r"\z") or atom.startswith(("(?=", "(?!"))
+
+
+def _fuzz_alt(rng, depth=0):
+    branches = []
+    for _ in range(rng.randint(1, 3)):
+        atoms = [_fuzz_atom(rng, depth) for _ in range(rng.randint(1, 3))]
+        branches.append("".join(a if _is_assertion(a) else a + _fuzz_quant(rng) for a in atoms))
+    return "|".join(branches)
+
+
+def fuzz_patterns(seed, count):
+    rng = random.Random(seed)
+    return [_fuzz_alt(rng) for _ in range(count)]
+
+
+def _fuzz_texts(seed, count):
+    rng = random.Random(seed)
+    reps = POOL + [chr(cp) for cp in (0x1F600, 0x10FFFD, 0xE000, 0x2028, 0x0300, 0x0660, 0x3400, 0xAC00, 0x16A0)]
+    return ["".join(rng.choice(reps) for _ in range(rng.randint(0, 16))) for _ in range(count)]
+
+
+def run_fuzz(seed, n_patterns, n_texts):
+    """(compiled patterns, rejected by the compiler, rejected by stock); asserts 0 differences."""
+    rng = random.Random(seed)
+    compiled = rejected = invalid = 0
+    for pattern in fuzz_patterns(seed, n_patterns):
+        try:
+            stock = hf.Split(Regex(pattern), "isolated")
+        except Exception:
+            invalid += 1
+            continue
+        try:
+            regex_compiler.compile_pattern(pattern)
+        except regex_compiler.UnsupportedRegex:
+            rejected += 1
+            continue
+        compiled += 1
+        behavior, invert = rng.choice(BEHAVIORS), rng.random() < 0.3
+        ours, stock = _pairs(pattern, behavior, invert)
+        _assert_same(ours, stock, _fuzz_texts(rng.random(), n_texts), f"fuzz {pattern!r} {behavior} {invert}")
+    return compiled, rejected, invalid
+
+
+def test_fuzz_random_patterns_equal_stock():
+    """HF_TAGTOK_REGEX_FUZZ=<patterns> runs a longer fuzz (the default keeps CI time modest)."""
+    n_patterns = int(os.environ.get("HF_TAGTOK_REGEX_FUZZ", "120"))
+    compiled, rejected, invalid = run_fuzz(0, n_patterns, 25)
+    assert compiled >= n_patterns // 2, (compiled, rejected, invalid)
+
+
+EDGE_PATTERNS = ["", "a|", "(?:)", "x*", "a*?", "(?=a)", "(?!a)", r"\b", "^", "$", r"\z", r"\Z", "a??", r"\B",
+                 "(?:a|)", ".?", r"\s*", "a{0}", "(?i)A", "(?i:a)b", "a(?i)b|c", "[^a]*", r"\A.", r".\z",
+                 "(?i:[a-c])+", "a{2,}?", r"\p{L}++", r"\s?+a", "a{,2}", "x{"]
+
+
+@pytest.mark.parametrize("pattern", EDGE_PATTERNS)
+def test_empty_matches_anchors_and_quantifier_forms(pattern):
+    texts = ["", "a", "ab", "ba a", " \n\n x", "ééa", "😀a😀", "aaa bbb", "A\nb", "x{1}", "aaaa"]
+    for behavior in BEHAVIORS:
+        for invert in (False, True):
+            ours, stock = _pairs(pattern, behavior, invert)
+            _assert_same(ours, stock, texts, f"{pattern!r} {behavior} {invert}")
+
+
+def test_every_property_and_alias_equals_stock_on_sampled_scalars():
+    """Each baked set (tables/regex_sets.c) and alias, compiled alone, against stock on every 89th scalar
+    plus 2,000 random ones (the generator probes all scalars; this guards the bake and the lookup)."""
+    tables = _engine.regex_tables()
+    rng = random.Random(7)
+    cps = sorted(set(range(0, 0x110000, 89)) | {rng.randrange(0x110000) for _ in range(2000)})
+    text = "".join(chr(cp) for cp in cps if not 0xD800 <= cp < 0xE000)
+    names = [n for n in tables["sets"] if n not in ("\\s", "\\d", "\\w", "\\h", ".")]
+    names += sorted(tables["aliases"])[::5]
+    for name in names:
+        ours, stock = _pairs(rf"\p{{{name}}}", "removed")
+        assert ours.pre_tokenize_str(text) == stock.pre_tokenize_str(text), name
+    for escape in (r"\s", r"\d", r"\w", r"\h", ".", r"\S", r"\D", r"\W", r"\H"):
+        ours, stock = _pairs(escape, "removed")
+        assert ours.pre_tokenize_str(text) == stock.pre_tokenize_str(text), escape
