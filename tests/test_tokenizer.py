@@ -218,3 +218,19 @@ def test_word_repeated_before_it_is_cached_matches_stock(name):
     for text in texts:
         ours = hf_tagtok.Tokenizer.from_hf(stock)
         assert tokenizer_mode.encoding_diff(ours.encode(text), stock.encode(text)) is None, text
+
+
+def test_word_cache_keeps_stock_ids_while_it_grows_past_its_first_size():
+    # 3 x 40,000 distinct words: the per-thread word cache starts at 65,536 slots and doubles when half
+    # full, so these passes cross several growths; the second pass reads every word back from it.
+    import random
+
+    stock = tokenizer_zoo.load("small_bytelevel")
+    ours = hf_tagtok.Tokenizer(stock)
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyzéßжλ中"
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 12))) for _ in range(120_000)]
+    texts = [" ".join(words[i:i + 500]) for i in range(0, len(words), 500)]
+    expected = [e.ids for e in stock.encode_batch(texts)]
+    for _ in range(2):
+        assert [e.ids for e in ours.encode_batch(texts)] == expected
