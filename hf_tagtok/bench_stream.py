@@ -90,7 +90,8 @@ def stream(tokenizer, texts, batch_size=256, threads=None, rounds=1, peer_python
     here = sys.executable
     plan = []
     for name, contender, base in CONTENDERS:
-        if only and contender not in only and contender not in ("stock", "transformers"):
+        wanted = set(only or ()) | {"stock"} | ({"transformers"} if "TagTokenizerFast" in (only or ()) else set())
+        if only and contender not in wanted:
             continue
         python = here
         if contender == "tokenizers1":

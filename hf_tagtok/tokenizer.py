@@ -10,6 +10,7 @@ it raises its own exception. `acceleration` reports per stage what runs natively
 """
 import asyncio
 import copy
+from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
@@ -155,9 +156,13 @@ class Tokenizer:
         if batch is not None:
             arrays = batch.arrays(overflowing)
             return arrays if offsets else arrays._replace(offsets=None)
-        # stock encodes this input, or raises exactly what it raises for it
-        encodings = self._stock.encode_batch(inputs, is_pretokenized=is_pretokenized,
-                                             add_special_tokens=add_special_tokens)
+        # stock encodes this input, or raises exactly what it raises for it; without offsets, single texts go
+        # to its fast call (the same encodings without offsets and word ids)
+        if offsets or overflowing or is_pretokenized or not all(map(_is_text, inputs)):
+            encode = self._stock.encode_batch
+        else:
+            encode = self._stock.encode_batch_fast
+        encodings = encode(inputs, is_pretokenized=is_pretokenized, add_special_tokens=add_special_tokens)
         return _columns(encodings, overflowing, offsets)
 
     def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True, offsets=True):
@@ -336,18 +341,22 @@ class Tokenizer:
 
 
 def _columns(encodings, overflowing=False, offsets=True) -> BatchArrays:
+    """Stock's encodings as columns: each field read once per encoding (its list is built in Rust) and
+    chained into one array, no Python step per token."""
     if overflowing:
         samples = [sample for sample, e in enumerate(encodings) for _ in range(1 + len(e.overflowing))]
         encodings = [part for e in encodings for part in (e, *e.overflowing)]
     else:
         samples = range(len(encodings))
-    lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+    lengths = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
+    total = int(lengths.sum())
 
     def flat(field, dtype):
-        return np.fromiter((v for e in encodings for v in getattr(e, field)), dtype=dtype, count=int(lengths.sum()))
+        return np.fromiter(chain.from_iterable([getattr(e, field) for e in encodings]), dtype=dtype, count=total)
 
     if offsets:
-        offsets = np.array([o for e in encodings for o in e.offsets], dtype=np.int64).reshape(-1, 2)
+        pairs = chain.from_iterable(chain.from_iterable([e.offsets for e in encodings]))
+        offsets = np.fromiter(pairs, dtype=np.int64, count=2 * total).reshape(-1, 2)
     else:
         offsets = None
     return BatchArrays(flat("ids", np.uint32), flat("type_ids", np.uint32), offsets,

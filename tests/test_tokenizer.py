@@ -234,3 +234,26 @@ def test_word_cache_keeps_stock_ids_while_it_grows_past_its_first_size():
     expected = [e.ids for e in stock.encode_batch(texts)]
     for _ in range(2):
         assert [e.ids for e in ours.encode_batch(texts)] == expected
+
+
+def test_fallen_back_columnar_call_matches_stock_with_and_without_offsets():
+    import numpy as np
+
+    vocab = [("<unk>", 0.0), ("a", -1.0), ("b", -2.0), ("ab", -0.5), ("▁", -1.5), ("▁a", -0.7)]
+    stock = tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, unk_id=0))
+    stock.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace()
+    ours = hf_tagtok.Tokenizer(tokenizers.Tokenizer.from_str(stock.to_str()))
+    assert not ours.acceleration["model"]["native"]
+    texts = ["ab a b", "ba ab xyz", "", "a" * 50]
+    expected = stock.encode_batch(texts)
+    for offsets in (True, False):
+        arrays = ours.encode_batch_arrays(texts, offsets=offsets)
+        assert np.array_equal(arrays.ids, [i for e in expected for i in e.ids])
+        assert np.array_equal(arrays.type_ids, [i for e in expected for i in e.type_ids])
+        assert np.array_equal(arrays.special_tokens_mask, [i for e in expected for i in e.special_tokens_mask])
+        assert np.array_equal(arrays.attention_mask, [i for e in expected for i in e.attention_mask])
+        assert np.array_equal(arrays.lengths, [len(e.ids) for e in expected])
+        if offsets:
+            assert np.array_equal(arrays.offsets, np.array([o for e in expected for o in e.offsets]).reshape(-1, 2))
+        else:
+            assert arrays.offsets is None
