@@ -87,13 +87,14 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         uint8_t *special
         int32_t *words
         size_t n, cap
+        int no_offsets
     ctypedef struct tp_workspace:
         pass
     void tp_columns_free(tp_columns *columns)
     void tp_workspace_free(tp_workspace *ws)
     int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
-                        const size_t *lens, size_t n, int add_special, tp_columns **out, size_t *n_out,
-                        int64_t *lengths)
+                        const size_t *lens, size_t n, int add_special, int offsets, tp_columns **out,
+                        size_t *n_out, int64_t *lengths)
     void tp_chunks_free(tp_columns *chunks, size_t n)
 
 cdef extern from "pipeline/tp_assemble.h" nogil:
@@ -324,8 +325,9 @@ cdef class Pipeline:
             for sequence in range(2):
                 _side_free(&self._assembly.pair[add_special][sequence])
 
-    def encode(self, list texts, bint add_special_tokens=True):
-        """(ids u32, type_ids u32, offsets i64 (n,2), special u8, words i32, lengths i64) for texts."""
+    def encode(self, list texts, bint add_special_tokens=True, bint offsets=True):
+        """(ids u32, type_ids u32, offsets i64 (n,2) or None when not `offsets`, special u8, words i32, lengths
+        i64) for texts."""
         cdef size_t n = len(texts), i, n_chunks = 0
         cdef const uint8_t **ptrs = <const uint8_t **>malloc((n or 1) * sizeof(uint8_t *))
         cdef size_t *lens = <size_t *>malloc((n or 1) * sizeof(size_t))
@@ -341,7 +343,7 @@ cdef class Pipeline:
                 ptrs[i] = _utf8(texts[i], &size)
                 lens[i] = size
             with nogil:
-                rc = tp_encode_batch(&self._p, self._workspaces, ptrs, lens, n, add_special_tokens,
+                rc = tp_encode_batch(&self._p, self._workspaces, ptrs, lens, n, add_special_tokens, offsets,
                                      &chunks, &n_chunks, &lengths_view[0] if n else NULL)
             if rc:
                 raise MemoryError()
@@ -449,9 +451,10 @@ cdef tuple _gather(tp_columns *chunks, size_t n_chunks):
     cdef size_t total = 0, at = 0, i
     for i in range(n_chunks):
         total += chunks[i].n
+    cdef bint with_offsets = n_chunks == 0 or not chunks[0].no_offsets
     ids = np.empty(total, dtype=np.uint32)
     type_ids = np.empty(total, dtype=np.uint32)
-    offsets = np.empty((total, 2), dtype=np.int64)
+    offsets = np.empty((total if with_offsets else 0, 2), dtype=np.int64)
     special = np.empty(total, dtype=np.uint8)
     words = np.empty(total, dtype=np.int32)
     cdef uint32_t[::1] ids_v = ids, types_v = type_ids
@@ -462,9 +465,10 @@ cdef tuple _gather(tp_columns *chunks, size_t n_chunks):
         if chunks[i].n:
             memcpy(&ids_v[at], chunks[i].ids, chunks[i].n * 4)
             memcpy(&types_v[at], chunks[i].type_ids, chunks[i].n * 4)
-            memcpy(&offsets_v[at, 0], chunks[i].offsets, chunks[i].n * 16)
+            if with_offsets:
+                memcpy(&offsets_v[at, 0], chunks[i].offsets, chunks[i].n * 16)
             memcpy(&special_v[at], chunks[i].special, chunks[i].n)
             memcpy(&words_v[at], chunks[i].words, chunks[i].n * 4)
         at += chunks[i].n
         tp_columns_free(&chunks[i])
-    return ids, type_ids, offsets, special, words
+    return ids, type_ids, offsets if with_offsets else None, special, words

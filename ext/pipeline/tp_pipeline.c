@@ -79,8 +79,10 @@ int tp_columns_reserve(tp_columns *c, size_t extra) {
     c->ids = p;
     if (!(p = realloc(c->type_ids, cap * 4))) return -1;
     c->type_ids = p;
-    if (!(p = realloc(c->offsets, cap * 16))) return -1;
-    c->offsets = p;
+    if (!c->no_offsets) {
+        if (!(p = realloc(c->offsets, cap * 16))) return -1;
+        c->offsets = p;
+    }
     if (!(p = realloc(c->special, cap))) return -1;
     c->special = p;
     if (!(p = realloc(c->words, cap * 4))) return -1;
@@ -149,6 +151,7 @@ static void put_token(const tp_pipeline *p, tp_columns *c, text_state *st, uint3
     c->type_ids[k] = p->type_id;
     c->special[k] = 0;
     c->words[k] = st->word;
+    if (c->no_offsets) return;
     c->offsets[2 * k] = start_char(st, start);
     c->offsets[2 * k + 1] = (int64_t)chars_before(&st->ends, end);
 }
@@ -160,7 +163,7 @@ void tp_put_specials(tp_columns *c, const tp_special *specials, size_t n) {
         c->type_ids[k] = specials[i].type_id;
         c->special[k] = 1;
         c->words[k] = -2 - specials[i].name;
-        c->offsets[2 * k] = c->offsets[2 * k + 1] = 0;
+        if (!c->no_offsets) c->offsets[2 * k] = c->offsets[2 * k + 1] = 0;
     }
 }
 
@@ -371,7 +374,7 @@ static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *te
     }
     size_t first = c->n;
     if (tp_encode_sequence(p, ws, text, len, c)) return -1;
-    if (p->trim_lead) tp_trim_offsets(p, c, first, c->n);
+    if (p->trim_lead && !c->no_offsets) tp_trim_offsets(p, c, first, c->n);
     if (add_special) {
         if (tp_columns_reserve(c, p->n_after)) return -1;
         tp_put_specials(c, p->after, p->n_after);
@@ -492,12 +495,13 @@ static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
 }
 
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
-                    const size_t *lens, size_t n, int add_special, tp_columns **out, size_t *n_out,
+                    const size_t *lens, size_t n, int add_special, int offsets, tp_columns **out, size_t *n_out,
                     int64_t *lengths) {
     tp_plan plan;
     if (tp_plan_chunks(lens, n, &plan)) return -1;
     tp_columns *chunks = calloc(plan.n_chunks, sizeof(tp_columns));
     if (!chunks) { free(plan.chunk_start); return -1; }
+    for (size_t i = 0; i < plan.n_chunks; i++) chunks[i].no_offsets = !offsets;
     plain_job job = {p, texts, lens, plan.chunk_start, chunks, lengths, add_special};
     int failed = tp_run_chunks(workspaces, &plan, encode_chunk, &job);
     free(plan.chunk_start);

@@ -55,6 +55,7 @@ typedef struct {
     uint8_t *special;
     int32_t *words;
     size_t n, cap;
+    int no_offsets;     /* set before the first reserve: offsets stay NULL and are never computed */
 } tp_columns;
 
 void tp_columns_free(tp_columns *columns);
@@ -69,9 +70,9 @@ void tp_workspace_free(tp_workspace *ws);
 
 /* Encode n texts into *n_out chunks of columns (texts in order; free with tp_chunks_free).
  * lengths[i] receives the token count of text i. workspaces: tp_pool_threads() entries (NULL entries
- * are created on demand). Safe to call from several threads at once. Returns 0, or -1 on OOM. */
+ * are created on demand); offsets 0: the chunks carry no offsets (see tp_columns). Safe to call from several threads at once. Returns 0, or -1 on OOM. */
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
-                    const size_t *lens, size_t n, int add_special, tp_columns **out, size_t *n_out,
+                    const size_t *lens, size_t n, int add_special, int offsets, tp_columns **out, size_t *n_out,
                     int64_t *lengths);
 void tp_chunks_free(tp_columns *chunks, size_t n);
 

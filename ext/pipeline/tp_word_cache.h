@@ -1,6 +1,8 @@
 /* A per-thread cache of encoded words: word bytes -> the model's tokens (ids and byte ranges in the word).
  * Text repeats words far more often than a model's lookups are cheap, so each model keeps one in its
- * scratch (no locks). Emptying the whole cache when full keeps it simple; hit rates on real text stay high.
+ * scratch (no locks). The index doubles as it fills, so a stream's working set (hundreds of thousands of
+ * distinct words in a few megabytes of mixed-script text) stays cached from one call to the next; only
+ * past TP_CACHE_SLOTS_MAX / TP_CACHE_ARENA_MAX is it emptied and refilled.
  *
  * Header-only: the find and load run once per piece and must inline into the model's loop. */
 #ifndef TP_WORD_CACHE_H
@@ -14,8 +16,9 @@
 #include "tp_hash.h"
 
 #define TP_CACHE_WORD 4096            /* longer words are not cached (ranges are stored as uint16) */
-#define TP_CACHE_SLOTS (1u << 16)     /* index slots; the cache is emptied when half are used ... */
-#define TP_CACHE_ARENA_MAX (16u << 20) /* ... or when the entries would outgrow this many bytes */
+#define TP_CACHE_SLOTS_MIN (1u << 16)  /* index slots at first; doubled when half are used, up to ... */
+#define TP_CACHE_SLOTS_MAX (1u << 21)  /* ... this many (32 MB), then the cache is emptied ... */
+#define TP_CACHE_ARENA_MAX (256u << 20) /* ... as it is when the entries would outgrow this many bytes */
 
 /* A cached word lives in the arena at `at`: ids (uint32 x n), starts and ends (uint16 x n), then the
  * word's bytes. */
@@ -29,13 +32,14 @@ typedef struct {
 
 typedef struct {
     tp_cache_slot *slots;
+    size_t mask;       /* slots - 1 */
     size_t used;
     uint8_t *arena;
     size_t arena_len, arena_cap;
 } tp_word_cache;
 
 static inline void tp_word_cache_clear(tp_word_cache *cache) {
-    memset(cache->slots, 0xFF, TP_CACHE_SLOTS * sizeof(tp_cache_slot));
+    memset(cache->slots, 0xFF, (cache->mask + 1) * sizeof(tp_cache_slot));
     cache->used = 0;
     cache->arena_len = 0;
 }
@@ -43,9 +47,29 @@ static inline void tp_word_cache_clear(tp_word_cache *cache) {
 /* 0, or -1 on OOM. */
 static inline int tp_word_cache_init(tp_word_cache *cache) {
     memset(cache, 0, sizeof(*cache));
-    cache->slots = malloc(TP_CACHE_SLOTS * sizeof(tp_cache_slot));
+    cache->slots = malloc(TP_CACHE_SLOTS_MIN * sizeof(tp_cache_slot));
     if (!cache->slots) return -1;
+    cache->mask = TP_CACHE_SLOTS_MIN - 1;
     tp_word_cache_clear(cache);
+    return 0;
+}
+
+/* Twice the slots, every entry kept (the arena does not move). 0, or -1 on OOM (the cache is unchanged). */
+static inline int tp_word_cache_grow(tp_word_cache *cache) {
+    size_t mask = cache->mask * 2 + 1;
+    tp_cache_slot *slots = malloc((mask + 1) * sizeof(tp_cache_slot));
+    if (!slots) return -1;
+    memset(slots, 0xFF, (mask + 1) * sizeof(tp_cache_slot));
+    for (size_t i = 0; i <= cache->mask; i++) {
+        const tp_cache_slot *slot = &cache->slots[i];
+        if (slot->at == TP_CACHE_EMPTY) continue;
+        size_t k = slot->hash & mask;
+        while (slots[k].at != TP_CACHE_EMPTY) k = (k + 1) & mask;
+        slots[k] = *slot;
+    }
+    free(cache->slots);
+    cache->slots = slots;
+    cache->mask = mask;
     return 0;
 }
 
@@ -57,13 +81,13 @@ static inline void tp_word_cache_release(tp_word_cache *cache) {
 
 /* The slot a word of this hash is looked for first (to prefetch it). */
 static inline const tp_cache_slot *tp_word_cache_home(const tp_word_cache *cache, uint64_t hash) {
-    return &cache->slots[hash & (TP_CACHE_SLOTS - 1)];
+    return &cache->slots[hash & cache->mask];
 }
 
 /* The slot holding word, or the empty slot where it would go. */
 static inline tp_cache_slot *tp_word_cache_find(const tp_word_cache *cache, const uint8_t *word, size_t len,
                                                 uint64_t hash) {
-    for (size_t i = hash & (TP_CACHE_SLOTS - 1);; i = (i + 1) & (TP_CACHE_SLOTS - 1)) {
+    for (size_t i = hash & cache->mask;; i = (i + 1) & cache->mask) {
         tp_cache_slot *slot = &cache->slots[i];
         if (slot->at == TP_CACHE_EMPTY) return slot;
         if (slot->hash == hash && slot->len == len &&
@@ -86,7 +110,10 @@ static inline void tp_word_cache_load(const tp_word_cache *cache, const tp_cache
 static inline void tp_word_cache_store(tp_word_cache *cache, const uint8_t *word, size_t len, uint64_t hash,
                                        const uint32_t *ids, const uint32_t *starts, const uint32_t *ends, size_t n) {
     size_t size = (n * 8 + len + 7) & ~(size_t)7;
-    if (cache->used >= TP_CACHE_SLOTS / 2 || cache->arena_len + size > TP_CACHE_ARENA_MAX) tp_word_cache_clear(cache);
+    if (cache->used >= (cache->mask + 1) / 2 &&
+        (cache->mask + 1 >= TP_CACHE_SLOTS_MAX || tp_word_cache_grow(cache)))
+        tp_word_cache_clear(cache);
+    if (cache->arena_len + size > TP_CACHE_ARENA_MAX) tp_word_cache_clear(cache);
     if (cache->arena_len + size > cache->arena_cap) {
         size_t cap = cache->arena_cap ? cache->arena_cap * 2 : 256 * 1024;
         while (cap < cache->arena_len + size) cap *= 2;

@@ -1,0 +1,123 @@
+"""One contender of `hf-tagtok bench --stream`, run as a script in a fresh process.
+
+It imports only the standard library and the contender's own package, so it also runs under another
+interpreter (`--peer-python`, e.g. a venv holding a tokenizers release that cannot share this one).
+
+    python _stream_worker.py CONTENDER TOKENIZER_JSON CORPUS_JSON BATCH_SIZE
+
+prints one JSON line: load seconds, stream and warm pass seconds, tokens, and one hash per document of
+its ids (int tuples hash the same in every CPython process) for the exactness check.
+"""
+import json
+import sys
+import time
+
+
+def _bytes_of_chars():
+    """GPT-2's byte <-> printable character table (to rebuild a BPE vocab as tiktoken's byte ranks)."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
+        list(range(ord("®"), ord("ÿ") + 1))
+    chars, extra = {}, 0
+    for byte in range(256):
+        if byte in printable:
+            chars[chr(byte)] = byte
+        else:
+            chars[chr(256 + extra)] = byte
+            extra += 1
+    return chars
+
+
+def _tiktoken(path):
+    import tiktoken
+    with open(path, encoding="utf-8") as handle:
+        config = json.load(handle)
+    pre = config.get("pre_tokenizer") or {}
+    steps = pre.get("pretokenizers", [pre])
+    splits = [step for step in steps if step.get("type") == "Split" and "Regex" in step.get("pattern", {})]
+    if config["model"].get("type") != "BPE" or config.get("normalizer") or len(splits) != 1:
+        raise ValueError("not tiktoken-compatible")
+    byte_of = _bytes_of_chars()
+    ranks = {bytes(byte_of[c] for c in token): rank for token, rank in config["model"]["vocab"].items()}
+    encoding = tiktoken.Encoding("bench", pat_str=splits[0]["pattern"]["Regex"], mergeable_ranks=ranks,
+                                 special_tokens={})
+    return lambda batch: encoding.encode_ordinary_batch(batch, num_threads=_threads()), lambda out: out
+
+
+def _threads():
+    import os
+    return int(os.environ.get("HF_TAGTOK_THREADS") or os.cpu_count() or 1)
+
+
+def _flat_to_lists(ids, bounds):
+    return [ids[bounds[i]:bounds[i + 1]].tolist() for i in range(len(bounds) - 1)]
+
+
+def _arrays_to_lists(result):
+    import numpy as np
+    bounds = np.concatenate(([0], np.cumsum(result.lengths)))
+    return _flat_to_lists(result.ids, bounds)
+
+
+def _load(contender, path):
+    """(call(batch) -> output, ids(output) -> list of id lists) for this contender."""
+    import os
+    folder = os.path.dirname(path)
+    if contender in ("stock", "tokenizers1"):
+        import tokenizers
+        tok = tokenizers.Tokenizer.from_file(path)
+        return tok.encode_batch, lambda out: [e.ids for e in out]
+    if contender == "hf_tagtok":
+        import hf_tagtok
+        tok = hf_tagtok.Tokenizer.from_file(path)
+        return tok.encode_batch, lambda out: [e.ids for e in out]
+    if contender in ("hf_tagtok_arrays", "hf_tagtok_arrays_ids"):
+        import hf_tagtok
+        tok = hf_tagtok.Tokenizer.from_file(path)
+        offsets = contender == "hf_tagtok_arrays"
+        return lambda batch: tok.encode_batch_arrays(batch, offsets=offsets), _arrays_to_lists
+    if contender == "fastokens":
+        import numpy as np
+        import fastokens
+        tok = fastokens.Tokenizer.from_file(path)
+
+        def ids(out):
+            return _flat_to_lists(np.frombuffer(out[0], np.uint32), np.frombuffer(out[1], np.uint64))
+        return tok.encode_batch_flat, ids
+    if contender == "tiktoken":
+        return _tiktoken(path)
+    if contender in ("transformers", "TagTokenizerFast"):
+        if contender == "transformers":
+            from transformers import PreTrainedTokenizerFast as cls
+        else:
+            from hf_tagtok.fast import TagTokenizerFast as cls
+        tok = cls.from_pretrained(folder)
+        return tok, lambda out: out["input_ids"]
+    raise SystemExit(f"unknown contender {contender!r}")
+
+
+def _pass(call, batches):
+    outputs = []
+    start = time.perf_counter()
+    for batch in batches:
+        outputs.append(call(batch))
+    return time.perf_counter() - start, outputs
+
+
+def main(argv):
+    contender, path, corpus, batch_size = argv[0], argv[1], argv[2], int(argv[3])
+    with open(corpus, encoding="utf-8") as handle:
+        texts = json.load(handle)
+    batches = [texts[i:i + batch_size] for i in range(0, len(texts), batch_size)]
+    start = time.perf_counter()
+    call, ids_of = _load(contender, path)
+    load_s = time.perf_counter() - start
+    stream_s, outputs = _pass(call, batches)
+    del outputs
+    warm_s, outputs = _pass(call, batches)
+    documents = [ids for out in outputs for ids in ids_of(out)]
+    print(json.dumps({"contender": contender, "load_s": load_s, "stream_s": stream_s, "warm_s": warm_s,
+                      "tokens": sum(map(len, documents)), "hashes": [hash(tuple(ids)) for ids in documents]}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
