@@ -82,3 +82,34 @@ def test_native_equals_reference_equals_stock(member):
 
 def test_docstring_example_runs():
     assert doctest.testmod(_reference_models).failed == 0
+
+
+@pytest.mark.parametrize("options", [dict(unk_token="<unk>", fuse_unk=False), dict(unk_token="<unk>", fuse_unk=True),
+                                     dict(byte_fallback=True, continuing_subword_prefix="##", end_of_word_suffix="</w>"),
+                                     dict(unk_token="<unk>", byte_fallback=True), dict()],
+                         ids=["unk", "fuse_unk", "byte_fallback_affixes", "byte_fallback_unk", "drop_unknown"])
+def test_unknown_chars(options):
+    """Runs of chars missing from the vocabulary, which no zoo member reaches with every option: unknown
+    tokens fused or not, `<0xXX>` bytes of the affixed char, or the char dropped (offsets then shift)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    prefix, suffix = options.get("continuing_subword_prefix", ""), options.get("end_of_word_suffix", "")
+    vocab = {"<unk>": 0}
+    for byte in range(256):
+        if byte not in (0xA9, 0xE2):  # so that '©' and '€' have no byte fallback: unknown tokens all the same
+            vocab[f"<0x{byte:02X}>"] = len(vocab)
+    for char in "abc":
+        for symbol in (char, prefix + char, char + suffix, prefix + char + suffix):
+            vocab.setdefault(symbol, len(vocab))
+    vocab.setdefault("ab", len(vocab))
+    stock = Tokenizer(models.BPE(vocab, [("a", prefix + "b")], **options))
+    stock.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    reference = _reference_models.from_config(json.loads(stock.to_str())["model"])
+    native = hf_tagtok.Tokenizer.from_hf(stock)
+    for text in ["ab", "xyab", "axyzb", "abé€b", "ĀĀĀa b©", "é€©x", "a€"]:
+        for word in text.split():
+            expected = [(token.id, token.value, token.offsets) for token in stock.model.tokenize(word)]
+            assert reference.tokenize(word) == expected, word
+        expected = stock.encode(text)
+        assert native.encode(text).ids == expected.ids, text
+        assert [id_ for word in text.split() for id_, _, _ in reference.tokenize(word)] == expected.ids, text
