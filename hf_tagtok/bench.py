@@ -82,6 +82,11 @@ def _tokenizer_file(path):
     return path / "tokenizer.json" if path.is_dir() else path
 
 
+def _local_tokenizer(value):
+    from hf_tagtok.cli_support import tokenizer_location
+    return tokenizer_location(value)
+
+
 def _thread_count(value):
     from hf_tagtok.cli_support import thread_count
     return thread_count(value)
@@ -97,7 +102,7 @@ def _load_texts(files, text_field="text"):
 
 def _stream_main(args):
     from hf_tagtok import bench_stream
-    path = _tokenizer_file(args.tokenizer) if args.tokenizer else default_tokenizer_json()
+    path = _tokenizer_file(_local_tokenizer(args.tokenizer)) if args.tokenizer else default_tokenizer_json()
     if args.corpus:
         texts = _load_texts(args.corpus, args.text_field)
     else:
@@ -305,7 +310,7 @@ def main(argv=None):
     if args.threads:  # both pools read these once, at first use (nothing has encoded yet)
         os.environ["HF_TAGTOK_THREADS"] = str(args.threads)
         os.environ["RAYON_NUM_THREADS"] = str(args.threads)
-    path = _tokenizer_file(args.tokenizer) if args.tokenizer else default_tokenizer_json()
+    path = _tokenizer_file(_local_tokenizer(args.tokenizer)) if args.tokenizer else default_tokenizer_json()
     texts = _load_texts(args.corpus, args.text_field)
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
     print(f"tokenizer {path}\ncorpus {len(texts)} texts, {megabytes:.2f} MB; "

@@ -112,7 +112,8 @@ def test_missing_tokenizer_directory_is_one_line_without_a_hub_lookup(tmp_path, 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     for argv in (["conformance", "--tokenizer", "no/such/dir"],
                  ["prepare", "--tokenizer", "no/such/dir", "--out", str(tmp_path / "o.ttc"), __file__],
-                 ["inspect", "no/such/dir"]):
+                 ["inspect", "no/such/dir"], ["demo", "--tokenizer", "no/such/dir"],
+                 ["bench", "--tokenizer", "no/such/dir", "--no-transformers"]):
         code, _, err = run(capfd, *argv)
         assert_user_error(code, err, "no/such/dir")
 
