@@ -10,15 +10,11 @@
  *              the remaining leads, by code-point prefix (cp >> 6): all chars of the block sharing a
  *              prefix take their tags from one 64-entry shuffle of the stage tables (prefix_lane); lanes
  *              left after PREFIX_ROUNDS prefixes are decoded 8 at a time and gathered (gather_leads).
- * Measured here (Xeon, AVX-512 capable, shared and noisy; 2026-11-30), GB/s:
- *   ASCII lane on the atoms table (19 thresholds): shuffle 4-8 (XOR chain; a vpblendvb tree over the
- *   same 8 shuffles measured 4-6), branchless range search 1.7-2.8; on the
- *   scripts table (6 thresholds) they tie (range 3.8-6.9, shuffle 4.9-6.0), so AVX2 always shuffles
- *   and the range kernel lives in the SSE2 kernel, which has no pshufb.
- *   Non-ASCII chars: gathers alone 0.4-0.7 GB/s on Cyrillic/Devanagari/Latin-1/emoji text; with the
- *   prefix lane 1.0-2.4 (4 rounds; 0, 2, 8, 32 rounds and two prefixes per round were all slower;
- *   resolving the leftover lanes one by one instead of gathering measured the same within noise).
- *   A range search over the thousands of runs above ASCII is not competitive.
+ * Why this shape (measured with conformance/bench_classify.py): the ASCII lane's nibble shuffle beats a
+ * branchless range search over the atoms table's thresholds and ties on the scripts table, so AVX2 always
+ * shuffles (the range kernel lives in the SSE2 kernel, which has no pshufb); for non-ASCII chars the
+ * prefix lane beats gathers alone, and a range search over the thousands of runs above ASCII does not
+ * compete.
  */
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>

@@ -1,6 +1,5 @@
 /* Segmenters for the non-regex pre-tokenizers, and the one behavior function they all share.
- * Semantics mirror tokenizers' pattern.rs (find_matches) and normalizer.rs (split); see
- * /work/shared/reference/hf_pretokenizer_semantics.md §1-2. */
+ * Semantics mirror tokenizers' pattern.rs (find_matches) and normalizer.rs (split). */
 #define _GNU_SOURCE
 #include <string.h>
 

@@ -42,8 +42,8 @@ typedef struct {
      * > 0 only when the program renders Metaspace). */
     uint8_t replacement[4];
     size_t n_replacement;
-    const tp_normalizer *normalizer; /* NULL: none (pipeline2) */
-    const tp_wordpiece *wordpiece;   /* non-NULL: the model instead of bpe (pipeline2) */
+    const tp_normalizer *normalizer; /* NULL: none */
+    const tp_wordpiece *wordpiece;   /* non-NULL: the model instead of bpe */
     const tp_unigram *unigram;       /* non-NULL: the model instead of bpe */
 } tp_pipeline;
 
