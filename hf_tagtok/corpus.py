@@ -375,6 +375,7 @@ def _dataset_documents(dataset, encoder, text_field, messages_field, batch_size,
 
 def main(argv=None):
     from hf_tagtok import cli_support, documents
+    from hf_tagtok import shards as shards_module
 
     parser = cli_support.parser("hf-tagtok prepare",
                                 "Tokenize text/JSONL/Parquet into a fingerprinted prepared corpus.")
@@ -390,10 +391,19 @@ def main(argv=None):
                              "the tokenizer has)")
     parser.add_argument("--force", action="store_true", help="overwrite an existing --out")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--shards", type=cli_support.positive_int, default=None,
+                        help="write N shards and a manifest.json into the --out directory (text documents only; "
+                             "a rerun keeps the shards that verify); default: one file")
+    parser.add_argument("--engine", choices=shards_module.ENGINES, default="local",
+                        help="with --shards: local processes or Ray tasks (ray.init() picks the cluster)")
+    parser.add_argument("--workers", type=cli_support.thread_count, default=None,
+                        help="with --shards --engine local: worker processes (default: the machine's CPUs)")
     args = parser.parse_args(argv)
     cli_support.require("prepare", "blake3")
     tokenizer = cli_support.tokenizer_location(args.tokenizer)
     inputs = documents.check_paths(args.inputs)
+    if args.shards is not None:
+        return _prepare_shards_main(args, inputs, tokenizer)
     tokenizer_json = tokenizer / "tokenizer.json" if tokenizer.is_dir() else tokenizer
     out = cli_support.writable_output(args.out, [*inputs, tokenizer_json], args.force)
     for leftover in remove_leftovers(out):
@@ -409,4 +419,16 @@ def main(argv=None):
     mask = "with response mask" if corpus.response_mask is not None else "no response mask"
     print(f"{corpus.path}: {corpus.ids.size} tokens, {corpus.n_documents} documents, "
           f"{corpus.ids.dtype.itemsize * 8}-bit ids, {mask}, tokenizer {corpus.tokenizer_identity}")
+    return 0
+
+
+def _prepare_shards_main(args, inputs, tokenizer):
+    from hf_tagtok import cli_support, shards
+    if args.engine == "ray":
+        cli_support.require("prepare --engine ray", "ray")
+    sharded = shards.prepare_shards(inputs, args.out, tokenizer, shards=args.shards, engine=args.engine,
+                                           text_field=args.text_field, start_token=args.start_token,
+                                           workers=args.workers)
+    print(f"{sharded.manifest}: {len(sharded.shards)} shards, {sharded.n_tokens} tokens, "
+          f"{sharded.n_documents} documents, tokenizer {sharded.tokenizer_identity}")
     return 0

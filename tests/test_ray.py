@@ -137,3 +137,14 @@ def test_a_killed_worker_does_not_stop_the_run(tokenizer_dir, jsonl, tmp_path):
     reread = corpus.open(tmp_path / "out" / shards.MANIFEST, tokenizer=tokenizer_dir)
     for ours, reference in zip(reread.shards, single.shards):
         assert ours.path.read_bytes() == reference.path.read_bytes()
+
+
+def test_prepare_command_writes_shards(tokenizer_dir, jsonl, tmp_path, capsys):
+    from hf_tagtok import cli
+    out = tmp_path / "out"
+    assert cli.main(["prepare", str(jsonl), "--tokenizer", str(tokenizer_dir), "--out", str(out), "--shards", "3",
+                     "--workers", "1", "--start-token", START]) == 0
+    assert "3 shards" in capsys.readouterr().out
+    reference = shards.prepare_shards([jsonl], tmp_path / "api", tokenizer_dir, shards=3, workers=1, start_token=START)
+    for ours, expected in zip(corpus.open(out / shards.MANIFEST, tokenizer=tokenizer_dir).shards, reference.shards):
+        assert ours.path.read_bytes() == expected.path.read_bytes()
