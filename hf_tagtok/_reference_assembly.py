@@ -401,12 +401,10 @@ def post_process(encoding, pair, add_special_tokens, post_processor, truncation,
     encoding = encoding.copy()
     pair = pair.copy() if pair is not None else None
     if truncation is not None:
-        added = processor.added_tokens(pair is not None) if processor is not None else 0
-        if add_special_tokens and added > 0:
-            if added > truncation["max_length"]:
-                raise ValueError("max_length is shorter than the special tokens (stock wraps around here)")
-            truncation = dict(truncation, max_length=truncation["max_length"] - added)
-        truncate_encodings(encoding, pair, truncation)
+        added = processor.added_tokens(pair is not None) if processor is not None and add_special_tokens else 0
+        # stock subtracts unsigned: below the special tokens max_length wraps around to a huge length, no cut
+        if added <= truncation["max_length"]:
+            truncate_encodings(encoding, pair, dict(truncation, max_length=truncation["max_length"] - added))
     final = process(processor, encoding, pair, add_special_tokens)
     if padding is not None:
         pad_encodings([final], padding)
