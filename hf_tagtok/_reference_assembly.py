@@ -116,29 +116,26 @@ class Encoding:
         first.overflowing = [self.window(start, stop) for start, stop in windows[1:]]
         self.__dict__.update(first.__dict__)  # sequence ranges are lost, as in stock
 
-    def merge_with(self, pair, growing_offsets=False):
-        """Append `pair`. Overflowing windows combine: each of ours with `pair` and with each of its windows,
-        then ourself with each of its windows."""
+    def merge_with(self, pair):
+        """Append `pair` (offsets unchanged: post-processing merges with growing_offsets=false). Overflowing
+        windows combine: each of ours with `pair` and with each of its windows, then ourself with each of its
+        windows."""
         overflowing = []
         for mine in self.overflowing:
             for other in [pair] + pair.overflowing:
                 merged = mine.copy()
-                merged.merge_with(other.copy(), growing_offsets)
+                merged.merge_with(other.copy())
                 overflowing.append(merged)
         for other in pair.overflowing:
             merged = self.copy()
-            merged.merge_with(other.copy(), growing_offsets)
+            merged.merge_with(other.copy())
             overflowing.append(merged)
 
         shift = len(self)
         for sequence_id, (start, stop) in pair.sequence_ranges.items():
             self.sequence_ranges[sequence_id] = (shift + start, shift + stop)
-        base = self.offsets[-1][1] if growing_offsets and self.offsets else 0
         for column in self.COLUMNS:
-            if column == "offsets":
-                self.offsets += [(start + base, end + base) for start, end in pair.offsets]
-            else:
-                getattr(self, column).extend(getattr(pair, column))
+            getattr(self, column).extend(getattr(pair, column))
         self.overflowing = overflowing
 
     def pad(self, length, pad_id, pad_type_id, pad_token, direction):
@@ -159,10 +156,10 @@ class Encoding:
                                     for k, (start, stop) in self.sequence_ranges.items()}
 
 
-def merge(encodings, growing_offsets=False):
+def merge(encodings):
     merged = Encoding()
     for encoding in encodings:
-        merged.merge_with(encoding, growing_offsets)
+        merged.merge_with(encoding)
     return merged
 
 
@@ -401,12 +398,10 @@ def post_process(encoding, pair, add_special_tokens, post_processor, truncation,
     encoding = encoding.copy()
     pair = pair.copy() if pair is not None else None
     if truncation is not None:
-        added = processor.added_tokens(pair is not None) if processor is not None else 0
-        if add_special_tokens and added > 0:
-            if added > truncation["max_length"]:
-                raise ValueError("max_length is shorter than the special tokens (stock wraps around here)")
-            truncation = dict(truncation, max_length=truncation["max_length"] - added)
-        truncate_encodings(encoding, pair, truncation)
+        added = processor.added_tokens(pair is not None) if processor is not None and add_special_tokens else 0
+        # stock subtracts unsigned: below the special tokens max_length wraps around to a huge length, no cut
+        if added <= truncation["max_length"]:
+            truncate_encodings(encoding, pair, dict(truncation, max_length=truncation["max_length"] - added))
     final = process(processor, encoding, pair, add_special_tokens)
     if padding is not None:
         pad_encodings([final], padding)

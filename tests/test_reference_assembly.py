@@ -30,12 +30,13 @@ PAIRS = list(zip(TEXTS, TEXTS[3:] + TEXTS[:3]))
 TEXTS += [text[:100] for text in sample_text.multiscript_texts()[5::140]]
 
 
-# (room left after the post-processor's tokens, stride, strategy, direction): every strategy and direction,
-# windows of no token at all, strides, and inputs stock refuses (stride not below a window, only_second
-# without a pair, a sequence too short to absorb the cut)
-TRUNCATIONS = [None, (0, 0, "LongestFirst", "Right"), (8, 0, "LongestFirst", "Right"), (4, 2, "LongestFirst", "Left"),
-               (11, 1, "LongestFirst", "Left"), (1, 0, "OnlyFirst", "Right"), (6, 2, "OnlyFirst", "Right"),
-               (6, 0, "OnlyFirst", "Left"), (5, 1, "OnlySecond", "Right"), (9, 0, "OnlySecond", "Left")]
+# (room left after the post-processor's tokens, stride, strategy, direction): a max_length below the special
+# tokens (stock does not truncate then), every strategy and direction, windows of no token at all, strides,
+# and inputs stock refuses (stride not below a window, only_second without a pair, a sequence too short)
+TRUNCATIONS = [None, (-1, 0, "LongestFirst", "Right"), (0, 0, "LongestFirst", "Right"),
+               (8, 0, "LongestFirst", "Right"), (4, 2, "LongestFirst", "Left"), (11, 1, "LongestFirst", "Left"),
+               (1, 0, "OnlyFirst", "Right"), (6, 2, "OnlyFirst", "Right"), (6, 0, "OnlyFirst", "Left"),
+               (5, 1, "OnlySecond", "Right"), (9, 0, "OnlySecond", "Left")]
 PADDINGS = [None,
             dict(strategy="BatchLongest", direction="Right", pad_to_multiple_of=8, pad_id=0, pad_type_id=0,
                  pad_token="[PAD]"),
@@ -105,10 +106,11 @@ def test_assembly_native_equals_reference_equals_stock(member, paired):
     checked = refused = 0
     for spec, padding, add_special_tokens in itertools.product(TRUNCATIONS, PADDINGS, (True, False)):
         truncation = None
-        if spec is not None:  # a max_length below the special tokens would wrap around in stock (usize)
+        if spec is not None:
             room, stride, strategy, direction = spec
             added = stock.num_special_tokens_to_add(paired) if add_special_tokens else 0
-            truncation = dict(max_length=room + added, stride=stride, strategy=strategy, direction=direction)
+            truncation = dict(max_length=max(room + added, 0), stride=stride, strategy=strategy,
+                              direction=direction)
         for tokenizer in (stock, native):
             _configure(tokenizer, truncation, padding)
         accepted_inputs, accepted_items = [], []

@@ -84,10 +84,16 @@ def test_docstring_example_runs():
     assert doctest.testmod(_reference_models).failed == 0
 
 
-@pytest.mark.parametrize("options", [dict(unk_token="<unk>", fuse_unk=False), dict(unk_token="<unk>", fuse_unk=True),
-                                     dict(byte_fallback=True, continuing_subword_prefix="##", end_of_word_suffix="</w>"),
-                                     dict(unk_token="<unk>", byte_fallback=True), dict()],
-                         ids=["unk", "fuse_unk", "byte_fallback_affixes", "byte_fallback_unk", "drop_unknown"])
+UNKNOWN_OPTIONS = {
+    "unk": dict(unk_token="<unk>", fuse_unk=False),
+    "fuse_unk": dict(unk_token="<unk>", fuse_unk=True),
+    "byte_fallback_affixes": dict(byte_fallback=True, continuing_subword_prefix="##", end_of_word_suffix="</w>"),
+    "byte_fallback_unk": dict(unk_token="<unk>", byte_fallback=True),
+    "drop_unknown": dict(),
+}
+
+
+@pytest.mark.parametrize("options", UNKNOWN_OPTIONS.values(), ids=UNKNOWN_OPTIONS.keys())
 def test_unknown_chars(options):
     """Runs of chars missing from the vocabulary, which no zoo member reaches with every option: unknown
     tokens fused or not, `<0xXX>` bytes of the affixed char, or the char dropped (offsets then shift)."""
