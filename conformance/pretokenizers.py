@@ -70,6 +70,11 @@ def configurations(quick=False):
                               ("sequence", "between_bang") if plain else (),
                               regex_text=patterns[kind] if plain else None,
                               sample_step=1 if plain else matrix))
+    # the regex compiler: each hand-FSM pattern in a (?:...) wrapper (same language, compiled) and real families
+    # (the wrapped ones skip the sweeps: tests/test_regex_compiler.py sweeps them against the hand FSMs)
+    for name, pattern in compiled_patterns().items():
+        contexts = () if name in pt.RECOGNISED_PATTERNS else ("sequence",)
+        configs.append(Config(f"Split({name}, compiled)", pt.Split(Regex(pattern), "isolated"), contexts))
     for add_prefix_space, trim_offsets, use_regex in itertools.product((True, False), repeat=3):
         contexts = ("sequence",) if (add_prefix_space, use_regex) == (True, True) and trim_offsets else ()
         configs.append(Config(f"ByteLevel(add_prefix_space={add_prefix_space}, trim_offsets={trim_offsets}, "
@@ -84,6 +89,18 @@ def configurations(quick=False):
         for config in configs:
             config.contexts = config.contexts[:1]
     return configs
+
+
+def compiled_patterns():
+    """Patterns run by the regex compiler: the four hand-FSM languages and real tokenizer families."""
+    from conformance import tokenizer_zoo
+    from conformance.bench_pretokenizers import DEEPSEEK_V3
+
+    wrapped = {kind: f"(?:{text})" for kind, text in pt.RECOGNISED_PATTERNS.items()}
+    families = {"deepseek-v3 numbers": DEEPSEEK_V3[0], "deepseek-v3 cjk": DEEPSEEK_V3[1],
+                "deepseek-v3 main": DEEPSEEK_V3[2], "kimi-k2": tokenizer_zoo.KIMI_K2_PATTERN,
+                "tekken": tokenizer_zoo.TEKKEN_PATTERN, "bloom": tokenizer_zoo.BLOOM_PATTERN}
+    return {**wrapped, **families}
 
 
 def _split_json(pattern, behavior="Isolated"):

@@ -48,9 +48,19 @@ def _pairs(pattern, behavior="isolated", invert=False):
 
 
 def _assert_same(ours, stock, texts, label):
+    """Asserts equal output; returns how many texts stock itself could not split (onig's retry limit:
+    stock panics where a pattern backtracks catastrophically, the linear-time VM answers)."""
+    stock_failed = 0
     for text in texts:
-        got, want = ours.pre_tokenize_str(text), stock.pre_tokenize_str(text)
-        assert got == want, f"{label}: {text!r}"
+        try:
+            want = stock.pre_tokenize_str(text)
+        except BaseException as error:  # pyo3_runtime.PanicException derives from BaseException
+            if "retry-limit-in-match" not in str(error):
+                raise
+            stock_failed += 1
+            continue
+        assert ours.pre_tokenize_str(text) == want, f"{label}: {text!r}"
+    return stock_failed
 
 
 FAMILY_CASES = [(family, k, p) for family, patterns in FAMILY_PATTERNS.items() for k, p in enumerate(patterns)]
@@ -229,7 +239,9 @@ def run_fuzz(seed, n_patterns, n_texts):
         compiled += 1
         behavior, invert = rng.choice(BEHAVIORS), rng.random() < 0.3
         ours, stock = _pairs(pattern, behavior, invert)
-        _assert_same(ours, stock, _fuzz_texts(rng.random(), n_texts), f"fuzz {pattern!r} {behavior} {invert}")
+        stock_failed = _assert_same(ours, stock, _fuzz_texts(rng.random(), n_texts), f"fuzz {pattern!r} {behavior} {invert}")
+        if stock_failed:
+            print(f"stock hit onig's retry limit on {stock_failed} texts of {pattern!r}")
     return compiled, rejected, invalid
 
 
@@ -242,12 +254,12 @@ def test_fuzz_random_patterns_equal_stock():
 
 EDGE_PATTERNS = ["", "a|", "(?:)", "x*", "a*?", "(?=a)", "(?!a)", r"\b", "^", "$", r"\z", r"\Z", "a??", r"\B",
                  "(?:a|)", ".?", r"\s*", "a{0}", "(?i)A", "(?i:a)b", "a(?i)b|c", "[^a]*", r"\A.", r".\z",
-                 "(?i:[a-c])+", "a{2,}?", r"\p{L}++", r"\s?+a", "a{,2}", "x{"]
+                 "(?i:[a-c])+", "a{2,}?", r"\p{L}++", r"\s?+a", "a{,2}", "x{", "\n?^", "^$", "$\n?", r"\n?\Z"]
 
 
 @pytest.mark.parametrize("pattern", EDGE_PATTERNS)
 def test_empty_matches_anchors_and_quantifier_forms(pattern):
-    texts = ["", "a", "ab", "ba a", " \n\n x", "ééa", "😀a😀", "aaa bbb", "A\nb", "x{1}", "aaaa"]
+    texts = ["", "a", "ab", "ba a", " \n\n x", "ééa", "😀a😀", "aaa bbb", "A\nb", "x{1}", "aaaa", "a\n", "\n", "a\r\n"]
     for behavior in BEHAVIORS:
         for invert in (False, True):
             ours, stock = _pairs(pattern, behavior, invert)

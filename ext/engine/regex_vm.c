@@ -166,7 +166,7 @@ static inline uint32_t prev_start(const uint8_t *text, uint32_t lo, uint32_t p) 
 static int assertion(const ctx *x, int32_t kind, int32_t word_set, uint32_t pos) {
     const uint8_t *t = x->text;
     switch (kind) {
-    case RX_LINE_BEGIN: return pos == x->lo || t[pos - 1] == '\n';
+    case RX_LINE_BEGIN: return pos == x->lo || (pos < x->hi && t[pos - 1] == '\n'); /* onig: not at the end */
     case RX_LINE_END: return pos == x->hi || t[pos] == '\n';
     case RX_TEXT_BEGIN: return pos == x->lo;
     case RX_TEXT_END: return pos == x->hi;
