@@ -293,6 +293,8 @@ def main(argv=None):
     if args.stream and args.first_call:
         parser.error("--stream and --first-call are two different tables: pick one")
     if not args.first_call:
+        if args.plot:
+            parser.error("--plot draws the --first-call table")
         return _stream_main(args)
     if args.plot:
         try:
