@@ -1,6 +1,8 @@
-"""`hf-tagtok bench`: hf_tagtok.Tokenizer against stock tokenizers (and tiktoken) in one process.
+"""`hf-tagtok bench`: hf_tagtok against stock tokenizers and the installed peers, on a stream by default.
 
-Every contender runs on the same texts in the same process, alternating, so ratios are taken under
+The default table is `hf_tagtok.bench_stream`'s (a fresh process per engine, a pass over a multi-megabyte
+corpus in batches, then a warm pass). `--first-call` gives the in-process table this module times: every
+contender runs on the same texts in the same process, alternating, so ratios are taken under
 the same machine load. "cold" is the first call on a freshly loaded tokenizer (the best of
 `cold_loads` fresh loads per contender, so one unlucky scheduling slice does not decide it), "warm"
 the best of the repeats, each timed right after an untimed call of the same contender (so it starts on
@@ -301,6 +303,8 @@ def main(argv=None):
     if args.stream and args.first_call:
         parser.error("--stream and --first-call are two different tables: pick one")
     if not args.first_call:
+        if args.plot:
+            parser.error("--plot draws the --first-call table")
         return _stream_main(args)
     if args.plot:
         try:

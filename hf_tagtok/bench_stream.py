@@ -55,8 +55,9 @@ def generate_corpus(megabytes=6.0, seed=0):
                 for _ in range(rng.randint(1, 4)):
                     a, b = rng.choice(words), rng.choice(words)
                     new = a[: rng.randint(1, len(a))] + b[rng.randint(0, len(b) - 1):]
-                    tokens.insert(rng.randint(0, len(tokens)), rng.choice((new, new.capitalize(), str(rng.randint(0, 10**7)),
-                                                                         f"{new}_{rng.randint(0, 999)}")))
+                    where = rng.randint(0, len(tokens))
+                    kinds = (new, new.capitalize(), str(rng.randint(0, 10**7)), f"{new}_{rng.randint(0, 999)}")
+                    tokens.insert(where, rng.choice(kinds))
                 line = " ".join(tokens)
             parts.append(line)
         document = "\n".join(parts)
@@ -80,7 +81,8 @@ def _run(contender, tokenizer, corpus_file, batch_size, threads, python):
     done = subprocess.run([python, str(_WORKER), contender, str(tokenizer), str(corpus_file), str(batch_size)],
                           capture_output=True, text=True, env=env)
     if done.returncode != 0:
-        raise RuntimeError(f"{contender}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit code {done.returncode}"
+        raise RuntimeError(f"{contender}: {last}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -122,7 +124,8 @@ def stream(tokenizer, texts, batch_size=256, threads=None, rounds=1, peer_python
             continue
         runs, bases = by_contender[contender], by_contender[base]
         reference = bases[0]["hashes"]
-        differ = sum(a != b for a, b in zip(runs[0]["hashes"], reference)) + abs(len(runs[0]["hashes"]) - len(reference))
+        hashes = runs[0]["hashes"]
+        differ = sum(a != b for a, b in zip(hashes, reference)) + abs(len(hashes) - len(reference))
         rows.append({
             "name": name, "against": base, "exact": differ == 0, "differ": differ, "tokens": runs[0]["tokens"],
             "stream_s": min(run["stream_s"] for run in runs), "warm_s": min(run["warm_s"] for run in runs),

@@ -177,7 +177,7 @@ class Tokenizer:
         else:
             encode = self._stock.encode_batch_fast
         encodings = encode(inputs, is_pretokenized=is_pretokenized, add_special_tokens=add_special_tokens)
-        return _columns(encodings, overflowing, offsets)
+        return _columns(encodings, overflowing, offsets, padded=self._stock.padding is not None)
 
     def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True, offsets=True):
         """The native `_Batch` for these inputs (texts, or lists of words when pretokenized) under the current
@@ -353,9 +353,10 @@ class Tokenizer:
         return f"hf_tagtok.Tokenizer({model}, native stages: {', '.join(native) or 'none'})"
 
 
-def _columns(encodings, overflowing=False, offsets=True) -> BatchArrays:
+def _columns(encodings, overflowing=False, offsets=True, padded=True) -> BatchArrays:
     """Stock's encodings as columns: each field read once per encoding (its list is built in Rust) and
-    chained into one array, no Python step per token."""
+    chained into one array, no Python step per token. Unless `padded`, every attention mask is all ones
+    (stock zeroes it on padding only), so it is not read."""
     if overflowing:
         samples = [sample for sample, e in enumerate(encodings) for _ in range(1 + len(e.overflowing))]
         encodings = [part for e in encodings for part in (e, *e.overflowing)]
@@ -372,8 +373,9 @@ def _columns(encodings, overflowing=False, offsets=True) -> BatchArrays:
         offsets = np.fromiter(pairs, dtype=np.int64, count=2 * total).reshape(-1, 2)
     else:
         offsets = None
+    attention = flat("attention_mask", np.uint8) if padded else np.ones(total, dtype=np.uint8)
     return BatchArrays(flat("ids", np.uint32), flat("type_ids", np.uint32), offsets,
-                       flat("special_tokens_mask", np.uint8), flat("attention_mask", np.uint8), lengths,
+                       flat("special_tokens_mask", np.uint8), attention, lengths,
                        np.fromiter(samples, dtype=np.int64, count=len(lengths)))
 
 

@@ -259,3 +259,19 @@ def test_fallen_back_columnar_call_matches_stock_with_and_without_offsets():
             assert np.array_equal(arrays.offsets, np.array([o for e in expected for o in e.offsets]).reshape(-1, 2))
         else:
             assert arrays.offsets is None
+
+
+def test_fallen_back_columnar_call_reads_padding_masks_from_stock():
+    import numpy as np
+
+    vocab = [("<unk>", 0.0), ("<pad>", 0.0), ("a", -1.0), ("b", -2.0), ("ab", -0.5), ("▁", -1.5)]
+    stock = tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, unk_id=0))
+    stock.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace()
+    stock.enable_padding(pad_id=1, pad_token="<pad>")
+    ours = hf_tagtok.Tokenizer(tokenizers.Tokenizer.from_str(stock.to_str()))
+    texts = ["ab a b", "b", ""]
+    expected = stock.encode_batch(texts)
+    arrays = ours.encode_batch_arrays(texts, offsets=False)
+    assert 0 in arrays.attention_mask  # the shorter texts are padded
+    assert np.array_equal(arrays.attention_mask, [i for e in expected for i in e.attention_mask])
+    assert np.array_equal(arrays.ids, [i for e in expected for i in e.ids])
