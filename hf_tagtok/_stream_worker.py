@@ -83,6 +83,10 @@ def _load(contender, path):
         def ids(out):
             return _flat_to_lists(np.frombuffer(out[0], np.uint32), np.frombuffer(out[1], np.uint64))
         return tok.encode_batch_flat, ids
+    if contender == "gigatoken":
+        import gigatoken
+        tok = gigatoken.Tokenizer(path)
+        return tok.encode_batch, lambda out: [[int(i) for i in row] for row in out.to_list()]
     if contender == "tiktoken":
         return _tiktoken(path)
     if contender in ("transformers", "TagTokenizerFast"):

@@ -26,12 +26,13 @@ CONTENDERS = [
     ("hf_tagtok encode_batch_arrays", "hf_tagtok_arrays", "stock"),
     ("hf_tagtok encode_batch_arrays offsets=False", "hf_tagtok_arrays_ids", "stock"),
     ("fastokens encode_batch_flat", "fastokens", "stock"),
+    ("gigatoken encode_batch", "gigatoken", "stock"),
     ("tiktoken encode_ordinary_batch", "tiktoken", "stock"),
     ("tokenizers 1.x encode_batch", "tokenizers1", "stock"),
     ("stock transformers tok(texts)", "transformers", "transformers"),
     ("TagTokenizerFast tok(texts)", "TagTokenizerFast", "transformers"),
 ]
-_MODULES = {"fastokens": "fastokens", "tiktoken": "tiktoken", "transformers": "transformers",
+_MODULES = {"fastokens": "fastokens", "gigatoken": "gigatoken", "tiktoken": "tiktoken", "transformers": "transformers",
             "TagTokenizerFast": "transformers"}
 
 
