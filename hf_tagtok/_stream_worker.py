@@ -1,7 +1,8 @@
 """One contender of `hf-tagtok bench --stream`, run as a script in a fresh process.
 
-It imports only the standard library and the contender's own package, so it also runs under another
-interpreter (`--peer-python`, e.g. a venv holding a tokenizers release that cannot share this one).
+It imports only the standard library and the contender's own package (tiktoken's twin is built by
+hf_tagtok.bench), so it also runs under another interpreter (`--peer-python`, e.g. a venv holding a
+tokenizers release that cannot share this one).
 
     python _stream_worker.py CONTENDER TOKENIZER_JSON CORPUS_JSON BATCH_SIZE
 
@@ -13,33 +14,10 @@ import sys
 import time
 
 
-def _bytes_of_chars():
-    """GPT-2's byte <-> printable character table (to rebuild a BPE vocab as tiktoken's byte ranks)."""
-    printable = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
-        list(range(ord("®"), ord("ÿ") + 1))
-    chars, extra = {}, 0
-    for byte in range(256):
-        if byte in printable:
-            chars[chr(byte)] = byte
-        else:
-            chars[chr(256 + extra)] = byte
-            extra += 1
-    return chars
-
-
 def _tiktoken(path):
-    import tiktoken
-    with open(path, encoding="utf-8") as handle:
-        config = json.load(handle)
-    pre = config.get("pre_tokenizer") or {}
-    steps = pre.get("pretokenizers", [pre])
-    splits = [step for step in steps if step.get("type") == "Split" and "Regex" in step.get("pattern", {})]
-    if config["model"].get("type") != "BPE" or config.get("normalizer") or len(splits) != 1:
-        raise ValueError("not tiktoken-compatible")
-    byte_of = _bytes_of_chars()
-    ranks = {bytes(byte_of[c] for c in token): rank for token, rank in config["model"]["vocab"].items()}
-    encoding = tiktoken.Encoding("bench", pat_str=splits[0]["pattern"]["Regex"], mergeable_ranks=ranks,
-                                 special_tokens={})
+    # runs in this package's own interpreter: the twin (byte alphabet from the generated tables) is bench's
+    from hf_tagtok.bench import _tiktoken_twin
+    encoding = _tiktoken_twin(path, plain=False)
     return lambda batch: encoding.encode_ordinary_batch(batch, num_threads=_threads()), lambda out: out
 
 
