@@ -90,6 +90,7 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         int32_t *words
         size_t n, cap
         int no_offsets
+        uint8_t *block
     ctypedef struct tp_workspace:
         pass
     void tp_columns_free(tp_columns *columns)
@@ -337,6 +338,8 @@ cdef class Pipeline:
         cdef tp_text *c_texts = <tp_text *>malloc((n or 1) * sizeof(tp_text))
         cdef tp_columns out
         cdef int rc
+        cdef const char *end
+        cdef size_t rows
         lengths = np.zeros(n, dtype=np.int64)
         cdef int64_t[::1] lengths_view = lengths
         if c_texts == NULL:
@@ -354,9 +357,12 @@ cdef class Pipeline:
         if rc:
             raise MemoryError()
         rows = out.n
-        return (_adopt(out.ids, rows, 4, "I"), _adopt(out.type_ids, rows, 4, "I"),
-                _adopt(out.offsets, 2 * rows, 8, "q").reshape(rows, 2) if offsets else None,
-                _adopt(out.special, rows, 1, "B"), _adopt(out.words, rows, 4, "i") if words else None, lengths)
+        end = <const char *>out.special + rows
+        block = _adopt(out.block, end - <const char *>out.block)
+        return (_column(block, out.ids, out.block, rows, np.uint32), _column(block, out.type_ids, out.block, rows, np.uint32),
+                _column(block, out.offsets, out.block, 2 * rows, np.int64).reshape(rows, 2) if offsets else None,
+                _column(block, out.special, out.block, rows, np.uint8),
+                _column(block, out.words, out.block, rows, np.int32) if words else None, lengths)
 
     def assemble(self, list pieces, list bounds, bytes is_pair, bint pretokenized, bint add_special_tokens,
                  truncation, padding, bint main_only=False):
@@ -451,15 +457,20 @@ cdef uint8_t *_u8(array):
     return &view[0] if view.shape[0] else NULL
 
 
-cdef object _adopt(void *data, size_t n, size_t itemsize, str format):
-    # A numpy array over a malloc'ed column, freed with it: the output is written once, never copied.
-    if n == 0:
+cdef object _adopt(void *data, size_t size):
+    # A numpy byte array over a malloc'ed block, freed with it: the output is written once, never copied.
+    if size == 0:
         free(data)
-        return np.empty(0, dtype=format)
-    cdef cvarray owner = cvarray(shape=(n,), itemsize=itemsize, format=format, allocate_buffer=False)
+        return np.empty(0, dtype=np.uint8)
+    cdef cvarray owner = cvarray(shape=(size,), itemsize=1, format="B", allocate_buffer=False)
     owner.data = <char *>data
     owner.callback_free_data = free
     return np.asarray(owner)
+
+
+cdef object _column(object block, const void *column, const void *start, size_t n, dtype):
+    # The n items of a column inside block (all views share the block, freed when the last one goes).
+    return block[<const char *>column - <const char *>start:][:n * np.dtype(dtype).itemsize].view(dtype)
 
 
 cdef extern from "Python.h":

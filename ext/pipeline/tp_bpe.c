@@ -370,32 +370,39 @@ static void prefetch_pairs(const tp_bpe *bpe, const tp_bpe_scratch *s, const mer
     for (uint32_t i = 0; i + 1 < w->n; i++) prefetch_merge(bpe, s, s->ids[w->base + i], s->ids[w->base + i + 1]);
 }
 
-/* One merge of the word: its leftmost lowest-rank pair, the same order as the heap. Returns the merged
- * symbol's position (the pairs on both sides of it need their steps again), NONE_POS when no pair merges
- * any more. */
-static uint32_t merge_once(const tp_bpe *bpe, tp_bpe_scratch *s, merging *w) {
+#define HOLE UINT32_MAX
+
+/* A short word merges in place, in the heap's order (leftmost lowest-rank pair first): the symbol a merge
+ * absorbs becomes a hole (id HOLE, step NO_STEP) that the scans pass over, so a merge moves nothing, and
+ * the word is compacted once at the end. steps[i]: the pair of live symbol i and the next live one. Returns
+ * the symbol count. */
+static size_t merge_in_place(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *w) {
     uint32_t *ids = s->ids + w->base, *starts = s->starts + w->base, *ends = s->ends + w->base;
     merge_step *steps = s->steps + w->base;
-    size_t n = w->n, best = 0;
-    if (n < 2) return NONE_POS;
-    for (size_t i = 1; i + 1 < n; i++)
-        if (steps[i] < steps[best]) best = i;
-    if (steps[best] == NO_STEP) return NONE_POS;
-    ids[best] = step_merged(steps[best]);
-    ends[best] = ends[best + 1];
-    for (size_t i = best + 1; i + 1 < n; i++) { /* a few symbols: inline beats four memmove calls */
-        ids[i] = ids[i + 1]; starts[i] = starts[i + 1]; ends[i] = ends[i + 1];
-        if (i + 2 < n) steps[i] = steps[i + 1];
+    size_t n = w->n;
+    if (n < 2) return n;
+    for (;;) {
+        size_t best = 0;
+        for (size_t i = 1; i + 1 < n; i++)
+            if (steps[i] < steps[best]) best = i;
+        if (steps[best] == NO_STEP) break;
+        size_t right = best + 1, after, left = best;
+        while (ids[right] == HOLE) right++;
+        ids[best] = step_merged(steps[best]);
+        ends[best] = ends[right];
+        ids[right] = HOLE;
+        steps[right] = NO_STEP;
+        for (after = right + 1; after < n && ids[after] == HOLE; after++) {}
+        steps[best] = after < n ? pair_step(bpe, s, ids[best], ids[after]) : NO_STEP;
+        if (best > 0) { /* symbol 0 is never absorbed: a live one lies to the left */
+            while (ids[--left] == HOLE) {}
+            steps[left] = pair_step(bpe, s, ids[left], ids[best]);
+        }
     }
-    w->n = (uint32_t)n - 1;
-    return (uint32_t)best;
-}
-
-/* Look up the steps of the pairs on both sides of the symbol at `merged`. */
-static void restep_around(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *w, uint32_t merged) {
-    uint32_t around[2] = {merged - 1, merged};
-    for (int k = merged == 0; k < 2; k++)
-        if (around[k] + 1 < w->n) step_pair(bpe, s, w->base + around[k]);
+    size_t live = 0;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] != HOLE) { ids[live] = ids[i]; starts[live] = starts[i]; ends[live] = ends[i]; live++; }
+    return live;
 }
 
 /* Short words: their initial pairs are looked up with each word's table lines requested a few words
@@ -409,11 +416,7 @@ static void merge_short(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *wor
         const merging *w = &words[k - PREFETCH_WORDS];
         for (uint32_t i = 0; i + 1 < w->n; i++) step_pair(bpe, s, w->base + i);
     }
-    for (size_t k = 0; k < n_words; k++) {
-        merging w = words[k];
-        for (uint32_t merged; (merged = merge_once(bpe, s, &w)) != NONE_POS;) restep_around(bpe, s, &w, merged);
-        s->count[w.word] = w.n;
-    }
+    for (size_t k = 0; k < n_words; k++) s->count[words[k].word] = (uint32_t)merge_in_place(bpe, s, &words[k]);
 }
 
 static size_t utf8_char_len(uint8_t lead) {

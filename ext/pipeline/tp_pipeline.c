@@ -67,7 +67,8 @@ void tp_workspace_free(tp_workspace *ws) {
 }
 
 void tp_columns_free(tp_columns *c) {
-    free(c->ids); free(c->type_ids); free(c->offsets); free(c->special); free(c->words);
+    if (c->block) free(c->block);
+    else { free(c->ids); free(c->type_ids); free(c->offsets); free(c->special); free(c->words); }
     memset(c, 0, sizeof(*c));
 }
 
@@ -615,21 +616,22 @@ static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
     return 0;
 }
 
+/* The output's columns in one block (big-alignment columns first), which the caller's arrays share: one
+ * allocation and one free per batch. */
 static int alloc_output(void *arg) {
     plain_job *job = arg;
     tp_columns *out = job->out;
-    size_t total = 0;
-    for (size_t k = 0; k < job->n_chunks; k++) total += job->chunk_n[k];
-    size_t room = total ? total : 1;
-    out->n = out->cap = total;
-    out->ids = malloc(room * 4);
-    out->type_ids = malloc(room * 4);
-    out->special = malloc(room);
-    out->offsets = job->offsets ? malloc(room * 16) : NULL;
-    out->words = job->words ? malloc(room * 4) : NULL;
-    out->no_offsets = !job->offsets;
-    if (!out->ids || !out->type_ids || !out->special || (job->offsets && !out->offsets) ||
-        (job->words && !out->words)) return -1;
+    size_t n = 0;
+    for (size_t k = 0; k < job->n_chunks; k++) n += job->chunk_n[k];
+    size_t offsets = job->offsets ? 16 * n : 0, words = job->words ? 4 * n : 0;
+    uint8_t *block = malloc(offsets + 8 * n + words + n + 1);
+    if (!block) return -1;
+    *out = (tp_columns){.block = block, .n = n, .cap = n, .no_offsets = !job->offsets};
+    out->offsets = job->offsets ? (int64_t *)block : NULL;
+    out->ids = (uint32_t *)(block + offsets);
+    out->type_ids = out->ids + n;
+    out->words = job->words ? (int32_t *)(out->type_ids + n) : NULL;
+    out->special = (uint8_t *)(out->type_ids + n) + words;
     return 0;
 }
 

@@ -58,6 +58,7 @@ typedef struct {
     int no_offsets;     /* set before the first reserve: offsets stay NULL and are never computed */
     int lean;           /* likewise: only ids (and offsets) are kept; type ids, special flags and words stay
                          * NULL (the caller knows them from the layout) */
+    uint8_t *block;     /* non-NULL: every column lives in this one allocation (tp_encode_batch's output) */
 } tp_columns;
 
 void tp_columns_free(tp_columns *columns);

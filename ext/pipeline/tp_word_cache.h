@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_alloc.h"
 #include "tp_hash.h"
 
 #define TP_CACHE_WORD 4096            /* longer words are not cached (ranges are stored as uint16) */
@@ -52,7 +51,7 @@ static inline void tp_word_cache_clear(tp_word_cache *cache) {
 /* 0, or -1 on OOM. */
 static inline int tp_word_cache_init(tp_word_cache *cache) {
     memset(cache, 0, sizeof(*cache));
-    cache->slots = tp_alloc_table(TP_CACHE_SLOTS_MIN * sizeof(tp_cache_slot));
+    cache->slots = malloc(TP_CACHE_SLOTS_MIN * sizeof(tp_cache_slot));
     if (!cache->slots) return -1;
     cache->mask = TP_CACHE_SLOTS_MIN - 1;
     tp_word_cache_clear(cache);
@@ -62,7 +61,7 @@ static inline int tp_word_cache_init(tp_word_cache *cache) {
 /* Twice the slots, every entry kept (the arena does not move). 0, or -1 on OOM (the cache is unchanged). */
 static inline int tp_word_cache_grow(tp_word_cache *cache) {
     size_t mask = cache->mask * 2 + 1;
-    tp_cache_slot *slots = tp_alloc_table((mask + 1) * sizeof(tp_cache_slot));
+    tp_cache_slot *slots = malloc((mask + 1) * sizeof(tp_cache_slot));
     if (!slots) return -1;
     memset(slots, 0xFF, (mask + 1) * sizeof(tp_cache_slot));
     for (size_t i = 0; i <= cache->mask; i++) {
@@ -129,7 +128,7 @@ static inline void tp_word_cache_store(tp_word_cache *cache, const uint8_t *word
     if (cache->arena_len + size > cache->arena_cap) {
         size_t cap = cache->arena_cap ? cache->arena_cap * 2 : 256 * 1024;
         while (cap < cache->arena_len + size) cap *= 2;
-        uint8_t *arena = tp_realloc_table(cache->arena, cache->arena_len, cap);
+        uint8_t *arena = realloc(cache->arena, cap);
         if (!arena) return;
         cache->arena = arena;
         cache->arena_cap = cap;
