@@ -195,6 +195,10 @@ cdef int _fill_compiled(tt.tt_step *out, dict step, list keep_alive) except -1:
     if not isinstance(first_set, int) or isinstance(first_set, bool) or not -1 <= first_set < 2 ** 31:
         raise ValueError(f"step 'split_compiled': first_set must be -1 or a set index, not {first_set!r}")
     spec.first_set = first_set
+    backtrack_only = step.get("backtrack_only", False)
+    if not isinstance(backtrack_only, bool):
+        raise ValueError(f"step 'split_compiled': backtrack_only must be a bool, not {backtrack_only!r}")
+    spec.backtrack_only = backtrack_only
     out.rx = spec
     return 0
 
@@ -254,6 +258,7 @@ cdef class Program:
             raise UnsupportedShape(err.decode("utf-8", "replace") or "unsupported program")
         self._steps = steps
         self.render = _RENDER_NAMES[tt.tt_program_render(self._prog, &render_cp)]
+        self.dfa_steps = tt.tt_program_dfa_steps(self._prog)
         self._prefix = chr(render_cp) if render_cp else ""
 
     def __dealloc__(self):

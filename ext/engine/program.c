@@ -168,6 +168,12 @@ tt_render tt_program_render(const tt_program *prog, uint32_t *render_cp) {
     return TT_RENDER_BYTELEVEL;
 }
 
+size_t tt_program_dfa_steps(const tt_program *prog) {
+    size_t n = 0;
+    for (size_t i = 0; i < prog->n_steps; i++) n += prog->rx[i] && tt_rx_uses_dfa(prog->rx[i]);
+    return n;
+}
+
 tt_scratch *tt_scratch_new(void) { return calloc(1, sizeof(tt_scratch)); }
 
 void tt_scratch_free(tt_scratch *s) {

@@ -82,6 +82,7 @@ typedef struct {
     const uint64_t *sets; uint32_t n_sets;  /* n_sets * ceil(n_classes / 64) words */
     uint32_t n_classes, n_main_splits, n_splits, n_looks;
     int first_set; /* every match starts with a char of this set (-1: unknown) */
+    int backtrack_only; /* run on the backtracking VM even where the DFA could (for testing one against the other) */
 } tt_rx_spec;
 
 typedef struct {
@@ -117,6 +118,8 @@ typedef struct tt_scratch tt_scratch;  /* per-thread working memory */
 tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size_t err_len);
 void tt_program_free(tt_program *program);
 tt_render tt_program_render(const tt_program *program, uint32_t *render_cp);
+/* How many compiled-regex steps run as a DFA (the rest run on the backtracking VM). */
+size_t tt_program_dfa_steps(const tt_program *program);
 
 tt_scratch *tt_scratch_new(void);
 void tt_scratch_free(tt_scratch *scratch);
