@@ -17,6 +17,7 @@ struct tt_program {
     tt_step final;  /* kind METASPACE / BYTELEVEL, or has_final == 0 */
     int has_final;
     int needs_scripts;
+    int needs_atoms; /* some step reads atom tags (compiled regexes, literals, chunks and Metaspace do not) */
     uint8_t repl[4]; /* Metaspace replacement, UTF-8 */
     uint32_t repl_len;
     uint32_t props[256]; /* tt_view.props */
@@ -125,6 +126,9 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
     for (size_t i = 0; i < n_steps; i++) {
         tt_step s = steps[i];
         int rc = 0;
+        prog->needs_atoms |= !(s.kind == TT_STEP_SPLIT_COMPILED || s.kind == TT_STEP_SPLIT_CHAR ||
+                               s.kind == TT_STEP_SPLIT_LITERAL || s.kind == TT_STEP_FIXED_LENGTH ||
+                               s.kind == TT_STEP_METASPACE || (s.kind == TT_STEP_BYTELEVEL && !s.use_regex));
         if (is_transform(s.kind)) {
             prog->final = s;
             prog->has_final = 1;
@@ -301,7 +305,7 @@ static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *s
         vtext[0] = ' ';
         vtags[0] = tt_atom_ascii[' '];
         memcpy(vtext + 1, v->text + lo, len - 1);
-        memcpy(vtags + 1, v->tags + lo, len - 1);
+        memcpy(vtags + 1, v->tags + lo, len - 1); /* use_regex: the program classified the text */
         tt_view pv = {vtext, vtags, NULL, v->props};
         size_t k = tt_fsm_regex(&pv, 0, len, TT_REGEX_GPT2, sc->segs);
         size_t got = tt_apply_behavior(sc->segs, k, TT_BEHAVIOR_ISOLATED, 0, sc->next + out);
@@ -331,7 +335,7 @@ int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, 
         *n_pieces = prog->n_steps == 0 && !prog->has_final;
         return 0;
     }
-    tt_classify(TT_ALPHABET_ATOMS, text, len, sc->tags, NULL);
+    if (prog->needs_atoms) tt_classify(TT_ALPHABET_ATOMS, text, len, sc->tags, NULL);
     if (prog->needs_scripts) {
         if (GROW(sc->stags, sc->stags_cap, len)) return -1;
         tt_classify(TT_ALPHABET_SCRIPTS, text, len, sc->stags, NULL);
