@@ -296,9 +296,7 @@ REAL.update(REGEX_FAMILIES)
 
 # Members whose encode runs on stock, with the words the acceleration report gives as the reason; every
 # other member must run natively (tests/test_tokenizer.py checks both).
-ON_STOCK = {
-    "falcon": "must be the last step",  # its ByteLevel runs before Digits and a Split: not one native program
-}
+ON_STOCK = {}
 
 
 # ---------------------------------------------------------------- small tokenizers built in code

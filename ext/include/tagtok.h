@@ -130,7 +130,8 @@ int tt_program_run(const tt_program *program, tt_scratch *scratch, const uint8_t
 
 /* Char offsets (start, end) of each piece, 2 int64 per piece, in one pass over the text (pieces in
  * program order). A prefix-only piece (start == end, TT_PIECE_PREFIX) gets the span of the char at `start`, as stock
- * aligns an inserted char to the char it precedes. */
+ * aligns an inserted char to the char it precedes. A piece that starts or ends inside a char (split after
+ * ByteLevel) covers that whole char. */
 void tt_char_offsets(const uint8_t *text, size_t len, const tt_piece *pieces, size_t n, int64_t *out);
 
 /* The entry points that code outside the engine's extension module calls (the native pipeline, linked
