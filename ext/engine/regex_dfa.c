@@ -38,6 +38,13 @@ struct tt_rx_dfa {
     uint32_t *out; size_t out_cap;
 };
 
+static inline uint32_t decode(const uint8_t *s, uint32_t p) { /* valid UTF-8, not ASCII */
+    uint32_t b = s[p];
+    if (b < 0xE0) return (b & 0x1F) << 6 | (s[p + 1] & 0x3F);
+    if (b < 0xF0) return (b & 0x0F) << 12 | (s[p + 1] & 0x3F) << 6 | (s[p + 2] & 0x3F);
+    return (b & 0x07) << 18 | (s[p + 1] & 0x3F) << 12 | (s[p + 2] & 0x3F) << 6 | (s[p + 3] & 0x3F);
+}
+
 static int grow_u32(uint32_t **buf, size_t *cap, size_t need) {
     if (need <= *cap) return 0;
     size_t n = *cap ? *cap : 64;
@@ -92,6 +99,11 @@ static int dfa_runs(const tt_rx *rx) {
 int tt_rx_dfa_prepare(tt_rx *rx, int backtrack_only) {
     for (uint32_t b = 0; b < 128; b++) rx->ascii_class[b] = (uint16_t)tt_rx_class(rx, b);
     if (backtrack_only || !dfa_runs(rx)) return 0;
+    if (rx->first_set >= 0) {
+        if (!(rx->class_starts = malloc(rx->n_classes))) return -1;
+        for (uint32_t c = 0; c < rx->n_classes; c++) rx->class_starts[c] = (uint8_t)tt_rx_set_has(rx, (uint32_t)rx->first_set, c);
+        for (uint32_t b = 0; b < 128; b++) rx->ascii_starts[b] = rx->class_starts[rx->ascii_class[b]];
+    }
     uint64_t n_keys = 0;
     for (uint32_t pc = 0; pc < rx->n_code; pc++) {
         const int32_t *in = rx->code + 4 * pc;
@@ -105,7 +117,7 @@ int tt_rx_dfa_prepare(tt_rx *rx, int backtrack_only) {
         free(rx->key_base); free(rx->key_pc); free(rx->key_count);
         rx->key_base = rx->key_pc = NULL;
         rx->key_count = NULL;
-        return -1;
+        return -1; /* class_starts is freed with rx */
     }
     uint32_t key = 0;
     for (uint32_t pc = 0; pc < rx->n_code; pc++) {
@@ -306,7 +318,7 @@ static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *t
                 col = rx->ascii_class[b];
                 len = 1;
             } else {
-                col = tt_rx_class(rx, tt_decode(text, p));
+                col = tt_rx_class(rx, decode(text, p));
                 len = tt_char_len(b);
             }
         } else {
@@ -321,9 +333,19 @@ static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *t
     }
 }
 
-static inline int can_start(const tt_rx *rx, const uint8_t *text, uint32_t p) {
-    uint32_t cls = text[p] < 0x80 ? rx->ascii_class[text[p]] : tt_rx_class(rx, tt_decode(text, p));
-    return tt_rx_set_has(rx, (uint32_t)rx->first_set, cls);
+/* The first char start >= p (or hi) on which a match can start. */
+static inline uint32_t skip_to_start(const tt_rx *rx, const uint8_t *text, uint32_t p, uint32_t hi) {
+    while (p < hi) {
+        uint8_t b = text[p];
+        if (b < 0x80) {
+            if (rx->ascii_starts[b]) return p;
+            p++;
+        } else {
+            if (rx->class_starts[tt_rx_class(rx, decode(text, p))]) return p;
+            p += tt_char_len(b);
+        }
+    }
+    return hi;
 }
 
 /* onig's find_iter over [lo, hi) as tokenizers' find_matches turns it into segments (the VM's loop in
@@ -341,8 +363,7 @@ size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, ui
         uint32_t start = search;
         for (;;) {
             if (rx->first_set >= 0) {
-                while (start < hi && !can_start(rx, text, start)) start += tt_char_len(text[start]);
-                if (start >= hi) break;
+                if ((start = skip_to_start(rx, text, start, hi)) >= hi) break;
             }
             end = match_from(d, rx, text, start, hi);
             if (end == -2) return TT_RX_OOM;

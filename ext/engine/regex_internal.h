@@ -27,6 +27,8 @@ struct tt_rx {
     uint16_t *key_count;
     uint32_t n_keys;
     uint16_t ascii_class[128];
+    uint8_t ascii_starts[128]; /* first_set: whether a match can start on this ASCII char */
+    uint8_t *class_starts;     /* first_set per class (NULL without first_set) */
 };
 
 struct tt_rx_mem {

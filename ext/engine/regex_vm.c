@@ -37,7 +37,7 @@ static void *dup(const void *src, size_t bytes) {
 void tt_rx_free(tt_rx *rx) {
     if (!rx) return;
     free(rx->code); free(rx->stage1); free(rx->stage2); free(rx->sets);
-    free(rx->key_base); free(rx->key_pc); free(rx->key_count);
+    free(rx->key_base); free(rx->key_pc); free(rx->key_count); free(rx->class_starts);
     free(rx);
 }
 
