@@ -249,7 +249,8 @@ def _fuzz_texts(seed, count):
 
 
 def run_fuzz(seed, n_patterns, n_texts):
-    """(compiled patterns, rejected by the compiler, rejected by stock); asserts 0 differences."""
+    """(compiled patterns, rejected by the compiler, rejected by stock); asserts 0 differences, for the
+    twin (the DFA where the program allows it) and for the backtracking VM."""
     rng = random.Random(seed)
     compiled = rejected = invalid = 0
     for pattern in fuzz_patterns(seed, n_patterns):
@@ -266,7 +267,10 @@ def run_fuzz(seed, n_patterns, n_texts):
         compiled += 1
         behavior, invert = rng.choice(BEHAVIORS), rng.random() < 0.3
         ours, stock = _pairs(pattern, behavior, invert)
-        stock_failed = _assert_same(ours, stock, _fuzz_texts(rng.random(), n_texts), f"fuzz {pattern!r} {behavior} {invert}")
+        texts = _fuzz_texts(rng.random(), n_texts)
+        stock_failed = _assert_same(ours, stock, texts, f"fuzz {pattern!r} {behavior} {invert}")
+        # the twin runs the DFA where the program allows it; the backtracking VM answers the same
+        _assert_same(_compiled_program(pattern, True, behavior, invert), stock, texts, f"fuzz VM {pattern!r}")
         if stock_failed:
             print(f"stock hit onig's retry limit on {stock_failed} texts of {pattern!r}")
     return compiled, rejected, invalid
