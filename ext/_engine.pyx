@@ -226,7 +226,8 @@ cdef const uint8_t *_utf8(object text, Py_ssize_t *size) except NULL:
 
 
 cdef class Program:
-    """An immutable pre-tokenizer program: splitting steps then at most one final transform.
+    """An immutable pre-tokenizer program: splitting steps, at most one transform, and after a ByteLevel
+    transform further splitting steps on its byte-level chars.
 
     Thread-safe and picklable (by its steps). Working memory: one cached scratch for the common
     single-threaded case (claimed under the GIL), a fresh one for any concurrent call.

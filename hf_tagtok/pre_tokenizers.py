@@ -671,5 +671,5 @@ def engine_steps(config):
     if config is None:
         return []
     steps = _from_json(config)._steps()
-    _engine().Program(steps)  # one program or none: e.g. a ByteLevel before further splits raises UnsupportedShape
+    _engine().Program(steps)  # one program or none: e.g. a Metaspace before further splits raises UnsupportedShape
     return steps

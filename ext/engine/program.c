@@ -1,8 +1,9 @@
-/* The program executor: HF `Sequence` semantics over splitting steps, then at most one transform.
+/* The program executor: HF `Sequence` semantics over splitting steps, then at most one transform, then
+ * (after ByteLevel only) splitting steps over the byte-level rendering.
  *
- * The input is classified once (atoms, plus scripts if a step needs them); every step re-splits each
- * current piece on its own, so a piece boundary is a string boundary for every FSM. All working
- * memory lives in tt_scratch and only grows (amortised doubling), never per piece.
+ * The input is classified once when a step reads tags (atoms, plus scripts if a step needs them); every
+ * step re-splits each current piece on its own, so a piece boundary is a string boundary for every
+ * FSM. All working memory lives in tt_scratch and only grows (amortised doubling), never per piece.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -23,6 +23,7 @@
 #define START 1u /* [pc 0] */
 #define TRANS_BUDGET (8u << 20) /* bytes of transition table per program and thread */
 #define MAX_KEYS (1u << 22)
+#define THREADS_BUDGET MAX_KEYS /* thread-list entries of all states (one state's list always fits) */
 #define MAX_DFAS_PER_MEM 32
 
 struct tt_rx_dfa {
@@ -164,8 +165,8 @@ static uint32_t intern(tt_rx_dfa *d, const uint32_t *keys, uint32_t n) {
     for (uint32_t i = h & d->slot_mask;; i = (i + 1) & d->slot_mask) {
         uint32_t s = d->slots[i];
         if (!s) {
-            if (d->n_states == d->max_states) return UINT32_MAX;
             uint32_t id = d->n_states, at = d->state_start[id];
+            if (id == d->max_states || (size_t)at + n > THREADS_BUDGET) return UINT32_MAX;
             if (grow_u32(&d->threads, &d->threads_cap, (size_t)at + n + 1)) return UINT32_MAX;
             if (n) memcpy(d->threads + at, keys, n * sizeof(uint32_t));
             if (id >= d->trans_rows) {

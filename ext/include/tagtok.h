@@ -99,7 +99,8 @@ typedef struct {
     const tt_rx_spec *rx; /* SPLIT_COMPILED (copied by tt_program_new) */
 } tt_step;
 
-/* A piece of the pre-tokenized input. [start, end) is a byte range of the input text. A piece whose
+/* A piece of the pre-tokenized input. [start, end) is a byte range of the input text (splits after
+ * ByteLevel may start or end it inside a UTF-8 char). A piece whose
  * flags has TT_PIECE_PREFIX is preceded by the program's prefix char (Metaspace replacement, or the
  * ByteLevel space); a prefix-only piece has start == end and aligns to the char at `start`.
  * The piece's text is rendered by the program's final transform (none, Metaspace, ByteLevel). */
