@@ -328,9 +328,20 @@ static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *t
         int32_t t = d->trans[row + col];
         if (t < 0 && (t = compute(d, rx, row / n_cols, col)) < 0) return -2;
         if (t & 1) last = p;
-        row = (uint32_t)t >> 1;
-        if (row == DEAD || p >= hi) return last;
+        uint32_t next = (uint32_t)t >> 1;
+        if (next == DEAD || p >= hi) return last;
         p += len;
+        if (next == row) { /* a self-loop (a run of letters, digits, spaces): no state to carry */
+            const int32_t *same = d->trans + row;
+            while (p < hi) {
+                uint8_t b = text[p];
+                uint32_t c = b < 0x80 ? rx->ascii_class[b] : tt_rx_class(rx, decode(text, p));
+                if (same[c] != t) break;
+                if (t & 1) last = p;
+                p += b < 0x80 ? 1 : tt_char_len(b);
+            }
+        }
+        row = next;
     }
 }
 
