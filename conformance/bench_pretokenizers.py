@@ -1,5 +1,8 @@
 """Pre-tokenizer throughput, hf_tagtok next to stock in one run: `python -m conformance.bench_pretokenizers`.
 
+`--families`: the Split-regex families of the tokenizer zoo, each run as the hand-written FSM (where it has
+one), as the compiled regex's DFA and on the compiled regex's backtracking VM, next to stock.
+
 For each pre-tokenizer, on the multi-script corpus and on ASCII-only text, prints MB/s (UTF-8 input bytes
 per second, best of --repeats runs and of as many as fit in 0.5 s; CPU time of this process by default, since CI machines are shared, or wall
 time with --clock wall) of: our batch API `pre_tokenize_offsets`, our `pre_tokenize_str` per text,
@@ -54,6 +57,68 @@ def pre_tokenizers():
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 
 
+def family_programs(name):
+    """(stock pre-tokenizer, {way: engine Program}) for a REGEX_FAMILIES member: `hand` runs recognised
+    patterns on their hand-written FSMs (only where the family has one), `dfa` and `vm` run every Split
+    regex compiled (a recognised text wrapped in `(?:...)` so the compiler takes it) as the DFA and on the
+    backtracking VM."""
+    import json
+
+    from conformance import tokenizer_zoo
+    from hf_tagtok import _engine, regex_compiler
+
+    config = json.loads(tokenizer_zoo.load(name).to_str())["pre_tokenizer"]
+    twin = pt.from_hf(config)
+    steps = twin._steps()
+
+    def compiled(backtrack_only):
+        out = []
+        for step in steps:
+            if step["kind"] == "split_regex":
+                fields = regex_compiler.compile_pattern(f"(?:{PATTERNS[step['regex']]})").step_fields
+                step = {"kind": "split_compiled", **fields, "behavior": step["behavior"], "invert": step["invert"]}
+            if step["kind"] == "split_compiled":
+                step = {**step, "backtrack_only": backtrack_only}
+            out.append(step)
+        return _engine.Program(out)
+
+    if not any(step["kind"] in ("split_regex", "split_compiled") for step in steps):
+        return twin.stock(), {}
+    programs = {"dfa": compiled(False), "vm": compiled(True)}
+    if any(step["kind"] == "split_regex" for step in steps):
+        programs["hand"] = _engine.Program(steps)
+    return twin.stock(), programs
+
+
+FAMILY_WAYS = ("hand", "dfa", "vm", "stock")
+
+
+def family_table(repeats, clock):
+    """One run: MB/s of each way per family on the multi-script corpus, and ratios against stock."""
+    from conformance import tokenizer_zoo
+
+    texts = multiscript_texts()
+    megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
+    print(f"{'family':<14}{'hand FSM':>10}{'DFA':>10}{'VM':>10}{'stock':>10}{'hand/stock':>12}{'DFA/stock':>11}"
+          f"{'VM/stock':>10}{'hand/DFA':>10}   (MB/s of the multi-script corpus, {clock} time)")
+    for name in tokenizer_zoo.REGEX_FAMILIES:
+        stock, programs = family_programs(name)
+        if not programs:
+            print(f"{name:<14}no Split regex (its ByteLevel runs the GPT-2 regex, a hand FSM)")
+            continue
+        for way, program in programs.items():  # each way's output equals stock's before it is timed
+            assert [p.tolist() for p in program.pre_tokenize_offsets(texts)[0][:2000]] == \
+                [list(span) for text in texts for _, span in stock.pre_tokenize_str(text)][:2000], (name, way)
+        rates = {way: megabytes / best_seconds(lambda p=program: p.pre_tokenize_offsets(texts), repeats, CLOCKS[clock])
+                 for way, program in programs.items()}
+        rates["stock"] = megabytes / best_seconds(lambda: [stock.pre_tokenize_str(t) for t in texts], repeats,
+                                                  CLOCKS[clock])
+        ratio = lambda a, b: rates[a] / rates[b] if a in rates and b in rates else None  # noqa: E731
+        print(f"{name:<14}" + "".join(_cell(rates.get(way), 10) for way in FAMILY_WAYS)
+              + _cell(ratio("hand", "stock"), 12, "x") + _cell(ratio("dfa", "stock"), 11, "x")
+              + _cell(ratio("vm", "stock"), 10, "x") + _cell(ratio("hand", "dfa"), 10, "x"), flush=True)
+
+
 def best_seconds(call, repeats, clock, min_total=0.5):
     """Best of at least `repeats` runs, and of as many more as fit in `min_total` seconds (fast calls take
     only milliseconds, so one scheduler hiccup would otherwise decide their ratio)."""
@@ -89,7 +154,12 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--clock", choices=CLOCKS, default="cpu")
     parser.add_argument("--only", default="", help="only pre-tokenizers whose name contains this text")
+    parser.add_argument("--families", action="store_true",
+                        help="the regex families of the tokenizer zoo: hand FSM vs compiled DFA vs compiled VM vs stock")
     args = parser.parse_args(argv)
+    if args.families:
+        family_table(args.repeats, args.clock)
+        return
     corpora = {"multi-script": multiscript_texts(), "ascii": ascii_texts()}
     print(f"{'pre-tokenizer':<26}{'corpus':<14}{'batch':>9}{'str':>9}{'stock':>9}{'regex':>9}"
           f"{'batch/stock':>13}{'str/stock':>11}{'batch/regex':>13}   (MB/s, {args.clock} time, best of >= {args.repeats} runs)")

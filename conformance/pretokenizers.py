@@ -125,7 +125,14 @@ def real_world_sequences():
         ("Whitespace+Digits(True)", {"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}, {"type": "Digits", "individual_digits": True}]}),
         ("Punctuation+Digits+WhitespaceSplit", {"type": "Sequence", "pretokenizers": [{"type": "Punctuation", "behavior": "Isolated"}, {"type": "Digits", "individual_digits": False}, {"type": "WhitespaceSplit"}]}),
         ("Digits(True)+ByteLevel(prefix)", {"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": True}, {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}]}),
-        ("composed: ByteLevel+Digits", {"type": "Sequence", "pretokenizers": [byte_render, {"type": "Digits", "individual_digits": True}]}),
+        ("ByteLevel+Digits (splits after ByteLevel)", {"type": "Sequence", "pretokenizers": [byte_render, {"type": "Digits", "individual_digits": True}]}),
+        ("falcon: Punctuation+ByteLevel+Digits+Split", {"type": "Sequence", "pretokenizers": [
+            {"type": "Punctuation", "behavior": "Contiguous"},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+            {"type": "Digits", "individual_digits": False}, _split_json("[0-9][0-9][0-9]")]}),
+        ("ByteLevel(prefix)+Split(Ġ, removed)", {"type": "Sequence", "pretokenizers": [
+            {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+            {"type": "Split", "pattern": {"String": "\u0120"}, "behavior": "Removed", "invert": False}]}),
         ("composed: Metaspace+Punctuation+ByteLevel", {"type": "Sequence", "pretokenizers": [{"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always", "split": True}, {"type": "Punctuation", "behavior": "Contiguous"}, {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": False}]}),
         ("composed: ByteLevel(prefix)+Metaspace(first)", {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}, {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}]}),
         ("composed: ByteLevel(prefix)+Split(Ġ)+Metaspace(first)", {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": False}, {"type": "Split", "pattern": {"String": "\u0120"}, "behavior": "Isolated", "invert": False}, {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}]}),

@@ -296,9 +296,7 @@ REAL.update(REGEX_FAMILIES)
 
 # Members whose encode runs on stock, with the words the acceleration report gives as the reason; every
 # other member must run natively (tests/test_tokenizer.py checks both).
-ON_STOCK = {
-    "falcon": "must be the last step",  # its ByteLevel runs before Digits and a Split: not one native program
-}
+ON_STOCK = {}
 
 
 # ---------------------------------------------------------------- small tokenizers built in code
@@ -332,6 +330,47 @@ def _small_byte_bpe(pre_tokenizer, post_processor=None, added=(), normalizer=Non
     if added:
         tokenizer.add_tokens(list(added))
     return tokenizer
+
+
+# Byte-level vocabularies without some byte chars (as trimmed or converted vocabularies ship): stock's
+# merge_word gives such a byte's rendered char its <0xXX> tokens (byte_fallback), else unk, else drops it
+# and shifts later offsets. The missing bytes are frequent in the corpus: space ('Ġ', also the prefix
+# space), newline, 'z', and the UTF-8 lead 0xC3 / continuation 0xA9 / CJK lead 0xE4.
+MISSING_BYTES = (0x20, 0x0A, 0x7A, 0xC3, 0xA9, 0xE4)
+
+
+def _gappy_byte_bpe(pre_tokenizer, byte_fallback=False, unk_token=None, fuse_unk=False):
+    byte_chars = stock_byte_chars()
+    vocab = {}
+    for byte, char in enumerate(byte_chars):
+        if byte not in MISSING_BYTES:
+            vocab[char] = len(vocab)
+    if unk_token is not None:
+        vocab[unk_token] = len(vocab)
+    if byte_fallback:  # every <0xXX> but 0x83: 'Ã' (U+00C3, bytes C3 83, the render of byte 0xC3) is unk
+        for byte in range(256):
+            if byte != 0x83:
+                vocab[f"<0x{byte:02X}>"] = len(vocab)
+    merges = _merges_by_rule(vocab, ("th", "he", "in", "er", "an", "the", "ing", "on", "es", "or", "ll", "llo"))
+    tokenizer = tokenizers.Tokenizer(models.BPE(vocab, merges, byte_fallback=byte_fallback, unk_token=unk_token,
+                                                fuse_unk=fuse_unk))
+    tokenizer.pre_tokenizer = pre_tokenizer
+    tokenizer.decoder = decoders.ByteLevel()
+    return tokenizer
+
+
+def small_bytelevel_missing_bytes():
+    return _gappy_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True))
+
+
+def small_bytelevel_byte_fallback_unk():
+    return _gappy_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True), byte_fallback=True,
+                           unk_token="<unk>")
+
+
+def small_bytelevel_fused_unk():
+    return _gappy_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True), unk_token="<unk>",
+                           fuse_unk=True)
 
 
 def _flagged_added_tokens():
@@ -707,6 +746,9 @@ SMALL = {
     "small_bpe_suffix_bytelevel": small_bpe_suffix_bytelevel,
     "small_bpe_prefix_bytelevel": small_bpe_prefix_bytelevel,
     "small_added_rstrip_overlap": small_added_rstrip_overlap,
+    "small_bytelevel_missing_bytes": small_bytelevel_missing_bytes,
+    "small_bytelevel_byte_fallback_unk": small_bytelevel_byte_fallback_unk,
+    "small_bytelevel_fused_unk": small_bytelevel_fused_unk,
 }
 
 

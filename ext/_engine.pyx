@@ -192,6 +192,10 @@ cdef int _fill_compiled(tt.tt_step *out, dict step, list keep_alive) except -1:
     if not isinstance(first_set, int) or isinstance(first_set, bool) or not -1 <= first_set < 2 ** 31:
         raise ValueError(f"step 'split_compiled': first_set must be -1 or a set index, not {first_set!r}")
     spec.first_set = first_set
+    backtrack_only = step.get("backtrack_only", False)
+    if not isinstance(backtrack_only, bool):
+        raise ValueError(f"step 'split_compiled': backtrack_only must be a bool, not {backtrack_only!r}")
+    spec.backtrack_only = backtrack_only
     out.rx = spec
     return 0
 
@@ -219,7 +223,8 @@ cdef const uint8_t *_utf8(object text, Py_ssize_t *size) except NULL:
 
 
 cdef class Program:
-    """An immutable pre-tokenizer program: splitting steps then at most one final transform.
+    """An immutable pre-tokenizer program: splitting steps, at most one transform, and after a ByteLevel
+    transform further splitting steps on its byte-level chars.
 
     Thread-safe and picklable (by its steps). Working memory: one cached scratch for the common
     single-threaded case (claimed under the GIL), a fresh one for any concurrent call.
@@ -251,6 +256,7 @@ cdef class Program:
             raise UnsupportedShape(err.decode("utf-8", "replace") or "unsupported program")
         self._steps = steps
         self.render = _RENDER_NAMES[tt.tt_program_render(self._prog, &render_cp)]
+        self.dfa_steps = tt.tt_program_dfa_steps(self._prog)
         self._prefix = chr(render_cp) if render_cp else ""
 
     def __dealloc__(self):

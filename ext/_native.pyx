@@ -280,8 +280,7 @@ cdef class Pipeline:
         finally:
             free(ptrs); free(lens); free(c_merges)
         if self._bpe == NULL:
-            raise ValueError("BPE vocabulary lacks a single-byte token, an affix is too long, it exceeds the native "
-                             "table limits, or out of memory")
+            raise ValueError("BPE affix too long, vocabulary beyond the native table limits, or out of memory")
 
     cdef _build_added(self, list added, bint encode_special_tokens):
         cdef size_t n = len(added), i

@@ -59,6 +59,7 @@ cdef extern from "tagtok.h" nogil:
         uint32_t n_splits
         uint32_t n_looks
         int first_set
+        int backtrack_only
 
     ctypedef struct tt_step:
         tt_step_kind kind
@@ -96,6 +97,7 @@ cdef extern from "tagtok.h" nogil:
     tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size_t err_len)
     void tt_program_free(tt_program *program)
     tt_render tt_program_render(const tt_program *program, uint32_t *render_cp)
+    size_t tt_program_dfa_steps(const tt_program *program)
     tt_scratch *tt_scratch_new()
     void tt_scratch_free(tt_scratch *scratch)
     int tt_program_run(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,

@@ -9,6 +9,7 @@ cdef class Program:
     cdef bint _cached_busy
     cdef tuple _steps
     cdef readonly str render
+    cdef readonly size_t dfa_steps
     cdef str _prefix  # the rendered prefix char (Metaspace replacement or ByteLevel space)
 
     cdef tt.tt_scratch *_claim_scratch(self) except NULL

@@ -67,18 +67,15 @@ def _bpe_spec(model, byte_level):
         raise Unsupported("BPE byte_fallback with continuing_subword_prefix/end_of_word_suffix is not native "
                           "(stock's offsets for the fallback bytes then run past the word)")
     if byte_level:
-        if model.get("byte_fallback") or model.get("unk_token") is not None:
-            raise Unsupported("byte-level BPE with byte_fallback or unk_token is not native yet")
         _check_byte_symbols(vocab, tokens, (prefix, spec["prefix"]), (suffix, spec["suffix"]))
-    else:
-        unk = model.get("unk_token")
-        if unk is not None and unk not in vocab:
-            raise Unsupported(f"BPE unk_token {unk!r} is not in the vocabulary")
-        spec["unk_id"] = None if unk is None else vocab[unk]
-        spec["fuse_unk"] = bool(model.get("fuse_unk"))
-        spec["byte_tokens"] = None
-        if model.get("byte_fallback"):  # a char some of whose byte tokens are missing is unknown instead
-            spec["byte_tokens"] = [vocab.get(f"<0x{byte:02X}>") for byte in range(256)]
+    unk = model.get("unk_token")
+    if unk is not None and unk not in vocab:
+        raise Unsupported(f"BPE unk_token {unk!r} is not in the vocabulary")
+    spec["unk_id"] = None if unk is None else vocab[unk]
+    spec["fuse_unk"] = bool(model.get("fuse_unk"))
+    spec["byte_tokens"] = None
+    if model.get("byte_fallback"):  # a char some of whose byte tokens are missing is unknown instead
+        spec["byte_tokens"] = [vocab.get(f"<0x{byte:02X}>") for byte in range(256)]
     merges = _merge_ids(model.get("merges"), vocab, len(prefix.encode()))
     if len(tokens) > _NATIVE_MAX_TOKENS or len(merges) > _NATIVE_MAX_MERGES:
         raise Unsupported(f"BPE with {len(tokens)} ids / {len(merges)} merges exceeds the native tables "
@@ -158,16 +155,16 @@ def _merge_ids(merges, vocab, prefix_len):
 
 
 def _check_byte_symbols(vocab, tokens, prefix, suffix):
-    # Byte level: every byte needs its initial symbol in each position (first/inner/last/only), else
-    # stock drops it and shifts offsets in rendered-string bytes, which the byte-level C path does not do.
-    # Stock finds a symbol by its rendered name; its id must hold those bytes in `tokens` too (a name
-    # sharing its id with another may have lost it there).
+    # Byte level: stock finds a byte's initial symbol in each position (first/inner/last/only) by its
+    # rendered name and the C path by its bytes, so the symbol's id must hold those bytes in `tokens` (a
+    # name sharing its id with another may have lost it there). A missing symbol is fine: both handle
+    # the byte as stock's merge_word handles an unknown char (byte_fallback, unk, or dropped).
     for byte, char in enumerate(byte_chars()):
         for before, before_bytes in {("", b""), prefix}:
             for after, after_bytes in {("", b""), suffix}:
                 token_id = vocab.get(before + char + after)
-                if token_id is None or tokens[token_id] != before_bytes + bytes([byte]) + after_bytes:
-                    raise Unsupported(f"byte-level BPE without a token for {before + char + after!r} is not native")
+                if token_id is not None and tokens[token_id] != before_bytes + bytes([byte]) + after_bytes:
+                    raise Unsupported(f"byte-level BPE token {before + char + after!r} shares its id; not native")
 
 
 def _added_spec(added_tokens, normalizer, model_emits):

@@ -182,7 +182,9 @@ def _plan(steps):
     if not steps:  # the identity: leave splits untouched (splitting "" would drop it; stock keeps it)
         return []
     engine = _engine()
-    if all(step["kind"] != "stock" for step in steps):
+    # Splits after ByteLevel can cut inside a char, which a NormalizedString slice by chars cannot
+    # express: such a program runs whole only where its pieces are read as offsets (_whole_program).
+    if all(step["kind"] != "stock" for step in steps) and not _splits_after_transform(steps):
         try:
             return [_Stage(steps)]
         except engine.UnsupportedShape:
@@ -218,6 +220,21 @@ def _plan(steps):
     return stages
 
 
+def _splits_after_transform(steps):
+    kinds = [step["kind"] for step in steps]
+    return any(kind in _TRANSFORMS for kind in kinds[:-1])
+
+
+def _whole_program(steps):
+    """One native program running all of `steps`, or None (a stock step, or a shape the engine refuses)."""
+    if not steps or any(step["kind"] == "stock" for step in steps):
+        return None
+    try:
+        return _engine().Program(steps)
+    except _engine().UnsupportedShape:
+        return None
+
+
 def _run_stages(stages, pretok):
     for stage in stages:
         if isinstance(stage, _Stage):
@@ -232,13 +249,15 @@ class PreTokenizer:
     """Base of every twin. Subclasses define `_steps`, `to_json_dict`, `stock` and `_from_json`."""
 
     _stages = None
+    _program = False  # not yet planned
 
     def pre_tokenize_str(self, text):
         """Split `text` exactly like the stock object: a list of (piece, (start_char, end_char))."""
         _text(text)
+        program = self._whole()
+        if program is not None:
+            return program.pre_tokenize_str(text)
         stages = self._plan()
-        if len(stages) == 1 and isinstance(stages[0], _Stage):
-            return stages[0].program.pre_tokenize_str(text)
         pretok = PreTokenizedString(text)
         _run_stages(stages, pretok)
         return [(piece, offsets) for piece, offsets, _ in pretok.get_splits(offset_referential="original", offset_type="char")]
@@ -247,9 +266,9 @@ class PreTokenizer:
         """Batch API: (offsets int64 (n_pieces, 2), counts int64 (n_texts,)) of char offsets, no per-piece objects."""
         if isinstance(texts, str):  # iterating a str would silently pre-tokenize each char as a text
             raise TypeError("pre_tokenize_offsets expects a list of str, not a str")
-        stages = self._plan()
-        if len(stages) == 1 and isinstance(stages[0], _Stage):
-            return stages[0].program.pre_tokenize_offsets(texts if isinstance(texts, list) else list(texts))
+        program = self._whole()
+        if program is not None:
+            return program.pre_tokenize_offsets(texts if isinstance(texts, list) else list(texts))
         results = [self.pre_tokenize_str(text) for text in texts]
         counts = np.fromiter((len(pieces) for pieces in results), dtype=np.int64, count=len(results))
         offsets = np.array([span for pieces in results for _, span in pieces], dtype=np.int64).reshape(-1, 2)
@@ -283,6 +302,11 @@ class PreTokenizer:
         if self._stages is None:
             self._stages = _plan(self._steps())
         return self._stages
+
+    def _whole(self):
+        if self._program is False:
+            self._program = _whole_program(self._steps())
+        return self._program
 
     def _options(self):
         return {}
@@ -647,5 +671,5 @@ def engine_steps(config):
     if config is None:
         return []
     steps = _from_json(config)._steps()
-    _engine().Program(steps)  # one program or none: e.g. a ByteLevel before further splits raises UnsupportedShape
+    _engine().Program(steps)  # one program or none: e.g. a Metaspace before further splits raises UnsupportedShape
     return steps

@@ -538,6 +538,8 @@ class _Emitter:
             if node[1] in (A_WORD_B, A_NOT_WORD_B):
                 word = self.sets.setdefault(_property_escape("\\w"), len(self.sets))
                 self.emit(OP_ASSERT, node[1], word)
+            elif node[1] == A_LINE_END:  # the newline set lets the DFA decide `$` from the next char's class
+                self.emit(OP_ASSERT, node[1], self.sets.setdefault(((10, 10),), len(self.sets)))
             else:
                 self.emit(OP_ASSERT, node[1])
         elif kind == "look":
@@ -602,6 +604,8 @@ class CompiledRegex:
         em.finish()
         # a prefilter: search starts whose char cannot begin a match are skipped without running the program
         first = None if _nullable(tree) else _first_chars(tree)
+        if first == ((0, MAX_CP),):  # every char can start a match: nothing to skip
+            first = None
         first_set = -1 if first is None else em.sets.setdefault(first, len(em.sets))
         sets = [None] * len(em.sets)
         for ranges, idx in em.sets.items():

@@ -104,13 +104,40 @@ def test_every_code_point_in_contexts(pattern):
     _assert_same(ours, stock, texts, pattern)
 
 
+def _compiled_program(pattern, backtrack_only=False, behavior="isolated", invert=False):
+    compiled = regex_compiler.compile_pattern(pattern)
+    return _engine.Program([{"kind": "split_compiled", **compiled.step_fields, "behavior": behavior,
+                             "invert": invert, "backtrack_only": backtrack_only}])
+
+
+# Family patterns whose lookaheads look further than one char: they run on the backtracking VM.
+NEEDS_VM = {r"\d{1,3}(?=(?:\d{3})*\b)", r"(?=(\d{3})+(?!\d))"}
+
+
+@pytest.mark.parametrize("family,index,pattern", FAMILY_CASES, ids=[f"{f}-{k}" for f, k, _ in FAMILY_CASES])
+def test_family_patterns_run_as_dfa(family, index, pattern):
+    """Every compilable family pattern but those named in NEEDS_VM runs as a DFA, equal to the VM."""
+    try:
+        dfa = _compiled_program(pattern)
+    except twins.UnsupportedPattern:
+        return
+    except regex_compiler.UnsupportedRegex:
+        return
+    assert dfa.dfa_steps == (0 if pattern in NEEDS_VM else 1), pattern
+    vm = _compiled_program(pattern, backtrack_only=True)
+    assert vm.dfa_steps == 0
+    for text in TEXTS:
+        assert dfa.pre_tokenize_str(text) == vm.pre_tokenize_str(text), (pattern, text)
+
+
+@pytest.mark.parametrize("backtrack_only", [False, True], ids=["dfa", "vm"])
 @pytest.mark.parametrize("kind", sorted(twins.RECOGNISED_PATTERNS))
-def test_compiled_equals_hand_fsm(kind):
-    """One mechanism tested against the other: the compiled program of each hand-written FSM's pattern."""
-    compiled = regex_compiler.compile_pattern(twins.RECOGNISED_PATTERNS[kind])
-    common = {"behavior": "isolated", "invert": False}
-    ours = _engine.Program([{"kind": "split_compiled", **compiled.step_fields, **common}])
-    hand = _engine.Program([{"kind": "split_regex", "regex": kind, **common}])
+def test_compiled_equals_hand_fsm(kind, backtrack_only):
+    """One mechanism tested against the other: the compiled program of each hand-written FSM's pattern,
+    as a DFA and on the backtracking VM."""
+    hand = _engine.Program([{"kind": "split_regex", "regex": kind, "behavior": "isolated", "invert": False}])
+    ours = _compiled_program(twins.RECOGNISED_PATTERNS[kind], backtrack_only)
+    assert ours.dfa_steps == (0 if backtrack_only else 1)
     texts = TEXTS + _scalar_chunks(size=8192) + ["a" + "a".join(c) for c in _scalar_chunks(step=3, size=2048)]
     texts += [" " + " ".join(c) for c in _scalar_chunks(step=5, size=2048)]
     texts += ["'" + "'".join(c) for c in _scalar_chunks(step=11, size=2048)]
@@ -222,7 +249,8 @@ def _fuzz_texts(seed, count):
 
 
 def run_fuzz(seed, n_patterns, n_texts):
-    """(compiled patterns, rejected by the compiler, rejected by stock); asserts 0 differences."""
+    """(compiled patterns, rejected by the compiler, rejected by stock); asserts 0 differences, for the
+    twin (the DFA where the program allows it) and for the backtracking VM."""
     rng = random.Random(seed)
     compiled = rejected = invalid = 0
     for pattern in fuzz_patterns(seed, n_patterns):
@@ -239,10 +267,42 @@ def run_fuzz(seed, n_patterns, n_texts):
         compiled += 1
         behavior, invert = rng.choice(BEHAVIORS), rng.random() < 0.3
         ours, stock = _pairs(pattern, behavior, invert)
-        stock_failed = _assert_same(ours, stock, _fuzz_texts(rng.random(), n_texts), f"fuzz {pattern!r} {behavior} {invert}")
+        texts = _fuzz_texts(rng.random(), n_texts)
+        stock_failed = _assert_same(ours, stock, texts, f"fuzz {pattern!r} {behavior} {invert}")
+        # the twin runs the DFA where the program allows it; the backtracking VM answers the same
+        _assert_same(_compiled_program(pattern, True, behavior, invert), stock, texts, f"fuzz VM {pattern!r}")
         if stock_failed:
             print(f"stock hit onig's retry limit on {stock_failed} texts of {pattern!r}")
     return compiled, rejected, invalid
+
+
+def test_fuzz_dfa_equals_backtracking_vm():
+    """Random patterns from the grammar: the DFA and the memo VM agree on every text (the stock fuzz
+    above checks each against Oniguruma; this one is cheap enough to run many more patterns)."""
+    rng = random.Random(11)
+    as_dfa = 0
+    for pattern in fuzz_patterns(11, int(os.environ.get("HF_TAGTOK_REGEX_FUZZ", "120")) * 3):
+        try:
+            dfa = _compiled_program(pattern)
+        except regex_compiler.UnsupportedRegex:
+            continue
+        as_dfa += dfa.dfa_steps
+        vm = _compiled_program(pattern, backtrack_only=True)
+        for text in _fuzz_texts(rng.random(), 40):
+            assert dfa.pre_tokenize_str(text) == vm.pre_tokenize_str(text), (pattern, text)
+    assert as_dfa >= 100
+
+
+@pytest.mark.parametrize("pattern", [r"[ab]*a[ab]{17}", r"[ab]*b[ab]{16}(?!a)"])
+def test_dfa_state_cache_refills_when_full(pattern):
+    """A greedy run then a counted tail: while the match runs on, the DFA state remembers which of the
+    last 17 chars could end the run, so a long random text visits more distinct states (~2**17) than
+    the cache holds (65,536): the cache empties and refills mid-match and the matches stay stock's."""
+    rng = random.Random(5)
+    texts = ["".join(rng.choice("ab") for _ in range(150_000)) for _ in range(2)]
+    ours, stock = _pairs(pattern)
+    assert _compiled_program(pattern).dfa_steps == 1
+    _assert_same(ours, stock, texts, pattern)
 
 
 def test_fuzz_random_patterns_equal_stock():

@@ -80,6 +80,7 @@ typedef struct tt_rx_mem tt_rx_mem;
 #define TT_RX_OOM ((size_t)-1)
 tt_rx *tt_rx_new(const tt_rx_spec *spec, char *err, size_t err_len);
 void tt_rx_free(tt_rx *rx);
+int tt_rx_uses_dfa(const tt_rx *rx);
 tt_rx_mem *tt_rx_mem_new(void);
 void tt_rx_mem_free(tt_rx_mem *mem);
 size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *mem,

@@ -1,8 +1,9 @@
-/* The program executor: HF `Sequence` semantics over splitting steps, then at most one transform.
+/* The program executor: HF `Sequence` semantics over splitting steps, then at most one transform, then
+ * (after ByteLevel only) splitting steps over the byte-level rendering.
  *
- * The input is classified once (atoms, plus scripts if a step needs them); every step re-splits each
- * current piece on its own, so a piece boundary is a string boundary for every FSM. All working
- * memory lives in tt_scratch and only grows (amortised doubling), never per piece.
+ * The input is classified once when a step reads tags (atoms, plus scripts if a step needs them); every
+ * step re-splits each current piece on its own, so a piece boundary is a string boundary for every
+ * FSM. All working memory lives in tt_scratch and only grows (amortised doubling), never per piece.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +13,14 @@
 
 struct tt_program {
     tt_step *steps; /* splitting steps (Bert already expanded into its two splits) */
+    size_t n_before; /* steps[0, n_before) run before the final transform; the rest after ByteLevel, on
+                      * the byte-rendered text */
     tt_rx **rx;     /* per step: the compiled regex of a SPLIT_COMPILED step, else NULL */
     size_t n_steps;
     tt_step final;  /* kind METASPACE / BYTELEVEL, or has_final == 0 */
     int has_final;
     int needs_scripts;
+    int needs_atoms; /* some step reads atom tags (compiled regexes, literals, chunks and Metaspace do not) */
     uint8_t repl[4]; /* Metaspace replacement, UTF-8 */
     uint32_t repl_len;
     uint32_t props[256]; /* tt_view.props */
@@ -31,6 +35,10 @@ struct tt_scratch {
     size_t cur_cap, next_cap;
     uint8_t *vbuf; /* one piece behind ByteLevel's prefix space: bytes, then their tags */
     size_t v_cap;
+    uint8_t *rtext, *rtags, *rstags; /* after ByteLevel: the pieces rendered back to back */
+    size_t rtext_cap, rtags_cap, rstags_cap;
+    uint32_t *rfrom; size_t rfrom_cap; /* per rendered byte: the original byte it renders (prefix: the piece start) */
+    uint8_t *rprefix; size_t rprefix_cap; /* per rendered byte: 1 on ByteLevel's prefix space */
     tt_rx_mem *rx_mem; /* compiled-regex working memory, created on first use */
 };
 
@@ -106,12 +114,15 @@ static int add_step(tt_program *prog, tt_step step, char *err, size_t err_len) {
 }
 
 tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size_t err_len) {
+    int after_bytelevel = 0;
     for (size_t i = 0; i < n_steps; i++) {
         if (check_step(&steps[i], err, err_len)) return NULL;
-        if (is_transform(steps[i].kind) && i + 1 != n_steps) {
-            fail(err, err_len, "a Metaspace/ByteLevel step must be the last step of a native program");
+        if (is_transform(steps[i].kind) && (after_bytelevel || (steps[i].kind == TT_STEP_METASPACE && i + 1 != n_steps))) {
+            fail(err, err_len, after_bytelevel ? "a second transform after ByteLevel is not run in one native program"
+                                               : "a Metaspace step must be the last step of a native program");
             return NULL;
         }
+        after_bytelevel |= steps[i].kind == TT_STEP_BYTELEVEL;
     }
     tt_program *prog = calloc(1, sizeof *prog);
     if (!prog || !(prog->steps = calloc(2 * n_steps + 1, sizeof(tt_step))) ||
@@ -125,9 +136,13 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
     for (size_t i = 0; i < n_steps; i++) {
         tt_step s = steps[i];
         int rc = 0;
+        prog->needs_atoms |= !(s.kind == TT_STEP_SPLIT_COMPILED || s.kind == TT_STEP_SPLIT_CHAR ||
+                               s.kind == TT_STEP_SPLIT_LITERAL || s.kind == TT_STEP_FIXED_LENGTH ||
+                               s.kind == TT_STEP_METASPACE || (s.kind == TT_STEP_BYTELEVEL && !s.use_regex));
         if (is_transform(s.kind)) {
             prog->final = s;
             prog->has_final = 1;
+            prog->n_before = prog->n_steps;
             if (s.kind == TT_STEP_METASPACE) prog->repl_len = encode_utf8(s.cp, prog->repl);
         } else if (s.kind == TT_STEP_BERT) {
             tt_step ws = {.kind = TT_STEP_SPLIT_CLASS, .behavior = TT_BEHAVIOR_REMOVED, .prop_mask = TT_PROP_WS};
@@ -138,6 +153,7 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
             if (err && err_len) err[0] = 0;
             rc = add_step(prog, s, err, err_len);
         }
+        if (!prog->has_final) prog->n_before = prog->n_steps;
         if (rc) {
             tt_program_free(prog);
             if (err && err_len && !err[0]) fail(err, err_len, "out of memory");
@@ -168,12 +184,19 @@ tt_render tt_program_render(const tt_program *prog, uint32_t *render_cp) {
     return TT_RENDER_BYTELEVEL;
 }
 
+size_t tt_program_dfa_steps(const tt_program *prog) {
+    size_t n = 0;
+    for (size_t i = 0; i < prog->n_steps; i++) n += prog->rx[i] && tt_rx_uses_dfa(prog->rx[i]);
+    return n;
+}
+
 tt_scratch *tt_scratch_new(void) { return calloc(1, sizeof(tt_scratch)); }
 
 void tt_scratch_free(tt_scratch *s) {
     if (!s) return;
     free(s->tags); free(s->stags); free(s->segs); free(s->cur); free(s->next);
     free(s->vbuf);
+    free(s->rtext); free(s->rtags); free(s->rstags); free(s->rfrom); free(s->rprefix);
     tt_rx_mem_free(s->rx_mem);
     free(s);
 }
@@ -295,7 +318,7 @@ static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *s
         vtext[0] = ' ';
         vtags[0] = tt_atom_ascii[' '];
         memcpy(vtext + 1, v->text + lo, len - 1);
-        memcpy(vtags + 1, v->tags + lo, len - 1);
+        memcpy(vtags + 1, v->tags + lo, len - 1); /* use_regex: the program classified the text */
         tt_view pv = {vtext, vtags, NULL, v->props};
         size_t k = tt_fsm_regex(&pv, 0, len, TT_REGEX_GPT2, sc->segs);
         size_t got = tt_apply_behavior(sc->segs, k, TT_BEHAVIOR_ISOLATED, 0, sc->next + out);
@@ -312,6 +335,54 @@ static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *s
     return 0;
 }
 
+/* Splitting steps after ByteLevel see its output: every byte of a piece as its byte-level char, behind
+ * the prefix space when the piece has one. The pieces are rendered back to back (each step re-splits
+ * each piece on its own, so what lies between them does not matter), split there, and mapped back: a
+ * rendered char stands for one original byte, so a piece can start or end inside a UTF-8 char, as in
+ * stock; a piece of only the prefix space becomes a prefix-only piece. */
+static int run_after_bytelevel(const tt_program *prog, const uint8_t *text, tt_scratch *sc, size_t *n) {
+    size_t rlen = 0;
+    for (size_t i = 0; i < *n; i++) {
+        rlen += (sc->cur[i].flags & TT_PIECE_PREFIX) ? 2 : 0;
+        for (uint32_t b = sc->cur[i].start; b < sc->cur[i].end; b++) rlen += tt_bytelevel_map[text[b]] < 0x80 ? 1 : 2;
+    }
+    if (rlen > UINT32_MAX - 2 || GROW(sc->rtext, sc->rtext_cap, rlen) || GROW(sc->rfrom, sc->rfrom_cap, rlen) ||
+        GROW(sc->rprefix, sc->rprefix_cap, rlen) || GROW(sc->rtags, sc->rtags_cap, rlen))
+        return -1;
+    uint32_t r = 0;
+    for (size_t i = 0; i < *n; i++) {
+        tt_piece *pc = &sc->cur[i];
+        uint32_t start = r;
+        if (pc->flags & TT_PIECE_PREFIX) {
+            uint32_t len = encode_utf8(tt_bytelevel_map[' '], sc->rtext + r);
+            for (uint32_t k = 0; k < len; k++, r++) sc->rfrom[r] = pc->start, sc->rprefix[r] = 1;
+        }
+        for (uint32_t b = pc->start; b < pc->end; b++) {
+            uint32_t len = encode_utf8(tt_bytelevel_map[text[b]], sc->rtext + r);
+            for (uint32_t k = 0; k < len; k++, r++) sc->rfrom[r] = b, sc->rprefix[r] = 0;
+        }
+        *pc = (tt_piece){start, r, 0};
+    }
+    if (prog->needs_atoms) tt_classify(TT_ALPHABET_ATOMS, sc->rtext, rlen, sc->rtags, NULL);
+    if (prog->needs_scripts) {
+        if (GROW(sc->rstags, sc->rstags_cap, rlen)) return -1;
+        tt_classify(TT_ALPHABET_SCRIPTS, sc->rtext, rlen, sc->rstags, NULL);
+    }
+    tt_view rv = {sc->rtext, sc->rtags, sc->rstags, prog->props};
+    for (size_t i = prog->n_before; i < prog->n_steps; i++)
+        if (run_split(&prog->steps[i], prog->rx[i], &rv, sc, n)) return -1;
+    for (size_t i = 0; i < *n; i++) {
+        tt_piece *pc = &sc->cur[i];
+        uint32_t last = pc->end - 1;
+        while (last > pc->start && (sc->rtext[last] & 0xC0) == 0x80) last--;
+        uint32_t flags = sc->rprefix[pc->start] ? TT_PIECE_PREFIX : 0;
+        uint32_t start = sc->rfrom[pc->start];
+        uint32_t end = sc->rprefix[last] ? start : sc->rfrom[last] + 1; /* only the prefix: prefix-only piece */
+        *pc = (tt_piece){start, end, flags};
+    }
+    return 0;
+}
+
 int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, size_t len,
                    const tt_piece **pieces, size_t *n_pieces) {
     size_t n = 0;
@@ -325,7 +396,7 @@ int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, 
         *n_pieces = prog->n_steps == 0 && !prog->has_final;
         return 0;
     }
-    tt_classify(TT_ALPHABET_ATOMS, text, len, sc->tags, NULL);
+    if (prog->needs_atoms) tt_classify(TT_ALPHABET_ATOMS, text, len, sc->tags, NULL);
     if (prog->needs_scripts) {
         if (GROW(sc->stags, sc->stags_cap, len)) return -1;
         tt_classify(TT_ALPHABET_SCRIPTS, text, len, sc->stags, NULL);
@@ -333,13 +404,14 @@ int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, 
     tt_view v = {text, sc->tags, sc->stags, prog->props};
     sc->cur[0] = (tt_piece){0, (uint32_t)len, 0};
     n = 1;
-    for (size_t i = 0; i < prog->n_steps; i++)
+    for (size_t i = 0; i < prog->n_before; i++)
         if (run_split(&prog->steps[i], prog->rx[i], &v, sc, &n)) return -1;
     if (prog->has_final) {
         int rc = prog->final.kind == TT_STEP_METASPACE ? run_metaspace(prog, &v, sc, &n)
                                                        : run_bytelevel(prog, &v, sc, &n);
         if (rc) return -1;
     }
+    if (prog->n_before < prog->n_steps && n && run_after_bytelevel(prog, text, sc, &n)) return -1;
     *pieces = sc->cur;
     *n_pieces = n;
     return 0;
@@ -393,7 +465,8 @@ void tt_char_offsets(const uint8_t *text, size_t len, const tt_piece *pieces, si
     int64_t chars = 0;
     for (size_t i = 0; i < n; i++) {
         chars += count_chars(text, len, byte, pieces[i].start);
-        out[2 * i] = chars;
+        /* a piece split after ByteLevel can start inside a char: it starts at that char, as in stock */
+        out[2 * i] = chars - (pieces[i].start < len && (text[pieces[i].start] & 0xC0) == 0x80);
         if (pieces[i].start == pieces[i].end && (pieces[i].flags & TT_PIECE_PREFIX)) { /* aligned to the next char */
             out[2 * i + 1] = chars + 1;
             byte = pieces[i].start;

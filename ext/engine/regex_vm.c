@@ -15,30 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsm_internal.h"
-
-enum { RX_MATCH, RX_SET, RX_SPLIT, RX_JMP, RX_LOOK, RX_ASSERT, RX_RUN, RX_OP_COUNT };
-enum { RX_LINE_BEGIN, RX_LINE_END, RX_TEXT_BEGIN, RX_TEXT_END, RX_TEXT_END_NL, RX_WORD_B, RX_NOT_WORD_B,
-       RX_ASSERT_COUNT };
-
-struct tt_rx {
-    int32_t *code; /* op, a, b, c */
-    uint32_t n_code;
-    uint16_t *stage1, *stage2;
-    uint64_t *sets;
-    uint32_t words; /* uint64 words per set bitmap */
-    uint32_t n_main_splits, n_splits, n_looks;
-    int first_set;
-};
-
-struct tt_rx_mem {
-    uint64_t *memo; size_t memo_cap;    /* main-program SPLIT visits, (pos - lo) * n_main_splits + k */
-    uint32_t *stamps; size_t stamps_cap; /* lookaround SPLIT visits, by generation */
-    uint8_t *looks; size_t looks_cap;   /* 0 unknown, 1 true, 2 false; (pos - lo) * n_looks + id */
-    uint32_t *stack; size_t stack_cap;  /* (pc, pos) pairs */
-    size_t sp;
-    uint32_t gen;
-};
+#include "regex_internal.h"
 
 static int grow(void **buf, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return 0;
@@ -60,6 +37,7 @@ static void *dup(const void *src, size_t bytes) {
 void tt_rx_free(tt_rx *rx) {
     if (!rx) return;
     free(rx->code); free(rx->stage1); free(rx->stage2); free(rx->sets);
+    free(rx->key_base); free(rx->key_pc); free(rx->key_count); free(rx->class_starts);
     free(rx);
 }
 
@@ -82,6 +60,10 @@ tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
     rx->n_splits = s->n_splits;
     rx->n_looks = s->n_looks;
     rx->first_set = s->first_set;
+    rx->n_classes = s->n_classes;
+    rx->n_sets = s->n_sets;
+    static uint64_t serials;
+    rx->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
     if (s->first_set < -1 || (s->first_set >= 0 && (uint32_t)s->first_set >= s->n_sets))
         return reject(rx, err, err_len, "first_set out of range");
     rx->code = dup(s->code, 4 * sizeof(int32_t) * s->n_code);
@@ -126,6 +108,7 @@ tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
         while (rx->code[4 * p] == RX_JMP && hops++ <= rx->n_code) p = (uint32_t)rx->code[4 * p + 1];
         if (hops > rx->n_code) return reject(rx, err, err_len, "jump cycle");
     }
+    if (tt_rx_dfa_prepare(rx, s->backtrack_only)) return reject(rx, err, err_len, "out of memory");
     return rx;
 }
 
@@ -134,6 +117,7 @@ tt_rx_mem *tt_rx_mem_new(void) { return calloc(1, sizeof(tt_rx_mem)); }
 void tt_rx_mem_free(tt_rx_mem *m) {
     if (!m) return;
     free(m->memo); free(m->stamps); free(m->looks); free(m->stack);
+    tt_rx_dfa_free_all(m);
     free(m);
 }
 
@@ -154,8 +138,7 @@ static inline uint32_t decode(const uint8_t *s, uint32_t p) {
 }
 
 static inline int in_set(const tt_rx *rx, uint32_t set, uint32_t cp) {
-    uint32_t cls = rx->stage2[(uint32_t)rx->stage1[cp >> 8] * 256 + (cp & 0xFF)];
-    return (int)(rx->sets[(size_t)set * rx->words + (cls >> 6)] >> (cls & 63)) & 1;
+    return tt_rx_set_has(rx, set, tt_rx_class(rx, cp));
 }
 
 static inline uint32_t prev_start(const uint8_t *text, uint32_t lo, uint32_t p) {
@@ -264,18 +247,16 @@ static inline size_t emit(tt_seg *out, size_t n, uint32_t start, uint32_t end, u
     return n + 1;
 }
 
-/* onig's find_iter over [lo, hi) as tokenizers' find_matches turns it into segments: an empty match
- * right where the previous match ended is skipped by moving the search start one char on. */
-size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *m,
-                       tt_seg *out) {
+/* Clears the VM's per-piece memo for [lo, hi]. */
+static int vm_prepare(const tt_rx *rx, tt_rx_mem *m, uint32_t lo, uint32_t hi) {
     size_t width = (size_t)hi - lo + 1;
     size_t memo_words = (width * rx->n_main_splits + 63) / 64;
     size_t n_stamps = width * (rx->n_splits - rx->n_main_splits);
     if (grow((void **)&m->memo, &m->memo_cap, memo_words ? memo_words : 1, sizeof(uint64_t)) ||
         grow((void **)&m->looks, &m->looks_cap, width * rx->n_looks + 1, 1))
-        return TT_RX_OOM;
+        return -1;
     if (n_stamps > m->stamps_cap) {
-        if (grow((void **)&m->stamps, &m->stamps_cap, n_stamps, sizeof(uint32_t))) return TT_RX_OOM;
+        if (grow((void **)&m->stamps, &m->stamps_cap, n_stamps, sizeof(uint32_t))) return -1;
         memset(m->stamps, 0, m->stamps_cap * sizeof(uint32_t));
         m->gen = 0;
     } else if (n_stamps) {
@@ -284,8 +265,17 @@ size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t 
     }
     memset(m->memo, 0, memo_words * sizeof(uint64_t));
     memset(m->looks, 0, width * rx->n_looks);
-    ctx x = {rx, m, v->text, lo, hi, 0};
     m->sp = 0;
+    return 0;
+}
+
+/* onig's find_iter over [lo, hi) as tokenizers' find_matches turns it into segments: an empty match
+ * right where the previous match ended is skipped by moving the search start one char on. */
+size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *m,
+                       tt_seg *out) {
+    if (rx->key_base) return tt_rx_dfa_segments(rx, m, v->text, lo, hi, out);
+    if (vm_prepare(rx, m, lo, hi)) return TT_RX_OOM;
+    ctx x = {rx, m, v->text, lo, hi, 0};
     size_t n = 0;
     uint32_t prev = lo, search = lo;
     int have_last = 0;

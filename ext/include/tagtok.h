@@ -83,6 +83,7 @@ typedef struct {
     const uint64_t *sets; uint32_t n_sets;  /* n_sets * ceil(n_classes / 64) words */
     uint32_t n_classes, n_main_splits, n_splits, n_looks;
     int first_set; /* every match starts with a char of this set (-1: unknown) */
+    int backtrack_only; /* run on the backtracking VM even where the DFA could (for testing one against the other) */
 } tt_rx_spec;
 
 typedef struct {
@@ -99,7 +100,8 @@ typedef struct {
     const tt_rx_spec *rx; /* SPLIT_COMPILED (copied by tt_program_new) */
 } tt_step;
 
-/* A piece of the pre-tokenized input. [start, end) is a byte range of the input text. A piece whose
+/* A piece of the pre-tokenized input. [start, end) is a byte range of the input text (splits after
+ * ByteLevel may start or end it inside a UTF-8 char). A piece whose
  * flags has TT_PIECE_PREFIX is preceded by the program's prefix char (Metaspace replacement, or the
  * ByteLevel space); a prefix-only piece has start == end and aligns to the char at `start`.
  * The piece's text is rendered by the program's final transform (none, Metaspace, ByteLevel). */
@@ -118,6 +120,8 @@ typedef struct tt_scratch tt_scratch;  /* per-thread working memory */
 tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size_t err_len);
 void tt_program_free(tt_program *program);
 tt_render tt_program_render(const tt_program *program, uint32_t *render_cp);
+/* How many compiled-regex steps run as a DFA (the rest run on the backtracking VM). */
+size_t tt_program_dfa_steps(const tt_program *program);
 
 tt_scratch *tt_scratch_new(void);
 void tt_scratch_free(tt_scratch *scratch);
@@ -128,7 +132,8 @@ int tt_program_run(const tt_program *program, tt_scratch *scratch, const uint8_t
 
 /* Char offsets (start, end) of each piece, 2 int64 per piece, in one pass over the text (pieces in
  * program order). A prefix-only piece (start == end, TT_PIECE_PREFIX) gets the span of the char at `start`, as stock
- * aligns an inserted char to the char it precedes. */
+ * aligns an inserted char to the char it precedes. A piece that starts or ends inside a char (split after
+ * ByteLevel) covers that whole char. */
 void tt_char_offsets(const uint8_t *text, size_t len, const tt_piece *pieces, size_t n, int64_t *out);
 
 /* The entry points that code outside the engine's extension module calls (the native pipeline, linked

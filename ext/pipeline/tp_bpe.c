@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tp_alloc.h"
+#include "tp_engine.h"
 #include "tp_hash.h"
 #include "tp_word_cache.h"
 
@@ -43,6 +44,7 @@ struct tp_bpe {
     uint64_t *pair_filter; unsigned pair_filter_shift; /* see may_merge */
     uint32_t byte_id[4][256]; /* [symbol_kind(first, last)][byte]: the byte's initial symbol */
     tp_bpe_options opt;
+    int byte_gaps; /* byte level: some byte has no initial symbol in some position (see gap_symbols) */
     uint32_t byte_tokens[256];
     uint8_t prefix[TP_BPE_AFFIX_MAX], suffix[TP_BPE_AFFIX_MAX];
 };
@@ -240,7 +242,7 @@ tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t 
             uint8_t one = (uint8_t)byte, buf[2 * TP_BPE_AFFIX_MAX + 4];
             size_t len = affixed(bpe, kind, &one, 1, buf);
             bpe->byte_id[kind][byte] = vocab_find(bpe, buf, len, tp_hash_bytes(buf, len));
-            if (bpe->byte_id[kind][byte] == NO_ID) goto fail;
+            bpe->byte_gaps |= bpe->byte_id[kind][byte] == NO_ID;
         }
     return bpe;
 fail:
@@ -470,7 +472,55 @@ static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
     return n;
 }
 
+/* Byte level with gaps: HF's merge_word runs over the byte-rendered word, so a byte without its initial
+ * symbol becomes the <0xXX> tokens of its rendered char's UTF-8 when all exist, else a (fused) unk, else
+ * nothing, and symbol ranges are sums of rendered lengths (shifting left past dropped chars). Those
+ * rendered ranges are then mapped to word bytes: a rendered offset falls in the rendered char of exactly
+ * one byte, which is what stock's alignments map it to. */
+static size_t gap_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, const uint8_t *word, size_t len) {
+    size_t n = 0, unk_len = 0;
+    int pending = 0;
+    for (size_t i = 0; i < len; i++) {
+        uint32_t cp = tp_engine->bytelevel_map[word[i]]; /* below 0x800: one or two UTF-8 bytes */
+        uint8_t utf8[2] = {(uint8_t)cp, 0};
+        size_t rendered = 1;
+        if (cp >= 0x80) {
+            utf8[0] = (uint8_t)(0xC0 | (cp >> 6));
+            utf8[1] = (uint8_t)(0x80 | (cp & 0x3F));
+            rendered = 2;
+        }
+        uint32_t id = bpe->byte_id[symbol_kind(i, i + 1, len)][word[i]];
+        if (id != NO_ID) {
+            if (pending) { add_symbol(s, base, &n, bpe->opt.unk_id, unk_len); pending = 0; }
+            add_symbol(s, base, &n, id, rendered);
+        } else if (bpe->opt.byte_fallback && has_byte_tokens(bpe, utf8, rendered)) {
+            for (size_t b = 0; b < rendered; b++) add_symbol(s, base, &n, bpe->byte_tokens[utf8[b]], 1);
+        } else if (bpe->opt.unk_id != NO_ID) {
+            if (pending && bpe->opt.fuse_unk) {
+                unk_len += rendered;
+            } else {
+                if (pending) add_symbol(s, base, &n, bpe->opt.unk_id, unk_len);
+                pending = 1; unk_len = rendered;
+            }
+        }
+    }
+    if (pending) add_symbol(s, base, &n, bpe->opt.unk_id, unk_len);
+    /* rendered offsets -> word bytes: starts and ends both only grow, so two walks over the word */
+    size_t at_start = 0, r_start = 0, at_end = 0, r_end = 0;
+    for (size_t k = base; k < base + n; k++) {
+        uint32_t rs = s->starts[k], re = s->ends[k];
+        while (at_start < len && r_start + (tp_engine->bytelevel_map[word[at_start]] < 0x80 ? 1 : 2) <= rs)
+            r_start += tp_engine->bytelevel_map[word[at_start++]] < 0x80 ? 1 : 2;
+        while (at_end < len && r_end + (tp_engine->bytelevel_map[word[at_end]] < 0x80 ? 1 : 2) < re)
+            r_end += tp_engine->bytelevel_map[word[at_end++]] < 0x80 ? 1 : 2;
+        s->starts[k] = (uint32_t)at_start;
+        s->ends[k] = (uint32_t)at_end + 1;
+    }
+    return n;
+}
+
 static size_t byte_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, const uint8_t *word, size_t len) {
+    if (bpe->byte_gaps) return gap_symbols(bpe, s, base, word, len);
     for (size_t i = 0; i < len; i++) {
         s->ids[base + i] = bpe->byte_id[symbol_kind(i, i + 1, len)][word[i]];
         s->starts[base + i] = (uint32_t)i;
@@ -517,14 +567,16 @@ static int is_twin(tp_bpe_scratch *s, size_t j, const uint8_t *const *words, con
 
 int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
                         size_t n, tp_words *out) {
+    /* room per word: one symbol per byte, two where a byte-level gap byte falls back to <0xXX> tokens */
+    const size_t per_byte = bpe->byte_gaps && bpe->opt.byte_fallback ? 2 : 1;
     size_t symbols = 0, longest = 0;
     for (size_t j = 0; j < n; j++) {
-        symbols += lens[j] + 1;
+        symbols += per_byte * lens[j] + 1;
         if (lens[j] > longest) longest = lens[j];
     }
-    if (reserve(s, symbols, n, longest + 1) || (!s->cache.slots && make_caches(s))) return -1;
+    if (reserve(s, symbols, n, per_byte * longest + 1) || (!s->cache.slots && make_caches(s))) return -1;
     /* Lookups go in rounds, each round's table lines requested before any is read. */
-    for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) {
+    for (size_t j = 0, at = 0; j < n; at += per_byte * lens[j] + 1, j++) {
         s->first[j] = (uint32_t)at;
         s->hash[j] = tp_hash_bytes(words[j], lens[j]);
         __builtin_prefetch(tp_word_cache_home(&s->cache, s->hash[j]));

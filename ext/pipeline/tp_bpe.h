@@ -20,9 +20,10 @@ typedef struct {
 typedef struct {
     int ignore_merges;  /* a word found whole in the vocab is one token (HF ignore_merges) */
     int char_level;     /* initial symbols are the word's UTF-8 chars looked up in the vocab (else its bytes) */
-    int byte_fallback;  /* char_level: an unknown char becomes its <0xXX> tokens (byte_tokens) when all exist */
+    int byte_fallback;  /* an unknown char (byte level: a byte's rendered char) becomes its <0xXX> tokens
+                         * (byte_tokens) when all exist */
     const uint32_t *byte_tokens; /* 256 ids, for byte_fallback; UINT32_MAX: no such token */
-    uint32_t unk_id;    /* char_level: id for unknown chars, UINT32_MAX: unknown chars are dropped (as HF) */
+    uint32_t unk_id;    /* id for unknown chars, UINT32_MAX: unknown chars are dropped (as HF) */
     int fuse_unk;       /* consecutive unknown chars give one unk token */
     /* HF continuing_subword_prefix / end_of_word_suffix: a word's initial symbol for a char (a byte at
      * byte level) is prefix + char when it is not the first, char + suffix when it is the last. */
@@ -37,7 +38,8 @@ typedef struct {
 
 /* tokens[i] (len lens[i]) is the byte string of id i; lens[i] == UINT32_MAX marks an id with no
  * byte string. Returns NULL on OOM, beyond the table limits, on a prefix/suffix longer than
- * TP_BPE_AFFIX_MAX, or (byte level) when some byte's initial symbol (with its prefix/suffix) has no token. */
+ * TP_BPE_AFFIX_MAX. At byte level a byte whose initial symbol (with its prefix/suffix) has no token is
+ * handled as HF's merge_word handles its rendered char (byte_fallback, unk, or dropped). */
 tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t n_tokens,
                    const tp_merge *merges, uint32_t n_merges, const tp_bpe_options *options);
 void tp_bpe_free(tp_bpe *bpe);

@@ -1,0 +1,398 @@
+/* A lazily built leftmost-first DFA for compiled regexes whose constructs need no backtracking.
+ *
+ * A DFA state is the priority-ordered list of threads waiting to read the next char; a thread is an
+ * instruction, plus its repeat count for a possessive RUN. The transition on the class of the char at
+ * the current position (or on end of text) first follows the epsilon moves in priority order, which
+ * is where the next char decides one-char lookaheads (`(?!\S)`, `(?=[\p{L}])`), `$`, `\z` and whether a
+ * possessive run must go on; reaching MATCH records a match *before* that char and drops every
+ * lower-priority thread (onig's leftmost-first: a later, longer match can only come from a thread that
+ * outranks it). Then each SET thread whose set holds the char moves on. This is the Pike-VM order,
+ * which gives the backtracking VM's (and onig's) answer because no construct here looks behind or
+ * captures; programs with other assertions or lookarounds run on the VM.
+ *
+ * Transitions are computed on first use and cached per thread of execution (in tt_rx_mem, keyed by
+ * the program's serial), so the program itself stays immutable and shareable. When the cache reaches
+ * its size bound it is emptied and rebuilt on demand, so memory stays bounded on any input.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "regex_internal.h"
+
+#define DEAD 0u  /* the empty thread list: no match can be extended */
+#define START 1u /* [pc 0] */
+#define TRANS_BUDGET (8u << 20) /* bytes of transition table per program and thread */
+#define MAX_KEYS (1u << 22)
+#define THREADS_BUDGET MAX_KEYS /* thread-list entries of all states (one state's list always fits) */
+#define MAX_DFAS_PER_MEM 32
+
+struct tt_rx_dfa {
+    uint64_t serial;
+    uint32_t n_cols;                     /* classes, then end of text */
+    int32_t *trans; uint32_t trans_rows; /* [state * n_cols + col]: next << 1 | matched, or -1 */
+    uint32_t n_states, max_states;
+    uint32_t *state_start;               /* [state]: first thread; [n_states]: end */
+    uint32_t *threads; size_t threads_cap;
+    uint32_t *slots; uint32_t slot_mask; /* hash of thread lists: state + 1, 0 empty */
+    uint32_t *seen, *emitted, gen;       /* per key, by generation */
+    uint32_t *stack; size_t stack_cap;
+    uint32_t *out; size_t out_cap;
+};
+
+static inline uint32_t decode(const uint8_t *s, uint32_t p) { /* valid UTF-8, not ASCII */
+    uint32_t b = s[p];
+    if (b < 0xE0) return (b & 0x1F) << 6 | (s[p + 1] & 0x3F);
+    if (b < 0xF0) return (b & 0x0F) << 12 | (s[p + 1] & 0x3F) << 6 | (s[p + 2] & 0x3F);
+    return (b & 0x07) << 18 | (s[p + 1] & 0x3F) << 12 | (s[p + 2] & 0x3F) << 6 | (s[p + 3] & 0x3F);
+}
+
+static int grow_u32(uint32_t **buf, size_t *cap, size_t need) {
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    uint32_t *p = realloc(*buf, n * sizeof(uint32_t));
+    if (!p) return -1;
+    *buf = p;
+    *cap = n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- which programs run as a DFA */
+
+static int32_t run_cap(const int32_t *in) { return in[3] < 0 ? in[2] : in[3]; } /* counts told apart */
+
+/* Whether every instruction reachable from pc 0 (outside lookaround bodies) is one the DFA runs. */
+static int dfa_runs(const tt_rx *rx) {
+    uint8_t *seen = calloc(rx->n_code, 1);
+    uint32_t *todo = malloc(rx->n_code * 2 * sizeof(uint32_t) + sizeof(uint32_t));
+    int ok = seen && todo;
+    size_t n = 0;
+    if (ok) todo[n++] = 0;
+    while (ok && n) {
+        uint32_t pc = todo[--n];
+        if (seen[pc]) continue;
+        seen[pc] = 1;
+        const int32_t *in = rx->code + 4 * pc;
+        switch (in[0]) {
+        case RX_MATCH: break;
+        case RX_SET: todo[n++] = pc + 1; break;
+        case RX_JMP: todo[n++] = (uint32_t)in[1]; break;
+        case RX_SPLIT: todo[n++] = (uint32_t)in[1]; todo[n++] = (uint32_t)in[2]; break;
+        case RX_RUN: ok = run_cap(in) <= 0xFFFF; todo[n++] = pc + 1; break;
+        case RX_LOOK: { /* a one-char lookahead: the body is one set, then MATCH */
+            uint32_t body = (uint32_t)in[1];
+            ok = body + 1 < rx->n_code && rx->code[4 * body] == RX_SET && rx->code[4 * body + 4] == RX_MATCH;
+            todo[n++] = pc + 1;
+            break;
+        }
+        case RX_ASSERT: /* only those the next char decides; `$` carries the newline set in b */
+            ok = in[1] == RX_TEXT_END || (in[1] == RX_LINE_END && in[2] >= 0 && (uint32_t)in[2] < rx->n_sets);
+            todo[n++] = pc + 1;
+            break;
+        default: ok = 0;
+        }
+    }
+    free(seen);
+    free(todo);
+    return ok;
+}
+
+int tt_rx_dfa_prepare(tt_rx *rx, int backtrack_only) {
+    for (uint32_t b = 0; b < 128; b++) rx->ascii_class[b] = (uint16_t)tt_rx_class(rx, b);
+    if (backtrack_only || !dfa_runs(rx)) return 0;
+    if (rx->first_set >= 0) {
+        if (!(rx->class_starts = malloc(rx->n_classes))) return -1;
+        for (uint32_t c = 0; c < rx->n_classes; c++) rx->class_starts[c] = (uint8_t)tt_rx_set_has(rx, (uint32_t)rx->first_set, c);
+        for (uint32_t b = 0; b < 128; b++) rx->ascii_starts[b] = rx->class_starts[rx->ascii_class[b]];
+    }
+    uint64_t n_keys = 0;
+    for (uint32_t pc = 0; pc < rx->n_code; pc++) {
+        const int32_t *in = rx->code + 4 * pc;
+        n_keys += in[0] == RX_RUN ? (uint64_t)run_cap(in) + 1 : 1;
+    }
+    if (n_keys > MAX_KEYS) return 0;
+    rx->key_base = malloc((rx->n_code + 1) * sizeof(uint32_t));
+    rx->key_pc = malloc(n_keys * sizeof(uint32_t));
+    rx->key_count = malloc(n_keys * sizeof(uint16_t));
+    if (!rx->key_base || !rx->key_pc || !rx->key_count) {
+        free(rx->key_base); free(rx->key_pc); free(rx->key_count);
+        rx->key_base = rx->key_pc = NULL;
+        rx->key_count = NULL;
+        return -1; /* class_starts is freed with rx */
+    }
+    uint32_t key = 0;
+    for (uint32_t pc = 0; pc < rx->n_code; pc++) {
+        const int32_t *in = rx->code + 4 * pc;
+        uint32_t counts = in[0] == RX_RUN ? (uint32_t)run_cap(in) + 1 : 1;
+        rx->key_base[pc] = key;
+        for (uint32_t k = 0; k < counts; k++, key++) {
+            rx->key_pc[key] = pc;
+            rx->key_count[key] = (uint16_t)k;
+        }
+    }
+    rx->key_base[rx->n_code] = key;
+    rx->n_keys = key;
+    return 0;
+}
+
+int tt_rx_uses_dfa(const tt_rx *rx) { return rx->key_base != NULL; }
+
+/* ---------------------------------------------------------------- the state cache */
+
+static void dfa_free(tt_rx_dfa *d) {
+    if (!d) return;
+    free(d->trans); free(d->state_start); free(d->threads); free(d->slots);
+    free(d->seen); free(d->emitted); free(d->stack); free(d->out);
+    free(d);
+}
+
+void tt_rx_dfa_free_all(tt_rx_mem *m) {
+    for (size_t i = 0; i < m->n_dfas; i++) dfa_free(m->dfas[i]);
+    free(m->dfas);
+    m->dfas = NULL;
+    m->n_dfas = 0;
+}
+
+static uint32_t hash_list(const uint32_t *keys, uint32_t n) {
+    uint32_t h = 2166136261u ^ n;
+    for (uint32_t i = 0; i < n; i++) h = (h ^ keys[i]) * 16777619u;
+    return h ^ (h >> 15);
+}
+
+/* The state holding exactly `keys` (appended when new); UINT32_MAX when the cache is full or OOM. */
+static uint32_t intern(tt_rx_dfa *d, const uint32_t *keys, uint32_t n) {
+    uint32_t h = hash_list(keys, n);
+    for (uint32_t i = h & d->slot_mask;; i = (i + 1) & d->slot_mask) {
+        uint32_t s = d->slots[i];
+        if (!s) {
+            uint32_t id = d->n_states, at = d->state_start[id];
+            if (id == d->max_states || (size_t)at + n > THREADS_BUDGET) return UINT32_MAX;
+            if (grow_u32(&d->threads, &d->threads_cap, (size_t)at + n + 1)) return UINT32_MAX;
+            if (n) memcpy(d->threads + at, keys, n * sizeof(uint32_t));
+            if (id >= d->trans_rows) {
+                uint32_t rows = d->trans_rows ? 2 * d->trans_rows : 16;
+                if (rows > d->max_states) rows = d->max_states;
+                int32_t *t = realloc(d->trans, (size_t)rows * d->n_cols * sizeof(int32_t));
+                if (!t) return UINT32_MAX;
+                memset(t + (size_t)d->trans_rows * d->n_cols, 0xFF,
+                       (size_t)(rows - d->trans_rows) * d->n_cols * sizeof(int32_t));
+                d->trans = t;
+                d->trans_rows = rows;
+            }
+            d->state_start[id + 1] = at + n;
+            d->n_states = id + 1;
+            d->slots[i] = id + 1;
+            return id;
+        }
+        uint32_t id = s - 1, at = d->state_start[id];
+        if (d->state_start[id + 1] - at == n && !memcmp(d->threads + at, keys, n * sizeof(uint32_t))) return id;
+    }
+}
+
+/* Forgets every state but DEAD and START. */
+static int reset(tt_rx_dfa *d, const tt_rx *rx) {
+    memset(d->slots, 0, ((size_t)d->slot_mask + 1) * sizeof(uint32_t));
+    if (d->trans) memset(d->trans, 0xFF, (size_t)d->trans_rows * d->n_cols * sizeof(int32_t));
+    d->n_states = 0;
+    d->state_start[0] = 0;
+    uint32_t start = rx->key_base[0];
+    return intern(d, NULL, 0) != DEAD || intern(d, &start, 1) != START ? -1 : 0;
+}
+
+static tt_rx_dfa *dfa_for(const tt_rx *rx, tt_rx_mem *m) {
+    for (size_t i = 0; i < m->n_dfas; i++)
+        if (m->dfas[i]->serial == rx->serial) return m->dfas[i];
+    if (m->n_dfas == MAX_DFAS_PER_MEM) tt_rx_dfa_free_all(m); /* programs come and go: start over */
+    tt_rx_dfa **list = realloc(m->dfas, (m->n_dfas + 1) * sizeof *list);
+    if (!list) return NULL;
+    m->dfas = list;
+    tt_rx_dfa *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->serial = rx->serial;
+    d->n_cols = rx->n_classes + 1;
+    uint32_t by_budget = TRANS_BUDGET / (d->n_cols * (uint32_t)sizeof(int32_t)); /* row offsets fit 30 bits */
+    d->max_states = by_budget < 64 ? 64 : by_budget > (1u << 16) ? (1u << 16) : by_budget;
+    uint32_t slots = 1;
+    while (slots < 2 * d->max_states) slots *= 2;
+    d->slot_mask = slots - 1;
+    d->slots = calloc(slots, sizeof(uint32_t));
+    d->state_start = calloc((size_t)d->max_states + 1, sizeof(uint32_t));
+    d->seen = calloc(rx->n_keys, sizeof(uint32_t));
+    d->emitted = calloc(rx->n_keys, sizeof(uint32_t));
+    if (!d->slots || !d->state_start || !d->seen || !d->emitted || reset(d, rx)) {
+        dfa_free(d);
+        return NULL;
+    }
+    m->dfas[m->n_dfas++] = d;
+    return d;
+}
+
+/* ---------------------------------------------------------------- transitions */
+
+static inline int emit(tt_rx_dfa *d, uint32_t key, uint32_t *n_out) {
+    if (d->emitted[key] == d->gen) return 0;
+    d->emitted[key] = d->gen;
+    if (grow_u32(&d->out, &d->out_cap, (size_t)*n_out + 1)) return -1;
+    d->out[(*n_out)++] = key;
+    return 0;
+}
+
+static inline int push(tt_rx_dfa *d, uint32_t key, size_t *sp) {
+    if (grow_u32(&d->stack, &d->stack_cap, *sp + 1)) return -1;
+    d->stack[(*sp)++] = key;
+    return 0;
+}
+
+/* The transition of state s on column col: next << 1 | matched, or -1 on OOM. */
+static int32_t compute(tt_rx_dfa *d, const tt_rx *rx, uint32_t s, uint32_t col) {
+    if (++d->gen == 0) {
+        memset(d->seen, 0, rx->n_keys * sizeof(uint32_t));
+        memset(d->emitted, 0, rx->n_keys * sizeof(uint32_t));
+        d->gen = 1;
+    }
+    const int at_end = col == rx->n_classes;
+    uint32_t n_out = 0, matched = 0;
+    for (uint32_t i = d->state_start[s]; i < d->state_start[s + 1] && !matched; i++) {
+        size_t sp = 0;
+        if (push(d, d->threads[i], &sp)) return -1;
+        while (sp) {
+            uint32_t key = d->stack[--sp];
+            if (d->seen[key] == d->gen) continue;
+            d->seen[key] = d->gen;
+            uint32_t pc = rx->key_pc[key], k = rx->key_count[key];
+            const int32_t *in = rx->code + 4 * pc;
+            int rc = 0;
+            switch (in[0]) {
+            case RX_MATCH: matched = 1; sp = 0; break; /* lower-priority threads are dropped */
+            case RX_SET:
+                if (!at_end && tt_rx_set_has(rx, (uint32_t)in[1], col)) rc = emit(d, rx->key_base[pc + 1], &n_out);
+                break;
+            case RX_RUN: {
+                uint32_t cap = (uint32_t)run_cap(in);
+                if (!at_end && tt_rx_set_has(rx, (uint32_t)in[1], col) && (in[3] < 0 || k < (uint32_t)in[3]))
+                    rc = emit(d, rx->key_base[pc] + (k + 1 > cap ? cap : k + 1), &n_out);
+                else if (k >= (uint32_t)in[2])
+                    rc = push(d, rx->key_base[pc + 1], &sp);
+                break;
+            }
+            case RX_SPLIT:
+                rc = push(d, rx->key_base[in[2]], &sp) || push(d, rx->key_base[in[1]], &sp);
+                break;
+            case RX_JMP: rc = push(d, rx->key_base[in[1]], &sp); break;
+            case RX_LOOK: {
+                int holds = !at_end && tt_rx_set_has(rx, (uint32_t)rx->code[4 * in[1] + 1], col);
+                if (holds != in[2]) rc = push(d, rx->key_base[pc + 1], &sp);
+                break;
+            }
+            default: { /* RX_ASSERT: `\z` or `$` */
+                int holds = at_end || (in[1] == RX_LINE_END && tt_rx_set_has(rx, (uint32_t)in[2], col));
+                if (holds) rc = push(d, rx->key_base[pc + 1], &sp);
+            }
+            }
+            if (rc) return -1;
+        }
+    }
+    uint32_t next = n_out ? intern(d, d->out, n_out) : DEAD;
+    int cleared = 0;
+    if (next == UINT32_MAX) { /* full: start a fresh cache holding this state */
+        if (reset(d, rx)) return -1;
+        cleared = 1;
+        next = intern(d, d->out, n_out);
+        if (next == UINT32_MAX) return -1;
+    }
+    int32_t t = (int32_t)(next * d->n_cols << 1 | matched);
+    if (!cleared) d->trans[(size_t)s * d->n_cols + col] = t; /* after a reset, s names another state */
+    return t;
+}
+
+/* End of the leftmost-first match starting at `start`: -1 none, -2 out of memory. A transition value
+ * is the next state's row offset in `trans` (state * n_cols) shifted left once, or'ed with "matched". */
+static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uint32_t start, uint32_t hi) {
+    const uint32_t n_cols = d->n_cols;
+    uint32_t row = START * n_cols, p = start;
+    int64_t last = -1;
+    for (;;) {
+        uint32_t col, len = 0;
+        if (p < hi) {
+            uint8_t b = text[p];
+            if (b < 0x80) {
+                col = rx->ascii_class[b];
+                len = 1;
+            } else {
+                col = tt_rx_class(rx, decode(text, p));
+                len = tt_char_len(b);
+            }
+        } else {
+            col = n_cols - 1;
+        }
+        int32_t t = d->trans[row + col];
+        if (t < 0 && (t = compute(d, rx, row / n_cols, col)) < 0) return -2;
+        if (t & 1) last = p;
+        uint32_t next = (uint32_t)t >> 1;
+        if (next == DEAD || p >= hi) return last;
+        p += len;
+        if (next == row) { /* a self-loop (a run of letters, digits, spaces): no state to carry */
+            const int32_t *same = d->trans + row;
+            while (p < hi) {
+                uint8_t b = text[p];
+                uint32_t c = b < 0x80 ? rx->ascii_class[b] : tt_rx_class(rx, decode(text, p));
+                if (same[c] != t) break;
+                if (t & 1) last = p;
+                p += b < 0x80 ? 1 : tt_char_len(b);
+            }
+        }
+        row = next;
+    }
+}
+
+/* The first char start >= p (or hi) on which a match can start. */
+static inline uint32_t skip_to_start(const tt_rx *rx, const uint8_t *text, uint32_t p, uint32_t hi) {
+    while (p < hi) {
+        uint8_t b = text[p];
+        if (b < 0x80) {
+            if (rx->ascii_starts[b]) return p;
+            p++;
+        } else {
+            if (rx->class_starts[tt_rx_class(rx, decode(text, p))]) return p;
+            p += tt_char_len(b);
+        }
+    }
+    return hi;
+}
+
+/* onig's find_iter over [lo, hi) as tokenizers' find_matches turns it into segments (the VM's loop in
+ * regex_vm.c, with the DFA's match inlined). */
+size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
+                          tt_seg *out) {
+    tt_rx_dfa *d = dfa_for(rx, m);
+    if (!d) return TT_RX_OOM;
+    size_t n = 0;
+    uint32_t prev = lo, search = lo;
+    int have_last = 0;
+    uint32_t last_end = 0;
+    while (search <= hi) {
+        int64_t end = -1;
+        uint32_t start = search;
+        for (;;) {
+            if (rx->first_set >= 0) {
+                if ((start = skip_to_start(rx, text, start, hi)) >= hi) break;
+            }
+            end = match_from(d, rx, text, start, hi);
+            if (end == -2) return TT_RX_OOM;
+            if (end >= 0 || start >= hi) break;
+            start += tt_char_len(text[start]);
+        }
+        if (end < 0) break;
+        if ((uint32_t)end == start && have_last && last_end == (uint32_t)end) {
+            if (search >= hi) break;
+            search += tt_char_len(text[search]);
+            continue;
+        }
+        if (prev != start) out[n++] = (tt_seg){prev, start, 0};
+        out[n++] = (tt_seg){start, (uint32_t)end, 1};
+        prev = last_end = search = (uint32_t)end;
+        have_last = 1;
+    }
+    if (prev != hi) out[n++] = (tt_seg){prev, hi, 0};
+    return n;
+}

@@ -1,0 +1,59 @@
+/* Shared between the compiled-regex executors: the backtracking VM (regex_vm.c) and the lazily built
+ * leftmost-first DFA (regex_dfa.c) that runs the programs whose constructs need no backtracking. */
+#ifndef TAGTOK_REGEX_INTERNAL_H
+#define TAGTOK_REGEX_INTERNAL_H
+
+#include "fsm_internal.h"
+
+enum { RX_MATCH, RX_SET, RX_SPLIT, RX_JMP, RX_LOOK, RX_ASSERT, RX_RUN, RX_OP_COUNT };
+enum { RX_LINE_BEGIN, RX_LINE_END, RX_TEXT_BEGIN, RX_TEXT_END, RX_TEXT_END_NL, RX_WORD_B, RX_NOT_WORD_B,
+       RX_ASSERT_COUNT };
+
+typedef struct tt_rx_dfa tt_rx_dfa;
+
+struct tt_rx {
+    int32_t *code; /* op, a, b, c */
+    uint32_t n_code;
+    uint16_t *stage1, *stage2;
+    uint64_t *sets;
+    uint32_t words; /* uint64 words per set bitmap */
+    uint32_t n_classes, n_sets;
+    uint32_t n_main_splits, n_splits, n_looks;
+    int first_set;
+    uint64_t serial; /* identifies this program to per-thread DFA caches (never reused) */
+    /* DFA threads: (pc, repeat count) pairs numbered densely; NULL when the program needs the VM */
+    uint32_t *key_base; /* per pc: its first thread key (a RUN owns one key per count it tells apart) */
+    uint32_t *key_pc;   /* per key: its pc */
+    uint16_t *key_count;
+    uint32_t n_keys;
+    uint16_t ascii_class[128];
+    uint8_t ascii_starts[128]; /* first_set: whether a match can start on this ASCII char */
+    uint8_t *class_starts;     /* first_set per class (NULL without first_set) */
+};
+
+struct tt_rx_mem {
+    uint64_t *memo; size_t memo_cap;    /* main-program SPLIT visits, (pos - lo) * n_main_splits + k */
+    uint32_t *stamps; size_t stamps_cap; /* lookaround SPLIT visits, by generation */
+    uint8_t *looks; size_t looks_cap;   /* 0 unknown, 1 true, 2 false; (pos - lo) * n_looks + id */
+    uint32_t *stack; size_t stack_cap;  /* (pc, pos) pairs */
+    size_t sp;
+    uint32_t gen;
+    tt_rx_dfa **dfas; size_t n_dfas;    /* one lazily built DFA per program this memory has run */
+};
+
+static inline uint32_t tt_rx_class(const tt_rx *rx, uint32_t cp) {
+    return rx->stage2[(uint32_t)rx->stage1[cp >> 8] * 256 + (cp & 0xFF)];
+}
+
+static inline int tt_rx_set_has(const tt_rx *rx, uint32_t set, uint32_t cls) {
+    return (int)(rx->sets[(size_t)set * rx->words + (cls >> 6)] >> (cls & 63)) & 1;
+}
+
+/* Decides whether `rx` can run as a DFA and, if so, numbers its threads (rx->key_*). -1 on OOM. */
+int tt_rx_dfa_prepare(tt_rx *rx, int backtrack_only);
+/* tt_fsm_compiled for a program tt_rx_dfa_prepare accepted (TT_RX_OOM when out of memory). */
+size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
+                          tt_seg *out);
+void tt_rx_dfa_free_all(tt_rx_mem *m);
+
+#endif
