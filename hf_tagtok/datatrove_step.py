@@ -49,51 +49,71 @@ class TagDocumentTokenizer(DocumentTokenizer):
             token_size=self.token_size,
         )
         dtype = np.dtype("<u4" if self.token_size == 4 else "<u2")
+        update_tokens = self.stats["tokens"].update  # datatrove's own running statistics, one update per document
         for batch in batched(data, self.batch_size):
             with self.track_time(unit="batch"):
-                columns = self.tokenizer.encode_batch_arrays([document.text for document in batch])
+                columns = self.tokenizer.encode_batch_arrays([document.text for document in batch], offsets=False)
                 unshuffled.write_bytes(columns.ids.astype(dtype).tobytes(), doc_ends=np.cumsum(columns.lengths).tolist())
-                for length in columns.lengths.tolist():  # one update per document, as datatrove's stats count them
-                    self.stat_update("tokens", value=length)
+                for length in columns.lengths.tolist():
+                    update_tokens(length)
         unshuffled.close()
         return unshuffled
 
 
-def _end(boundary):
-    return boundary[-1] if isinstance(boundary, list) else boundary
-
-
 class _TokenizedFile(TokenizedFile):
+    """datatrove's TokenizedFile whose shuffled copy is assembled in memory and written once per output file."""
+
     def copy(self, save_filename, ordering, new_output_folder=None, rank=0, max_tokens_per_file=None,
              boundaries=None, sub_filename="shuffled", save_index=True):
         if self.loss_file:
             return super().copy(save_filename, ordering, new_output_folder, rank, max_tokens_per_file, boundaries,
                                 sub_filename, save_index)
         boundaries = self.doc_ends if boundaries is None else boundaries
+        chunked = bool(boundaries) and isinstance(boundaries[0], list)
+        ends = np.array([boundary[-1] for boundary in boundaries] if chunked else boundaries, dtype=np.int64)
+        starts = np.concatenate(([0], ends[:-1]))
+        ordering = np.asarray(ordering, dtype=np.int64)
+        lengths = ends[ordering] - starts[ordering]
         with self.output_folder.open(self.filename, mode="rb") as tokens_file:
             tokens = memoryview(tokens_file.read())
         size = self.token_size
 
-        def destination(sub_rank, index):
-            # datatrove passes save_index to the first file only; the files after a split keep the default
-            return _TokenizedFile(new_output_folder or self.output_folder,
-                                  get_output_filename(save_filename, rank, sub_filename, sub_rank),
-                                  save_index=index, upload_block_size=self.upload_block_size,
-                                  tokenizer_name_or_path=self.tokenizer_name_or_path,
-                                  save_final_metadata=self.save_final_metadata, token_size=size)
+        def write_file(sub_rank, index, first, stop):
+            new_file = _TokenizedFile(new_output_folder or self.output_folder,
+                                      get_output_filename(save_filename, rank, sub_filename, sub_rank),
+                                      save_index=index, upload_block_size=self.upload_block_size,
+                                      tokenizer_name_or_path=self.tokenizer_name_or_path,
+                                      save_final_metadata=self.save_final_metadata, token_size=size)
+            for group in range(first, stop, _WRITE_GROUP):
+                picked = ordering[group:min(stop, group + _WRITE_GROUP)]
+                picked_starts = starts[picked].tolist()
+                data = b"".join([tokens[start * size:end * size] for start, end in zip(picked_starts, ends[picked].tolist())])
+                if chunked:
+                    doc_ends, offset = [], 0
+                    for doc_id, start in zip(picked.tolist(), picked_starts):
+                        doc_ends.extend([end - start + offset for end in boundaries[doc_id]])
+                        offset += boundaries[doc_id][-1] - start
+                else:
+                    doc_ends = np.cumsum(lengths[group:group + len(picked)]).tolist()
+                new_file.write_bytes(data, doc_ends=doc_ends)
+            new_file.close()
+            return new_file
 
-        sub_rank, written = 0, 0
-        new_file = destination(sub_rank, save_index)
-        for doc_id in ordering:
-            start = _end(boundaries[doc_id - 1]) if doc_id > 0 else 0
-            boundary = boundaries[doc_id]
-            end = _end(boundary)
-            new_file.write_bytes(tokens[start * size:end * size],
-                                 doc_ends=[b - start for b in boundary] if isinstance(boundary, list) else None)
-            written += end - start
-            if max_tokens_per_file and written > max_tokens_per_file:
-                new_file.close()
-                sub_rank, written = sub_rank + 1, 0
-                new_file = destination(sub_rank, True)
-        new_file.close()
-        return new_file
+        # datatrove starts a new file after the document that takes a file past max_tokens_per_file (the first
+        # file keeps the caller's save_index, the later ones the default), even when no document follows
+        written_after = np.cumsum(lengths)
+        sub_rank, first = 0, 0
+        while True:
+            stop, split = len(ordering), False
+            if max_tokens_per_file:
+                before = int(written_after[first - 1]) if first else 0
+                past = int(np.searchsorted(written_after, before + max_tokens_per_file, side="right"))
+                if past < len(ordering):
+                    stop, split = past + 1, True
+            new_file = write_file(sub_rank, save_index if sub_rank == 0 else True, first, stop)
+            if not split:
+                return new_file
+            sub_rank, first = sub_rank + 1, stop
+
+
+_WRITE_GROUP = 4096  # documents joined per write, which bounds the extra memory to a group's tokens

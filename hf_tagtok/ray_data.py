@@ -32,7 +32,7 @@ class TokenizeBatches:
 
         texts = batch[self.column]
         texts = texts.to_pylist() if isinstance(texts, (pa.Array, pa.ChunkedArray)) else list(texts)
-        columns = self.tokenizer.encode_batch_arrays(texts, add_special_tokens=self.add_special_tokens)
+        columns = self.tokenizer.encode_batch_arrays(texts, add_special_tokens=self.add_special_tokens, offsets=False)
         if isinstance(batch, pa.Table):
             tokenized = arrow.record_batch([("input_ids", columns.ids)], columns.lengths,
                                            [("num_tokens", columns.lengths)])
