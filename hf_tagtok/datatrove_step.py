@@ -52,7 +52,8 @@ class TagDocumentTokenizer(DocumentTokenizer):
         update_tokens = self.stats["tokens"].update  # datatrove's own running statistics, one update per document
         for batch in batched(data, self.batch_size):
             with self.track_time(unit="batch"):
-                columns = self.tokenizer.encode_batch_arrays([document.text for document in batch], offsets=False)
+                texts = [document.text for document in batch]
+                columns = self.tokenizer.encode_batch_arrays(texts, offsets=False)  # the ids are all it writes
                 unshuffled.write_bytes(columns.ids.astype(dtype).tobytes(), doc_ends=np.cumsum(columns.lengths).tolist())
                 for length in columns.lengths.tolist():
                     update_tokens(length)
@@ -87,7 +88,8 @@ class _TokenizedFile(TokenizedFile):
             for group in range(first, stop, _WRITE_GROUP):
                 picked = ordering[group:min(stop, group + _WRITE_GROUP)]
                 picked_starts = starts[picked].tolist()
-                data = b"".join([tokens[start * size:end * size] for start, end in zip(picked_starts, ends[picked].tolist())])
+                data = b"".join([tokens[start * size:end * size]
+                                 for start, end in zip(picked_starts, ends[picked].tolist())])
                 if chunked:
                     doc_ends, offset = [], 0
                     for doc_id, start in zip(picked.tolist(), picked_starts):
