@@ -24,6 +24,7 @@ from pathlib import Path
 
 from hf_tagtok import corpus as corpus_format
 from hf_tagtok.documents import START, Position, index_documents, iter_documents_at
+from hf_tagtok.ray_data import use_reserved_cpus
 from hf_tagtok.tokenizer_identity import _blake3, identity as tokenizer_identity
 
 MANIFEST = "manifest.json"
@@ -102,6 +103,7 @@ def prepare_shard(spec: ShardSpec) -> dict:
             kept = None
         if kept is not None and kept.n_documents == expected_documents:
             return _entry(path, kept)
+    use_reserved_cpus()  # a Ray task's pool gets the CPUs Ray reserved for it
     encoder = _encoder(spec.tokenizer, spec.identity)
     writer = corpus_format.CorpusWriter(path, identity=spec.identity, vocab_size=encoder.vocab_size,
                                         start_id=encoder.start_id(spec.start_token))
