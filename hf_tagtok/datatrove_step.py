@@ -7,6 +7,8 @@ which stores each batch's ids in one write from the flat columns instead of pack
 list with `struct`. Loss metadata needs stock's per-document `Encoding` (its `char_to_token`), so with
 `save_loss_metadata=True` the write is datatrove's own.
 """
+import io
+import mmap
 import os
 from functools import cached_property
 
@@ -62,7 +64,8 @@ class TagDocumentTokenizer(DocumentTokenizer):
 
 
 class _TokenizedFile(TokenizedFile):
-    """datatrove's TokenizedFile whose shuffled copy is assembled in memory and written once per output file."""
+    """datatrove's TokenizedFile whose shuffled copy is assembled from the source file mapped in memory and
+    written a group of documents at a time."""
 
     def copy(self, save_filename, ordering, new_output_folder=None, rank=0, max_tokens_per_file=None,
              boundaries=None, sub_filename="shuffled", save_index=True):
@@ -75,11 +78,9 @@ class _TokenizedFile(TokenizedFile):
         starts = np.concatenate(([0], ends[:-1]))
         ordering = np.asarray(ordering, dtype=np.int64)
         lengths = ends[ordering] - starts[ordering]
-        with self.output_folder.open(self.filename, mode="rb") as tokens_file:
-            tokens = memoryview(tokens_file.read())
         size = self.token_size
 
-        def write_file(sub_rank, index, first, stop):
+        def write_file(tokens, sub_rank, index, first, stop):
             new_file = _TokenizedFile(new_output_folder or self.output_folder,
                                       get_output_filename(save_filename, rank, sub_filename, sub_rank),
                                       save_index=index, upload_block_size=self.upload_block_size,
@@ -101,21 +102,41 @@ class _TokenizedFile(TokenizedFile):
             new_file.close()
             return new_file
 
-        # datatrove starts a new file after the document that takes a file past max_tokens_per_file (the first
-        # file keeps the caller's save_index, the later ones the default), even when no document follows
-        written_after = np.cumsum(lengths)
-        sub_rank, first = 0, 0
-        while True:
-            stop, split = len(ordering), False
-            if max_tokens_per_file:
-                before = int(written_after[first - 1]) if first else 0
-                past = int(np.searchsorted(written_after, before + max_tokens_per_file, side="right"))
-                if past < len(ordering):
-                    stop, split = past + 1, True
-            new_file = write_file(sub_rank, save_index if sub_rank == 0 else True, first, stop)
-            if not split:
+        with self.output_folder.open(self.filename, mode="rb") as tokens_file:
+            source = _map_or_read(tokens_file)
+        try:
+            with memoryview(source) as tokens:
+                for sub_rank, (first, stop) in enumerate(_file_ranges(lengths, max_tokens_per_file)):
+                    # the first file keeps the caller's save_index, datatrove gives the later ones the default
+                    new_file = write_file(tokens, sub_rank, save_index if sub_rank == 0 else True, first, stop)
                 return new_file
-            sub_rank, first = sub_rank + 1, stop
+        finally:
+            if isinstance(source, mmap.mmap):
+                source.close()
+
+
+def _file_ranges(lengths, max_tokens_per_file):
+    """[first, stop) of the documents (in copy order) of each file datatrove's copy writes: it starts a new
+    file after the document that takes one past max_tokens_per_file, even when no document follows."""
+    written_after = np.cumsum(lengths)
+    first = 0
+    while max_tokens_per_file:
+        before = int(written_after[first - 1]) if first else 0
+        past = int(np.searchsorted(written_after, before + max_tokens_per_file, side="right"))
+        if past == len(lengths):
+            break
+        yield first, past + 1
+        first = past + 1
+    yield first, len(lengths)
 
 
 _WRITE_GROUP = 4096  # documents joined per write, which bounds the extra memory to a group's tokens
+
+
+def _map_or_read(file):
+    """The file's bytes: memory-mapped when it is a local file (the OS pages it in as the copy reads it),
+    else read whole."""
+    try:
+        return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):  # not a local file, or empty
+        return file.read()
