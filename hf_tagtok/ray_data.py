@@ -12,6 +12,7 @@ A batch keeps its columns and gains `input_ids` (list<int32>, as `hf_tagtok.arro
 `input_ids` is an object array of int32 arrays).
 """
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -54,11 +55,8 @@ class TokenizeBatches:
 def use_reserved_cpus():
     """In a Ray task or actor, size the native pool to the CPUs Ray reserved for it (at least 1), unless
     HF_TAGTOK_THREADS is set: the pool reads it when it first runs, so call this before encoding."""
-    try:
-        import ray
-    except ModuleNotFoundError:
-        return
-    if os.environ.get("HF_TAGTOK_THREADS") or not ray.is_initialized():
+    ray = sys.modules.get("ray")  # a Ray worker has imported it; importing it here would cost a second
+    if ray is None or os.environ.get("HF_TAGTOK_THREADS") or not ray.is_initialized():
         return
     context = ray.get_runtime_context()
     if context.worker.mode == ray.WORKER_MODE:
