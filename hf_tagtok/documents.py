@@ -58,8 +58,8 @@ def iter_documents_at(paths, position, skip=0, text_field="text", batch_size=409
 
 def index_documents(paths, text_field="text"):
     """(document count, positions in order, one per text block or parquet row group) of `paths`, from one
-    pass that checks UTF-8 and counts lines but parses no record (reads only the metadata of a parquet
-    file, and that it has `text_field`). The document at index d is found by reading from the last
+    pass that counts lines but neither decodes nor parses them (reads only the metadata of a parquet file,
+    and that it has `text_field`); a reader reports bad UTF-8 or a bad record where it meets it. The document at index d is found by reading from the last
     position p with p.document <= d and skipping d - p.document documents."""
     paths = check_paths(paths)
     positions, total = [], 0
@@ -74,9 +74,11 @@ def index_documents(paths, text_field="text"):
                 rows = parquet.metadata.row_group(group).num_rows
                 total, row = total + rows, row + rows
             continue
-        for offset, before, lines in _line_blocks(path):
+        before = 0
+        for offset, data in _byte_blocks(path):
+            lines = _split(data, b"\n")
             positions.append(Position(total, index, offset, before))
-            total += _count_documents_in(path, lines)
+            total, before = total + _count_documents_in(path, lines), before + len(lines)
     return total, positions
 
 
@@ -87,7 +89,7 @@ def count_documents(paths, text_field="text"):
         if path.suffix == ".parquet":
             total += _parquet_file(path).metadata.num_rows
         else:
-            total += sum(_count_documents_in(path, lines) for _, _, lines in _line_blocks(path))
+            total += sum(_count_documents_in(path, _split(data, b"\n")) for _, data in _byte_blocks(path))
     return total
 
 
@@ -125,9 +127,9 @@ def _records(paths, position, skip, text_field, messages_field, batch_size):
             skip = yield from _lines(path, offset, skip)
 
 
-def _line_blocks(path, offset=0, before=0):
-    """(byte offset, lines before it, lines) for consecutive blocks of whole lines of `path` from `offset`
-    (a line start, `before` lines into the file) on, split on "\\n" only and decoded as UTF-8."""
+def _byte_blocks(path, offset=0):
+    """(byte offset, data) for consecutive blocks of whole lines of `path` from `offset` (a line start) on;
+    the last block may end without "\\n"."""
     with open(path, "rb") as file:  # bytes, not text mode: its universal newlines would cut at "\r"
         file.seek(offset)
         pending = []  # what was read after the last "\n" so far
@@ -140,27 +142,51 @@ def _line_blocks(path, offset=0, before=0):
             data = b"".join([*pending, read[:cut]])
             pending = [read[cut:]]
             if data:
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError as error:
-                    raise DocumentError(f"{path}: not UTF-8 ({error.reason} at byte {offset + error.start})") from None
-                lines = text.split("\n")
-                if read:
-                    lines.pop()  # the empty string after the block's last "\n"
-                yield offset, before, lines
-                offset, before = offset + len(data), before + len(lines)
+                yield offset, data
+                offset += len(data)
             if not read:
                 return
 
 
+def _split(data, newline):
+    lines = data.split(newline)
+    if lines[-1] == newline[:0]:
+        lines.pop()  # the empty piece after a block's last newline is no line
+    return lines
+
+
+def _line_blocks(path, offset=0, before=0):
+    """(lines before the block, its lines) for consecutive blocks of whole lines of `path` from `offset`
+    (a line start, `before` lines into the file) on, split on "\\n" only and decoded as UTF-8."""
+    for block_offset, data in _byte_blocks(path, offset):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise DocumentError(f"{path}: not UTF-8 ({error.reason} at byte {block_offset + error.start})") from None
+        lines = _split(text, "\n")
+        yield before, lines
+        before += len(lines)
+
+
 def _count_documents_in(path, lines):
+    """How many documents the reader finds in these lines (bytes, not decoded)."""
     if path.suffix == ".jsonl":
-        return sum(1 for line in lines if line.strip())
-    return len(lines) - lines.count("")
+        return sum(1 for line in lines if _is_record(line))
+    return len(lines) - lines.count(b"")
+
+
+def _is_record(line):
+    """Whether a .jsonl line is not blank, as the reader's str.strip() sees it."""
+    stripped = line.strip()  # ASCII whitespace, all of which str.strip() strips too
+    if not stripped:
+        return False
+    if 0x21 <= stripped[0] <= 0x7E:
+        return True
+    return bool(line.decode("utf-8", "replace").strip())  # \x1c-\x1f, U+0085, U+2028...; the reader reports bad UTF-8
 
 
 def _lines(path, offset, skip):
-    for _, _, lines in _line_blocks(path, offset):
+    for _, lines in _line_blocks(path, offset):
         for text in lines:
             if text:
                 if skip:
@@ -171,7 +197,7 @@ def _lines(path, offset, skip):
 
 
 def _jsonl(path, text_field, messages_field, offset, before, skip):
-    for _, block_before, lines in _line_blocks(path, offset, before):
+    for block_before, lines in _line_blocks(path, offset, before):
         for number, text in enumerate(lines, block_before + 1):
             if not text.strip():
                 continue

@@ -183,7 +183,14 @@ def _run_local(specs, workers):
         return [prepare_shard(spec) for spec in specs]
     import concurrent.futures
     import multiprocessing
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    if "fork" in multiprocessing.get_all_start_methods():
+        # forked workers start with the driver's tokenizer loaded and past its first call, shared copy-on-write
+        # (the native pool forgets its threads in a child); spawned ones would each load their own
+        _encoder(specs[0].tokenizer, specs[0].identity).texts(["warm"])
+        context = multiprocessing.get_context("fork")
+    else:
+        context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
         return list(pool.map(prepare_shard, specs))
 
 

@@ -75,8 +75,10 @@ def test_errors_name_the_place_when_read_from_a_later_block(tmp_path, tiny_block
     with pytest.raises(UnicodeDecodeError) as whole_file:
         content.decode("utf-8")
     reason, start = whole_file.value.reason, whole_file.value.start
+    n_documents, positions = index_documents([latin1])  # counts lines, decodes nothing
+    assert n_documents == 31
     with pytest.raises(DocumentError, match=f"not UTF-8 \\({reason} at byte {start}\\)"):
-        index_documents([latin1])
+        _from_index([latin1], positions, 29)
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +101,10 @@ def test_shards_equal_single_process_prepare(inputs, tokenizer_dir, tmp_path, ti
                                 for text in texts[k * len(texts) // 7:(k + 1) * len(texts) // 7]), encoding="utf-8")
         reference = corpus.prepare([part], tmp_path / f"part-{k}.ttc", tokenizer_dir, start_token=START)
         assert shard.path.read_bytes() == reference.path.read_bytes(), k
+
+
+def test_worker_processes_write_the_same_shards(inputs, tokenizer_dir, tmp_path):
+    one = shards.prepare_shards(inputs, tmp_path / "one", tokenizer_dir, shards=5, workers=1, start_token=START)
+    two = shards.prepare_shards(inputs, tmp_path / "two", tokenizer_dir, shards=5, workers=2, start_token=START)
+    for ours, reference in zip(two.shards, one.shards, strict=True):
+        assert ours.path.read_bytes() == reference.path.read_bytes()
