@@ -203,7 +203,8 @@ def bench_scaling(path, texts, rounds, batch_size):
     same files. Prints the times and tokens/s (no stock side: returns None)."""
     directory = Path(tempfile.mkdtemp())
     corpus = directory / "corpus.jsonl"
-    corpus.write_text("".join(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in texts), encoding="utf-8")
+    corpus.write_text("".join(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in texts),
+                      encoding="utf-8")
     environment = {**os.environ, "HF_TAGTOK_THREADS": "1"}
     digests, times = set(), {}
     for _ in range(rounds):
@@ -236,7 +237,8 @@ def main(argv=None):
     parser.add_argument("--ray-batch-size", type=int, default=512)
     args = parser.parse_args(argv)
     texts = (multiscript_texts() if args.corpus == "multiscript" else stdlib_texts()) * args.repeat
-    print(f"{args.corpus} x {args.repeat}: {len(texts)} documents, {sum(len(t.encode()) for t in texts) / 1e6:.1f} MB, best of {args.rounds}")
+    megabytes = sum(len(text.encode()) for text in texts) / 1e6
+    print(f"{args.corpus} x {args.repeat}: {len(texts)} documents, {megabytes:.1f} MB, best of {args.rounds}")
     print(f"{'pipeline':<10} {'stock s':>8} {'ours s':>8} {'ratio':>7}")
     for name in args.rows.split(","):
         times = ROWS[name](args.tokenizer, texts, args.rounds, args.ray_batch_size)

@@ -2,9 +2,10 @@
 
 `TagDocumentTokenizer` takes the same arguments and writes the same files (tokens, index, metadata,
 the same shuffles from the same seed): it is datatrove's own step with two parts swapped, the
-tokenizer (an `hf_tagtok.Tokenizer` given datatrove's EOS post-processor) and the unshuffled write,
-which stores each batch's ids in one write from the flat columns instead of packing every document's
-list with `struct`. Loss metadata needs stock's per-document `Encoding` (its `char_to_token`), so with
+tokenizer (an `hf_tagtok.Tokenizer` given datatrove's EOS post-processor, asked for ids only) and the
+writes: the unshuffled file gets each batch's ids in one write from the flat columns instead of packing
+every document's list with `struct`, and the shuffled copies are assembled from the memory-mapped
+unshuffled file a group of documents at a time instead of a seek, a read and a write per document. Loss metadata needs stock's per-document `Encoding` (its `char_to_token`), so with
 `save_loss_metadata=True` the write is datatrove's own.
 """
 import io
@@ -56,7 +57,8 @@ class TagDocumentTokenizer(DocumentTokenizer):
             with self.track_time(unit="batch"):
                 texts = [document.text for document in batch]
                 columns = self.tokenizer.encode_batch_arrays(texts, offsets=False)  # the ids are all it writes
-                unshuffled.write_bytes(columns.ids.astype(dtype).tobytes(), doc_ends=np.cumsum(columns.lengths).tolist())
+                unshuffled.write_bytes(columns.ids.astype(dtype).tobytes(),
+                                       doc_ends=np.cumsum(columns.lengths).tolist())
                 for length in columns.lengths.tolist():
                     update_tokens(length)
         unshuffled.close()

@@ -58,9 +58,9 @@ def iter_documents_at(paths, position, skip=0, text_field="text", batch_size=409
 
 def index_documents(paths, text_field="text"):
     """(document count, positions in order, one per text block or parquet row group) of `paths`, from one
-    pass that counts lines but neither decodes nor parses them (reads only the metadata of a parquet file,
-    and that it has `text_field`); a reader reports bad UTF-8 or a bad record where it meets it. The document at index d is found by reading from the last
-    position p with p.document <= d and skipping d - p.document documents."""
+    pass that counts lines but neither decodes nor parses them (of a parquet file it reads the metadata
+    and checks the column); a reader reports bad UTF-8 or a bad record where it meets it. The document at
+    index d is read from the last position p with p.document <= d, skipping d - p.document documents."""
     paths = check_paths(paths)
     positions, total = [], 0
     for index, path in enumerate(paths):
