@@ -50,8 +50,6 @@ class TokenizeBatches:
         return {**batch, "input_ids": rows, "num_tokens": columns.lengths.astype(np.int64)}
 
 
-
-
 def use_reserved_cpus():
     """In a Ray task or actor, size the native pool to the CPUs Ray reserved for it (at least 1), unless
     HF_TAGTOK_THREADS is set: the pool reads it when it first runs, so call this before encoding."""
