@@ -292,7 +292,7 @@ class _Encoder:
 
     def texts(self, texts):
         """(ids flat, lengths, None) for a batch of plain documents."""
-        batch = self.tokenizer.encode_batch_arrays(list(texts), add_special_tokens=False)
+        batch = self.tokenizer.encode_batch_arrays(list(texts), add_special_tokens=False, offsets=False)
         return batch.ids, batch.lengths, None
 
     def dialogue(self, messages):

@@ -5,10 +5,14 @@
 
 Each actor loads the tokenizer once (`hf_tagtok.Tokenizer`, native where it covers the pipeline) and,
 given `identity`, refuses to start on a tokenizer whose blake3 identity differs (a stale copy on a node).
+An actor spreads a batch over as many threads as the CPUs Ray reserved for it (`num_cpus`, 1 by default),
+so actors that share a node do not oversubscribe it (HF_TAGTOK_THREADS in the actor's environment wins).
 A batch keeps its columns and gains `input_ids` (list<int32>, as `hf_tagtok.arrow` types it) and
 `num_tokens`; batches come as pyarrow tables or as dicts of numpy arrays (`batch_format="numpy"`, where
 `input_ids` is an object array of int32 arrays).
 """
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +27,7 @@ class TokenizeBatches:
 
         if identity is not None and tokenizer_identity(tokenizer) != identity:
             raise ValueError(f"{tokenizer}: identity {tokenizer_identity(tokenizer)} is not the expected {identity}")
+        use_reserved_cpus()
         path = Path(tokenizer)
         self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json" if path.is_dir() else path))
         self.column, self.add_special_tokens = column, add_special_tokens
@@ -32,7 +37,7 @@ class TokenizeBatches:
 
         texts = batch[self.column]
         texts = texts.to_pylist() if isinstance(texts, (pa.Array, pa.ChunkedArray)) else list(texts)
-        columns = self.tokenizer.encode_batch_arrays(texts, add_special_tokens=self.add_special_tokens)
+        columns = self.tokenizer.encode_batch_arrays(texts, add_special_tokens=self.add_special_tokens, offsets=False)
         if isinstance(batch, pa.Table):
             tokenized = arrow.record_batch([("input_ids", columns.ids)], columns.lengths,
                                            [("num_tokens", columns.lengths)])
@@ -43,3 +48,14 @@ class TokenizeBatches:
         rows = np.empty(len(texts), dtype=object)
         rows[:] = np.split(ids, np.cumsum(columns.lengths)[:-1]) if len(texts) else []
         return {**batch, "input_ids": rows, "num_tokens": columns.lengths.astype(np.int64)}
+
+
+def use_reserved_cpus():
+    """In a Ray task or actor, size the native pool to the CPUs Ray reserved for it (at least 1), unless
+    HF_TAGTOK_THREADS is set: the pool reads it when it first runs, so call this before encoding."""
+    ray = sys.modules.get("ray")  # a Ray worker has imported it; importing it here would cost a second
+    if ray is None or os.environ.get("HF_TAGTOK_THREADS") or not ray.is_initialized():
+        return
+    context = ray.get_runtime_context()
+    if context.worker.mode == ray.WORKER_MODE:
+        os.environ["HF_TAGTOK_THREADS"] = str(max(1, int(context.get_assigned_resources().get("CPU", 1))))

@@ -5,10 +5,15 @@ contiguous ranges of near-equal document counts; shard k is the prepared-corpus 
 format) of range k, written atomically (temporary file, then rename). `manifest.json` names the
 tokenizer's identity and, per shard, its file, document and token counts and the blake3 of the whole file.
 
+Before any shard runs, one pass over the inputs (`hf_tagtok.documents.index_documents`: it counts
+documents without parsing them) records where each block of the inputs starts, so a shard task seeks to
+the block holding its first document instead of reading the inputs up to it.
+
 A run is resumable: a shard file that already exists and verifies (digest, identity, document count) is
 kept, not rewritten, so a run killed part-way, or a worker lost mid-shard, costs only the unfinished
 shards. `open_manifest` verifies every shard against the manifest.
 """
+import bisect
 import builtins
 import dataclasses
 import functools
@@ -18,7 +23,8 @@ import os
 from pathlib import Path
 
 from hf_tagtok import corpus as corpus_format
-from hf_tagtok.documents import iter_documents
+from hf_tagtok.documents import START, Position, index_documents, iter_documents_at
+from hf_tagtok.ray_data import use_reserved_cpus
 from hf_tagtok.tokenizer_identity import _blake3, identity as tokenizer_identity
 
 MANIFEST = "manifest.json"
@@ -32,6 +38,7 @@ class ShardSpec:
     path: str
     first: int          # first document (index into the inputs' documents)
     stop: int           # one past the last
+    position: Position  # where reading starts: the block holding the first document
     inputs: tuple
     tokenizer: str
     identity: str
@@ -68,10 +75,16 @@ def prepare_shards(inputs, out_dir, tokenizer, *, shards, engine="local", text_f
     inputs = tuple(str(path) for path in ([inputs] if isinstance(inputs, (str, os.PathLike)) else inputs))
     identity = tokenizer_identity(tokenizer)
     _encoder(str(tokenizer), identity).start_id(start_token)  # an unusable start token fails here, once
-    n_documents = sum(1 for _ in iter_documents(inputs, text_field))
-    specs = [ShardSpec(k, str(out_dir / shard_name(k, shards)), k * n_documents // shards,
-                       (k + 1) * n_documents // shards, inputs, str(tokenizer), identity, text_field, start_token,
-                       batch_size) for k in range(shards)]
+    n_documents, positions = index_documents(inputs, text_field)
+    firsts = [position.document for position in positions]
+
+    def spec(k):
+        first, stop = k * n_documents // shards, (k + 1) * n_documents // shards
+        position = positions[bisect.bisect_right(firsts, first) - 1] if positions else START
+        return ShardSpec(k, str(out_dir / shard_name(k, shards)), first, stop, position, inputs, str(tokenizer),
+                         identity, text_field, start_token, batch_size)
+
+    specs = [spec(k) for k in range(shards)]
     entries = _run_ray(specs) if engine == "ray" else _run_local(specs, workers)
     manifest = {"format": FORMAT, "tokenizer_identity": identity, "documents": n_documents,
                 "tokens": sum(entry["tokens"] for entry in entries), "shards": entries}
@@ -90,10 +103,12 @@ def prepare_shard(spec: ShardSpec) -> dict:
             kept = None
         if kept is not None and kept.n_documents == expected_documents:
             return _entry(path, kept)
+    use_reserved_cpus()  # a Ray task's pool gets the CPUs Ray reserved for it
     encoder = _encoder(spec.tokenizer, spec.identity)
     writer = corpus_format.CorpusWriter(path, identity=spec.identity, vocab_size=encoder.vocab_size,
                                         start_id=encoder.start_id(spec.start_token))
-    documents = itertools.islice(iter_documents(spec.inputs, spec.text_field), spec.first, spec.stop)
+    documents = itertools.islice(iter_documents_at(spec.inputs, spec.position, spec.first - spec.position.document,
+                                                   spec.text_field), expected_documents)
     with writer:
         while batch := list(itertools.islice(documents, spec.batch_size)):
             ids, lengths, _ = encoder.texts(batch)
@@ -168,7 +183,14 @@ def _run_local(specs, workers):
         return [prepare_shard(spec) for spec in specs]
     import concurrent.futures
     import multiprocessing
-    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    if "fork" in multiprocessing.get_all_start_methods():
+        # forked workers start with the driver's tokenizer loaded and past its first call, shared copy-on-write
+        # (the native pool forgets its threads in a child); spawned ones would each load their own
+        _encoder(specs[0].tokenizer, specs[0].identity).texts(["warm"])
+        context = multiprocessing.get_context("fork")
+    else:
+        context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=context) as pool:
         return list(pool.map(prepare_shard, specs))
 
 

@@ -28,6 +28,9 @@ def _run(step_class, tokenizer_file, out, **options):
     ("small_split_bytelevel_template", {}),
     ("small_split_bytelevel_template", {"shuffle_documents": False}),
     ("small_split_bytelevel_template", {"shuffle_chunk_size": 64, "max_tokens_per_file": 500}),
+    ("small_split_bytelevel_template", {"max_tokens_per_file": 300}),
+    ("small_split_bytelevel_template", {"max_tokens_per_file": 1}),  # a file per document, and an empty last one
+    ("small_split_bytelevel_template", {"shuffle_chunk_size": 16, "max_tokens_per_file": 1}),
 ])
 def test_same_files_as_datatrove(member, options, tmp_path):
     if member not in tokenizer_zoo.available():
