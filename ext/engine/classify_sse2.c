@@ -22,25 +22,37 @@
 #define BLOCK 16
 #define LOOKAHEAD 3 /* a lead at the last byte of a block reads 3 more bytes */
 
+/* The thresholds in three groups (the sum is order-free): delta 1 (subtract the all-ones compare mask),
+ * delta -1 (add it), then the rest (add mask & delta): two ops per threshold instead of three where the
+ * table allows. */
 typedef struct {
     __m128i start[TT_ASCII_MAX_RUNS], delta[TT_ASCII_MAX_RUNS], base;
-    int runs;
+    int ones, minus_ones, runs; /* start[0, ones): +1, [ones, minus_ones): -1, [minus_ones, runs): delta */
 } range_table;
 
 static void prepare(const tt_classifier *c, range_table *r) {
-    r->runs = c->ascii_runs;
+    int at = 0;
     r->base = _mm_set1_epi8((char)c->ascii_base);
-    for (int i = 0; i < r->runs; i++) {
-        r->start[i] = _mm_set1_epi8((char)(c->ascii_start[i] - 1));
-        r->delta[i] = _mm_set1_epi8((char)c->ascii_delta[i]);
+    for (int group = 0; group < 3; group++) {
+        for (int i = 0; i < c->ascii_runs; i++) {
+            uint8_t delta = c->ascii_delta[i];
+            if ((group == 0) != (delta == 1) || (group == 1) != (delta == 0xFF)) continue;
+            r->start[at] = _mm_set1_epi8((char)(c->ascii_start[i] - 1));
+            r->delta[at++] = _mm_set1_epi8((char)delta);
+        }
+        if (group == 0) r->ones = at;
+        if (group == 1) r->minus_ones = at;
     }
+    r->runs = at;
 }
 
 /* Bytes >= 0x80 are negative as int8, clear no threshold and come out as garbage the caller replaces. */
 static inline __m128i range_lookup(const range_table *r, __m128i x) {
     __m128i tags = r->base;
-    for (int i = 0; i < r->runs; i++)
-        tags = _mm_add_epi8(tags, _mm_and_si128(_mm_cmpgt_epi8(x, r->start[i]), r->delta[i]));
+    int i = 0;
+    for (; i < r->ones; i++) tags = _mm_sub_epi8(tags, _mm_cmpgt_epi8(x, r->start[i]));
+    for (; i < r->minus_ones; i++) tags = _mm_add_epi8(tags, _mm_cmpgt_epi8(x, r->start[i]));
+    for (; i < r->runs; i++) tags = _mm_add_epi8(tags, _mm_and_si128(_mm_cmpgt_epi8(x, r->start[i]), r->delta[i]));
     return tags;
 }
 
