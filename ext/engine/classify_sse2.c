@@ -1,8 +1,9 @@
 /* SSE2 kernel (the x86-64 baseline): 16 bytes per step.
  *
  * SSE2 has neither pshufb nor gathers, so:
- *   ASCII      the branchless range-search kernel: tag = base + sum of (x >= start_i) & delta_i, three
- *              ops per threshold of the ASCII table. An all-ASCII block stops here.
+ *   ASCII      the branchless range-search kernel: tag = base + sum of (x >= start_i) & delta_i, two or
+ *              three ops per threshold of the ASCII table. An all-ASCII block stops here. A block with at
+ *              most two ASCII bytes and no 4-byte char reads them with its leads instead (below).
  *   cont       80-BF -> TT_TAG_CONT and the char-start bits, 16 at a time.
  *   leads      every lane decoded at once in 16-bit lanes (the char's code point for 2/3-byte chars; for
  *              a block holding 4-byte chars, cp >> 6 and its low 6 bits), then one table load per lead
@@ -11,7 +12,9 @@
  * 1.1-1.8 GB/s with the atoms table (19 thresholds) and 2.3-3.7 GB/s with the scripts table (6),
  * against 0.5-0.9 GB/s for the scalar reader, so there is no per-byte ASCII path here. Resolving leads
  * one at a time through byte_tag and a branchy decode ran 0.4-0.8 GB/s on CJK/Brahmic/emoji text; the
- * decoded-lane form removes the mispredicted branches (docs/performance.md has the current figures).
+ * decoded-lane form removes the mispredicted branches. Skipping the range search in blocks with at most
+ * two ASCII bytes raised Brahmic (atoms) 1.07 -> 1.40 GB/s and lowered Latin 1.29 -> 1.10 in alternating
+ * runs (docs/performance.md has the current figures).
  */
 #if defined(__x86_64__) || defined(_M_X64)
 #include <emmintrin.h>
@@ -83,7 +86,8 @@ static inline __m128i bmp_points(lanes16 l) {
                                 _mm_and_si128(l.b1, low6));
     __m128i top = select16(three, _mm_and_si128(l.b0, _mm_set1_epi16(0x1F)), top3); /* cp >> 6 */
     __m128i last = _mm_and_si128(select16(three, l.b1, l.b2), low6);
-    return _mm_or_si128(_mm_slli_epi16(top, 6), last);
+    __m128i ascii = _mm_cmplt_epi16(l.b0, _mm_set1_epi16(0x80));
+    return select16(ascii, _mm_or_si128(_mm_slli_epi16(top, 6), last), l.b0);
 }
 
 /* cp >> 6 of a 2-, 3- or 4-byte char led by each lane (at most 0x43FF: fits 16 bits), and cp & 0x3F. */
@@ -109,15 +113,23 @@ static inline uint32_t classify_block(const tt_classifier *c, const range_table 
         _mm_storeu_si128((__m128i *)out, range_lookup(r, x[0]));
         return 0xFFFFu;
     }
-    __m128i tags = high == 0xFFFFu ? _mm_setzero_si128() : range_lookup(r, x[0]); /* no ASCII: no lookup */
     __m128i is_cont = _mm_cmplt_epi8(x[0], _mm_set1_epi8((char)0xC0)); /* signed: 80-BF only */
-    _mm_storeu_si128((__m128i *)out, _mm_or_si128(tags, is_cont));
     uint32_t cont = (uint32_t)_mm_movemask_epi8(is_cont);
     uint32_t leads = high & ~cont;
-    if (!leads) return ~cont & 0xFFFFu;
-    for (int k = 1; k < 4; k++) x[k] = _mm_loadu_si128((const __m128i *)(p + k));
+    uint32_t ascii = ~high & 0xFFFFu, fewer = ascii & (ascii - 1);
     /* signed: F0-FF only */
     uint32_t four = (uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(x[0], _mm_set1_epi8((char)0xEF))) & leads;
+    if (!four && !(fewer & (fewer - 1))) {
+        /* at most two ASCII bytes (text in a script that separates words by spaces): they take their tags
+         * from the BMP table in the leads' loop instead of a range search over the whole block */
+        _mm_storeu_si128((__m128i *)out, is_cont);
+        leads |= ascii;
+    } else {
+        __m128i tags = ascii ? range_lookup(r, x[0]) : _mm_setzero_si128();
+        _mm_storeu_si128((__m128i *)out, _mm_or_si128(tags, is_cont));
+    }
+    if (!leads) return ~cont & 0xFFFFu;
+    for (int k = 1; k < 4; k++) x[k] = _mm_loadu_si128((const __m128i *)(p + k));
     if (!four) {
         uint16_t cps[BLOCK];
         _mm_storeu_si128((__m128i *)cps, bmp_points(widen(x, 0)));
