@@ -262,13 +262,15 @@ def _starts_with_space(content):
 def _token_names(stock, added_tokens):
     """Token string by id: a list (None at unnamed ids) when the ids are dense enough, else a dict, so its
     size follows the number of tokens, not the largest id."""
-    names = {token_id: token for token, token_id in stock.get_vocab(with_added_tokens=True).items()}
+    vocab = stock.get_vocab(with_added_tokens=True)
+    ids = [*vocab.values(), *(token["id"] for token in added_tokens)]
+    size = max(ids) + 1 if ids else 0
+    names = {} if size > 2 * len(ids) + 1024 else [None] * size
+    for token, token_id in vocab.items():
+        names[token_id] = token
     for token in added_tokens:  # a normalized token is named by its normalized match, as stock does
         names[token["id"]] = token["pattern"]
-    size = max(names) + 1 if names else 0
-    if size > 2 * len(names) + 1024:
-        return names
-    return [names.get(token_id) for token_id in range(size)]
+    return names
 
 
 def _space_counts(token_names):
