@@ -74,8 +74,11 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         const tp_special *after
         size_t n_before, n_after
         uint32_t type_id
+        const uint32_t *model_ids
         const uint8_t *trim_lead
         const uint8_t *trim_trail
+        const uint32_t *trim_ids
+        size_t trim_len
         int trim_add_prefix_space
         uint8_t replacement[4]
         size_t n_replacement
@@ -190,7 +193,7 @@ cdef class Pipeline:
     cdef tp_workspace **_workspaces
     cdef int _n_workspaces
     cdef Program _program, _program_later
-    cdef bytes _trim_lead, _trim_trail
+    cdef bytes _trim_lead, _trim_trail, _trim_ids, _model_ids
 
     def __cinit__(self, dict spec):
         self._program = Program(spec["pre_tokenizer"])
@@ -210,6 +213,9 @@ cdef class Pipeline:
             self._unigram = _build_unigram(spec["model"])
         else:
             self._build_bpe(spec["model"])
+        if spec["model"].get("model_ids") is not None:
+            self._model_ids = spec["model"]["model_ids"].astype(np.uint32).tobytes()
+            self._p.model_ids = <const uint32_t *><const char *>self._model_ids
         if spec.get("normalizer") is not None:
             self._normalizer = _build_normalizer(spec["normalizer"])
         self._p.normalizer = self._normalizer
@@ -235,6 +241,10 @@ cdef class Pipeline:
             self._trim_lead, self._trim_trail = trim["lead"], trim["trail"]
             self._p.trim_lead = <const uint8_t *><const char *>self._trim_lead
             self._p.trim_trail = <const uint8_t *><const char *>self._trim_trail
+            self._p.trim_len = len(self._trim_lead)
+            if trim["ids"] is not None:
+                self._trim_ids = trim["ids"].astype(np.uint32).tobytes()
+                self._p.trim_ids = <const uint32_t *><const char *>self._trim_ids
             self._p.trim_add_prefix_space = trim["add_prefix_space"]
         self._n_workspaces = tp_pool_threads()
         self._workspaces = <tp_workspace **>calloc(self._n_workspaces, sizeof(tp_workspace *))

@@ -166,9 +166,11 @@ def _twin_class(base):
 def _copy_backend(backend):
     """An independent copy of a stock tokenizer; one holding Python components cannot be copied, so share it."""
     import tokenizers
+
+    from hf_tagtok import models
     try:
-        clone = tokenizers.Tokenizer.from_str(backend.to_str())
-    except Exception:  # custom (Python) components refuse to serialize
+        clone = tokenizers.Tokenizer.from_str(models.config_text(backend))
+    except Exception:  # custom (Python) components refuse to serialize; sparse ids would cost memory per id
         return backend
     clone.encode_special_tokens = backend.encode_special_tokens
     return clone
@@ -398,11 +400,12 @@ def _tag_class():
 def _build_twin(tokenizer, split):
     """The native twin for one encode_special_tokens value. It wraps the backend itself (no second copy
     of the vocabulary to parse and hold), so it always sees the backend's current truncation and padding."""
+    from hf_tagtok import models
     from hf_tagtok.tokenizer import Tokenizer
     backend = tokenizer._tokenizer
     try:
-        text = backend.to_str()
-    except Exception as error:  # e.g. Python components: the backend cannot be serialized
+        text = models.config_text(backend)
+    except Exception as error:  # e.g. Python components or sparse ids: the backend cannot be serialized
         return None, False, f"stock encodes: no native twin ({error})"
     fingerprint.remember(tokenizer, backend, text)
     current = backend.encode_special_tokens

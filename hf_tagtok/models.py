@@ -55,9 +55,10 @@ def _bpe_spec(model, byte_level):
         return native.token_bytes({text: 0}, byte_level)[0]
 
     vocab = model["vocab"]
-    _check_ids(vocab)
-    tokens = native.token_bytes(vocab, byte_level)  # None: no byte string (byte level: unreachable from bytes)
-    spec = {"tokens": tokens, "ignore_merges": bool(model.get("ignore_merges")), "char_level": not byte_level}
+    dense, model_ids = _dense_ids(vocab)  # the native tables index `dense`; the pipeline emits model_ids[index]
+    tokens = native.token_bytes(dense, byte_level)  # None: no byte string (byte level: unreachable from bytes)
+    spec = {"tokens": tokens, "ignore_merges": bool(model.get("ignore_merges")), "char_level": not byte_level,
+            "model_ids": model_ids}
     prefix, suffix = model.get("continuing_subword_prefix") or "", model.get("end_of_word_suffix") or ""
     spec["prefix"], spec["suffix"] = as_bytes(prefix), as_bytes(suffix)
     if spec["prefix"] is None or spec["suffix"] is None or max(len(spec["prefix"]), len(spec["suffix"])) > 64:
@@ -67,16 +68,18 @@ def _bpe_spec(model, byte_level):
         raise Unsupported("BPE byte_fallback with continuing_subword_prefix/end_of_word_suffix is not native "
                           "(stock's offsets for the fallback bytes then run past the word)")
     if byte_level:
-        _check_byte_symbols(vocab, tokens, (prefix, spec["prefix"]), (suffix, spec["suffix"]))
+        _check_byte_symbols(dense, tokens, (prefix, spec["prefix"]), (suffix, spec["suffix"]))
     unk = model.get("unk_token")
     if unk is not None and unk not in vocab:
         raise Unsupported(f"BPE unk_token {unk!r} is not in the vocabulary")
-    spec["unk_id"] = None if unk is None else vocab[unk]
+    spec["unk_id"] = None if unk is None else dense[unk]
     spec["fuse_unk"] = bool(model.get("fuse_unk"))
     spec["byte_tokens"] = None
     if model.get("byte_fallback"):  # a char some of whose byte tokens are missing is unknown instead
-        spec["byte_tokens"] = [vocab.get(f"<0x{byte:02X}>") for byte in range(256)]
+        spec["byte_tokens"] = [dense.get(f"<0x{byte:02X}>") for byte in range(256)]
     merges = _merge_ids(model.get("merges"), vocab, len(prefix.encode()))
+    if model_ids is not None:  # every id of a merge is a vocabulary id, so it has an index
+        merges = np.searchsorted(model_ids, merges).astype(np.uint32)
     if len(tokens) > _NATIVE_MAX_TOKENS or len(merges) > _NATIVE_MAX_MERGES:
         raise Unsupported(f"BPE with {len(tokens)} ids / {len(merges)} merges exceeds the native tables "
                           f"({_NATIVE_MAX_TOKENS} / {_NATIVE_MAX_MERGES})")
@@ -85,16 +88,23 @@ def _bpe_spec(model, byte_level):
 
 
 def _check_ids(vocab):
-    """The native tables are indexed by id: sized by the largest id, so sparse ids would cost memory per
-    missing id (stock keeps hash maps); an id two tokens share (stock names it by one of them at random)
-    has no single byte string."""
-    if not vocab:
-        return
-    largest = max(vocab.values())
-    if largest >= _NATIVE_MAX_TOKENS or largest >= 2 * len(vocab) + 1024:
-        raise Unsupported(f"vocabulary ids are sparse (largest id {largest} for {len(vocab)} tokens); not native")
+    """An id two tokens share (stock names it by one of them at random) has no single byte string; the
+    largest u32 is the native tables' no-token mark."""
     if len(set(vocab.values())) < len(vocab):
         raise Unsupported("two vocabulary tokens share an id; not native")
+    if vocab and max(vocab.values()) >= 0xFFFFFFFF:
+        raise Unsupported("vocabulary id 2**32 - 1 is not native (it marks no token in the native tables)")
+
+
+def _dense_ids(vocab):
+    """(vocab, None) when its ids are 0..n-1; else (the same tokens numbered 0..n-1 in id order, their ids as
+    a sorted uint32 array). Native tables are then sized by the number of tokens, never by the largest id."""
+    _check_ids(vocab)
+    if not vocab or max(vocab.values()) == len(vocab) - 1:  # distinct ids >= 0: then exactly 0..n-1
+        return vocab, None
+    ordered = sorted(vocab.items(), key=lambda item: item[1])
+    return ({token: index for index, (token, _id) in enumerate(ordered)},
+            np.fromiter((token_id for _token, token_id in ordered), dtype=np.uint32, count=len(ordered)))
 
 
 def _last_merge_wins(merges):
@@ -199,6 +209,21 @@ def _added_spec(added_tokens, normalizer, model_emits):
     return spec
 
 
+def _check_added_ids(added_tokens, model):
+    """Stock numbers a new added token from the vocabulary's size, so under a vocabulary with holes it can
+    take an id a vocabulary token has: one id, two token strings, which the native encodings cannot name."""
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict) or not vocab or max(vocab.values()) == len(vocab) - 1:
+        return
+    ids = {token["id"] for token in added_tokens}
+    for content, token_id in vocab.items():
+        if token_id in ids:
+            token = next(token for token in added_tokens if token["id"] == token_id)
+            if token["content"] != content:
+                raise Unsupported(f"added token {token['content']!r} has id {token_id}, as vocabulary token "
+                                  f"{content!r} has (stock numbers added tokens from the vocabulary size); not native")
+
+
 def _model_emits(model):
     """content -> whether the model can output the vocabulary token `content` (generously: a BPE token
     only when no merge builds it, it is no initial symbol, unk or byte token, and ignore_merges is off)."""
@@ -232,9 +257,12 @@ def _starts_with_space(content):
 
 
 def _token_names(stock, added_tokens):
+    """Token string by id: a list (None at unnamed ids) when the ids are dense enough, else a dict, so its
+    size follows the number of tokens, not the largest id."""
     vocab = stock.get_vocab(with_added_tokens=True)
     ids = [*vocab.values(), *(token["id"] for token in added_tokens)]
-    names = [None] * (max(ids) + 1 if ids else 0)
+    size = max(ids) + 1 if ids else 0
+    names = {} if size > 2 * len(ids) + 1024 else [None] * size
     for token, token_id in vocab.items():
         names[token_id] = token
     for token in added_tokens:  # a normalized token is named by its normalized match, as stock does
@@ -243,15 +271,21 @@ def _token_names(stock, added_tokens):
 
 
 def _space_counts(token_names):
-    """Per id: leading and trailing chars that HF's trim_offsets counts as spaces (Ġ or whitespace).
+    """(ids or None, lead, trail): per named token, the leading and trailing chars that HF's trim_offsets
+    counts as spaces (Ġ or whitespace); ids (sorted uint32) name the entries when token_names is a dict,
+    else entry k is id k.
 
     Whitespace is what stock's WhitespaceSplit removes (Rust char::is_whitespace), probed per token; the
     byte-level alphabet itself holds no whitespace char, so pure-alphabet tokens only count 'Ġ'."""
     from tokenizers.pre_tokenizers import WhitespaceSplit
 
     splitter, space, alphabet = WhitespaceSplit(), byte_chars()[ord(" ")], char_bytes()
+    ids = None
+    if isinstance(token_names, dict):
+        ids = np.array(sorted(token_names), dtype=np.uint32)
+        token_names = [token_names[token_id] for token_id in ids.tolist()]
     lead, trail = bytearray(len(token_names)), bytearray(len(token_names))
-    for token_id, token in enumerate(token_names):
+    for entry, token in enumerate(token_names):
         if not token:
             continue
         if all(char in alphabet for char in token):
@@ -259,9 +293,9 @@ def _space_counts(token_names):
         else:
             inside = {i for piece, (start, end) in splitter.pre_tokenize_str(token) for i in range(start, end)}
             spaces = [char == space or i not in inside for i, char in enumerate(token)]
-        lead[token_id] = min(255, next((i for i, s in enumerate(spaces) if not s), len(spaces)))
-        trail[token_id] = min(255, next((i for i, s in enumerate(reversed(spaces)) if not s), len(spaces)))
-    return bytes(lead), bytes(trail)
+        lead[entry] = min(255, next((i for i, s in enumerate(spaces) if not s), len(spaces)))
+        trail[entry] = min(255, next((i for i, s in enumerate(reversed(spaces)) if not s), len(spaces)))
+    return ids, bytes(lead), bytes(trail)
 
 
 class NativeEncoder:
@@ -388,13 +422,33 @@ def _loaded_model(stock, model):
     return model
 
 
+# Stock writes a vocabulary by walking every id up to the largest and listing the missing ones (4 bytes
+# each): 2**31 - 1 costs it ~8 GB and ~30 s (or aborts the process), 10**8 ~400 MB.
+_MAX_WRITTEN_HOLES = 1 << 22
+
+
+def config_text(stock):
+    """stock.to_str(), or Unsupported when stock would spend memory and time per missing vocabulary id
+    writing it (ids far sparser than the vocabulary): planning then never asks stock for its JSON."""
+    if type(stock.model).__name__ in ("BPE", "WordPiece", "WordLevel"):
+        vocab = stock.get_vocab(with_added_tokens=False)
+        holes = max(vocab.values()) + 1 - len(vocab) if vocab else 0
+        if holes > _MAX_WRITTEN_HOLES:
+            raise Unsupported(f"vocabulary ids are sparse ({len(vocab)} tokens, largest id {max(vocab.values())}): "
+                              "stock's to_str() would allocate per missing id, so stock runs everything "
+                              "(load from the file or JSON text to run natively)")
+    return stock.to_str()
+
+
 def analyse(stock, text=None):
     """(per-stage report, spec or None): the spec is complete only when every stage is native."""
     from hf_tagtok import normalizers, processors  # they import Unsupported from here
 
     if text is None:
         try:
-            text = stock.to_str()
+            text = config_text(stock)
+        except Unsupported as error:
+            return {name: {"native": False, "reason": str(error)} for name in _PIPELINE_STAGES}, None
         except Exception as error:  # Python (custom) components: stock cannot write them, nor can we read them
             reason = f"stock cannot serialize this tokenizer ({error}), so stock runs everything"
             return {name: {"native": False, "reason": reason} for name in _PIPELINE_STAGES}, None
@@ -411,7 +465,12 @@ def analyse(stock, text=None):
 
     stage("normalizer", lambda: normalizers.spec(config.get("normalizer")))
     model_emits = _model_emits(config["model"])
-    stage("added_tokens", lambda: _added_spec(_loaded_added_tokens(stock), stock.normalizer, model_emits))
+    def added_tokens():
+        loaded = _loaded_added_tokens(stock)
+        _check_added_ids(loaded, config["model"])
+        return _added_spec(loaded, stock.normalizer, model_emits)
+
+    stage("added_tokens", added_tokens)
     stage("pre_tokenizer", lambda: _pre_tokenizer_steps(config.get("pre_tokenizer")))
     byte_level = '"ByteLevel"' in json.dumps(config.get("pre_tokenizer"))
     stage("model", lambda: _model_spec(_loaded_model(stock, config["model"]), byte_level, config.get("pre_tokenizer")))
@@ -433,8 +492,8 @@ def plan(stock, text=None):
         return report, None
     trim = spec["post_processor"]["trim"]
     if trim is not None:
-        lead, trail = _space_counts(_token_names(stock, spec["added_tokens"]))
-        spec["trim"] = dict(trim, lead=lead, trail=trail)
+        ids, lead, trail = _space_counts(_token_names(stock, spec["added_tokens"]))
+        spec["trim"] = dict(trim, lead=lead, trail=trail, ids=ids)
     spec["added"] = (stock.num_special_tokens_to_add(False), stock.num_special_tokens_to_add(True))
     from hf_tagtok._engine import UnsupportedShape
     try:

@@ -117,10 +117,10 @@ class Tokenizer:
         """A tokenizer equal to `stock` (settings included) that no longer shares state with it."""
         if not isinstance(stock, tokenizers.Tokenizer):
             raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
-        text = stock.to_str()
         try:
+            text = models.config_text(stock)
             clone = tokenizers.Tokenizer.from_str(text)
-        except Exception:  # stock cannot read back what it wrote (tokens sharing an id): share `stock` instead
+        except Exception:  # stock cannot write (sparse ids) or read back (tokens sharing an id) it: share `stock`
             return cls(stock)._checked()
         clone.encode_special_tokens = stock.encode_special_tokens  # not part of the JSON
         return cls(clone, text, _private=True)._checked()

@@ -6,15 +6,16 @@
  *   cont       80-BF -> TT_TAG_CONT, char-start bit 0.
  *   lead       C0-FF -> byte_tag (4 vpshufb): a lead whose every char shares one tag is done here (CJK
  *              ideograph and Hangul leads, for instance; derived at init from the tables, not assumed).
- *   2-byte / 3-byte-other / 4-byte
- *              the remaining leads, by code-point prefix (cp >> 6): all chars of the block sharing a
- *              prefix take their tags from one 64-entry shuffle of the stage tables (prefix_lane); lanes
- *              left after PREFIX_ROUNDS prefixes are decoded 8 at a time and gathered (gather_leads).
+ *   4-byte     the 4-byte chars sharing the first one's code-point prefix (cp >> 6): one 64-entry
+ *              shuffle of its stage2 slice (prefix_lane).
+ *   the rest   every lane decoded at once in 16-bit lanes (cp for 2/3-byte chars, cp >> 6 and its low
+ *              bits when 4-byte chars remain), then one table load per lane left (resolve_leads).
  * Why this shape (measured with conformance/bench_classify.py): the ASCII lane's nibble shuffle beats a
  * branchless range search over the atoms table's thresholds and ties on the scripts table, so AVX2 always
- * shuffles (the range kernel lives in the SSE2 kernel, which has no pshufb); for non-ASCII chars the
- * prefix lane beats gathers alone, and a range search over the thousands of runs above ASCII does not
- * compete.
+ * shuffles (the range kernel lives in the SSE2 kernel, which has no pshufb). For the other leads, up to
+ * four prefix shuffles followed by 8-lane gathers ran 1.1-1.5 GB/s on CJK and mixed text (a block of
+ * mixed text needs many prefixes, and gathers are slow on this AMD core); decoded lanes with one load
+ * each run 1.6-1.8 GB/s there, and keeping one prefix shuffle for 4-byte chars holds emoji text at ~2.
  */
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -25,7 +26,6 @@
 #define AVX2 __attribute__((target("avx2")))
 #define BLOCK 32
 #define LOOKAHEAD 3 /* a lead at the last byte of a block reads 3 more bytes */
-#define PREFIX_ROUNDS 4
 
 typedef struct {
     __m256i ascii[8];  /* XOR-chained 16-entry slices of the ASCII table */
@@ -59,91 +59,68 @@ static AVX2 inline __m256i shuffle_lookup(const __m256i *slices, int count, __m2
     return r;
 }
 
-static AVX2 inline __m256i widen8(const uint8_t *p) {
-    return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+/* Sixteen lanes from q, widened to 16 bits. */
+static AVX2 inline __m256i widen16(const uint8_t *q) {
+    return _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)q));
 }
 
-/* Code points of the chars whose leads sit at q[0..7] (lanes outside `lanes` become 0). */
-static AVX2 inline __m256i decode8(const uint8_t *q, __m256i lanes) {
-    const __m256i low6 = _mm256_set1_epi32(0x3F);
-    __m256i b0 = widen8(q);
-    __m256i b1 = _mm256_and_si256(widen8(q + 1), low6);
-    __m256i b2 = _mm256_and_si256(widen8(q + 2), low6);
-    __m256i b3 = _mm256_and_si256(widen8(q + 3), low6);
-    __m256i cp2 = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(b0, _mm256_set1_epi32(0x1F)), 6), b1);
-    __m256i cp3 = _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(b0, _mm256_set1_epi32(0x0F)), 12),
-                                  _mm256_or_si256(_mm256_slli_epi32(b1, 6), b2));
-    __m256i cp4 = _mm256_or_si256(
-        _mm256_or_si256(_mm256_slli_epi32(_mm256_and_si256(b0, _mm256_set1_epi32(0x07)), 18),
-                        _mm256_slli_epi32(b1, 12)),
-        _mm256_or_si256(_mm256_slli_epi32(b2, 6), b3));
-    __m256i cp = _mm256_blendv_epi8(cp2, cp3, _mm256_cmpgt_epi32(b0, _mm256_set1_epi32(0xDF)));
-    cp = _mm256_blendv_epi8(cp, cp4, _mm256_cmpgt_epi32(b0, _mm256_set1_epi32(0xEF)));
-    return _mm256_and_si256(cp, lanes);
-}
-
-/* Replace the TT_TAG_LOOKUP bytes of out[0..31] (bits of `need`) by a stage-table gather. */
-static AVX2 void gather_leads(const tt_classifier *c, const uint8_t *p, uint32_t need, uint8_t *out) {
-    const __m256i bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    const __m256i low8 = _mm256_set1_epi32(0xFF);
-    /* byte 0 of each dword, then the two 128-bit halves' first dwords side by side */
-    const __m256i pick = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 0, 4, 8,
-                                          12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
-    const __m256i join = _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1);
-    for (int g = 0; g < BLOCK / 8; g++) {
-        uint32_t m = (need >> (8 * g)) & 0xFF;
-        if (!m) continue;
-        const uint8_t *q = p + 8 * g;
-        __m256i lanes = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32((int)m), bits), bits);
-        __m256i cp = decode8(q, lanes);
-        __m256i found;
-        if (_mm256_movemask_epi8(_mm256_cmpgt_epi32(cp, _mm256_set1_epi32(0xFFFF)))) {
-            __m256i block = _mm256_i32gather_epi32((const int *)c->block_offset, _mm256_srli_epi32(cp, 8), 4);
-            __m256i index = _mm256_add_epi32(block, _mm256_and_si256(cp, low8));
-            found = _mm256_i32gather_epi32((const int *)c->stage2_padded, index, 1);
-        } else {
-            found = _mm256_i32gather_epi32((const int *)c->bmp, cp, 1);
+/* Replace the TT_TAG_LOOKUP bytes of out[0..15] (bits of `need`) by their tags: every lane decoded at
+ * once in 16-bit lanes, then one table load per lane to resolve (the flat BMP table for 2/3-byte chars;
+ * stage1 + stage2 from cp >> 6, which fits 16 bits, when 4-byte chars are among them). */
+static AVX2 inline void resolve_leads(const tt_classifier *c, const uint8_t *q, uint32_t need, int any_four,
+                                      uint8_t *out) {
+    const __m256i low6 = _mm256_set1_epi16(0x3F);
+    __m256i b0 = widen16(q), b1 = _mm256_and_si256(widen16(q + 1), low6), b2 = widen16(q + 2);
+    __m256i three = _mm256_cmpgt_epi16(b0, _mm256_set1_epi16(0xDF));
+    __m256i top3 = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(b0, _mm256_set1_epi16(0x0F)), 6), b1);
+    __m256i top = _mm256_blendv_epi8(_mm256_and_si256(b0, _mm256_set1_epi16(0x1F)), top3, three); /* cp >> 6 */
+    __m256i last = _mm256_blendv_epi8(b1, _mm256_and_si256(b2, low6), three);
+    if (!any_four) {
+        uint16_t cps[16];
+        _mm256_storeu_si256((__m256i *)cps, _mm256_or_si256(_mm256_slli_epi16(top, 6), last));
+        for (; need; need &= need - 1) {
+            int i = __builtin_ctz(need);
+            out[i] = c->bmp[cps[i]];
         }
-        /* found: only byte 0 of each dword is meaningful, and only byte 0 is kept by `pick` */
-        __m256i merged = _mm256_blendv_epi8(widen8(out + 8 * g), found, lanes);
-        merged = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(merged, pick), join);
-        _mm_storel_epi64((__m128i *)(out + 8 * g), _mm256_castsi256_si128(merged));
+        return;
+    }
+    __m256i four = _mm256_cmpgt_epi16(b0, _mm256_set1_epi16(0xEF));
+    b2 = _mm256_and_si256(b2, low6);
+    __m256i top4 = _mm256_or_si256(_mm256_slli_epi16(_mm256_and_si256(b0, _mm256_set1_epi16(0x07)), 12),
+                                   _mm256_or_si256(_mm256_slli_epi16(b1, 6), b2));
+    top = _mm256_blendv_epi8(top, top4, four);
+    last = _mm256_blendv_epi8(last, _mm256_and_si256(widen16(q + 3), low6), four);
+    uint16_t prefix[16], lows[16];
+    _mm256_storeu_si256((__m256i *)prefix, top);
+    _mm256_storeu_si256((__m256i *)lows, last);
+    for (; need; need &= need - 1) {
+        int i = __builtin_ctz(need);
+        out[i] = c->stage2[c->block_offset[prefix[i] >> 2] + ((prefix[i] & 3u) << 6) + lows[i]];
     }
 }
 
-/* The 64 tags of the chars sharing the code-point prefix (cp >> 6) of the char whose lead is at q: a
- * contiguous slice of the flat BMP table, or of one stage2 block above the BMP. */
+/* The 64 tags of the 4-byte chars sharing the code-point prefix (cp >> 6) of the char whose lead is at q:
+ * a contiguous slice of one stage2 block. */
 static inline const uint8_t *prefix_table(const tt_classifier *c, const uint8_t *q) {
     uint32_t cp = tt_decode_lead(q);
-    if (cp < 0x10000) return c->bmp + (cp & ~0x3Fu);
     return c->stage2 + c->block_offset[cp >> 8] + (cp & 0xC0u);
 }
 
-/* Resolve TT_TAG_LOOKUP lanes one code-point prefix at a time: every lane whose char shares the prefix
- * (same lead, and same middle bytes for 3/4-byte chars) takes its tag from a 64-entry shuffle keyed by
- * the char's last byte. Text in one script needs one or two prefixes per block; after
- * PREFIX_ROUNDS the remaining lanes go to the gather. */
+/* Resolve every 4-byte lane of `need` sharing the code-point prefix of the 4-byte char led at `seed`
+ * (same lead and middle two bytes): one 64-entry shuffle keyed by the last byte. 4-byte chars (emoji,
+ * mostly) cluster in a few prefixes, and the decoded-lane path pays two dependent loads for each. */
 static AVX2 inline __m256i prefix_lane(const tt_classifier *c, const uint8_t *p, __m256i x0, __m256i tags,
-                                       uint32_t *need) {
-    __m256i x1 = _mm256_loadu_si256((const __m256i *)(p + 1));
-    __m256i x2 = _mm256_loadu_si256((const __m256i *)(p + 2));
-    __m256i x3 = _mm256_loadu_si256((const __m256i *)(p + 3));
-    /* signed compares; only lead lanes are ever selected below */
-    __m256i three = _mm256_cmpgt_epi8(x0, _mm256_set1_epi8((char)0xDF));
-    __m256i four = _mm256_cmpgt_epi8(x0, _mm256_set1_epi8((char)0xEF));
-    __m256i last = _mm256_blendv_epi8(_mm256_blendv_epi8(x1, x2, three), x3, four);
-    last = _mm256_and_si256(last, _mm256_set1_epi8(0x3F));
-    for (int round = 0; *need && round < PREFIX_ROUNDS; round++) {
-        const uint8_t *q = p + __builtin_ctz(*need);
-        __m256i match = _mm256_cmpeq_epi8(x0, _mm256_set1_epi8((char)q[0]));
-        if (q[0] >= 0xE0) match = _mm256_and_si256(match, _mm256_cmpeq_epi8(x1, _mm256_set1_epi8((char)q[1])));
-        if (q[0] >= 0xF0) match = _mm256_and_si256(match, _mm256_cmpeq_epi8(x2, _mm256_set1_epi8((char)q[2])));
-        __m256i slices[4];
-        chain_slices(slices, prefix_table(c, q), 4);
-        tags = _mm256_blendv_epi8(tags, shuffle_lookup(slices, 4, last), match);
-        *need &= ~(uint32_t)_mm256_movemask_epi8(match);
-    }
-    return tags;
+                                       int seed, uint32_t *need) {
+    const uint8_t *q = p + seed;
+    __m256i match = _mm256_and_si256(
+        _mm256_cmpeq_epi8(x0, _mm256_set1_epi8((char)q[0])),
+        _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + 1)), _mm256_set1_epi8((char)q[1])),
+                         _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + 2)), _mm256_set1_epi8((char)q[2]))));
+    __m256i last = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(p + 3)), _mm256_set1_epi8(0x3F));
+    __m256i slices[4];
+    chain_slices(slices, prefix_table(c, q), 4);
+    *need &= ~(uint32_t)_mm256_movemask_epi8(match);
+    return _mm256_blendv_epi8(tags, shuffle_lookup(slices, 4, last), match);
 }
 
 /* One block at p (p[0 .. BLOCK + LOOKAHEAD) readable); returns its char-start bits. */
@@ -159,9 +136,17 @@ static AVX2 inline uint32_t classify_block(const tt_classifier *c, const avx2_ta
     __m256i lead = shuffle_lookup(t->lead, 4, _mm256_sub_epi8(x, _mm256_set1_epi8((char)0xC0)));
     __m256i tags = _mm256_or_si256(_mm256_blendv_epi8(shuffle_lookup(t->ascii, 8, x), lead, is_lead), is_cont);
     uint32_t need = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(tags, _mm256_set1_epi8((char)TT_TAG_LOOKUP)));
-    if (need) tags = prefix_lane(c, p, x, tags, &need);
+    uint32_t four = 0;
+    if (need) { /* signed: F0-FF only */
+        four = (uint32_t)_mm256_movemask_epi8(_mm256_cmpgt_epi8(x, _mm256_set1_epi8((char)0xEF))) & need;
+        if (four) {
+            tags = prefix_lane(c, p, x, tags, __builtin_ctz(four), &need);
+            four &= need;
+        }
+    }
     _mm256_storeu_si256((__m256i *)out, tags);
-    if (need) gather_leads(c, p, need, out);
+    if (need & 0xFFFFu) resolve_leads(c, p, need & 0xFFFFu, (four & 0xFFFFu) != 0, out);
+    if (need >> 16) resolve_leads(c, p + 16, need >> 16, (four >> 16) != 0, out + 16);
     return ~(uint32_t)_mm256_movemask_epi8(is_cont);
 }
 

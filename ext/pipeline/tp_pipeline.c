@@ -283,7 +283,7 @@ static int emit_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c
             s = from[k] < pw->prefix ? pw->start : pw->start + from[k] - pw->prefix;
             e = to[k] <= pw->prefix ? pw->prefix_end : pw->start + to[k] - pw->prefix;
         }
-        put_aligned(p, c, st, ids[k], s, e, al);
+        put_aligned(p, c, st, p->model_ids ? p->model_ids[ids[k]] : ids[k], s, e, al);
     }
     st->word++;
     return 0;
@@ -313,10 +313,24 @@ static int encode_pieces(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, 
     return 0;
 }
 
+/* The trim entry of `id`, or trim_len when it has none (no name: nothing to trim). */
+static size_t trim_entry(const tp_pipeline *p, uint32_t id) {
+    if (!p->trim_ids) return id < p->trim_len ? id : p->trim_len;
+    size_t lo = 0, hi = p->trim_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->trim_ids[mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < p->trim_len && p->trim_ids[lo] == id ? lo : p->trim_len;
+}
+
 void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t end) {
     for (size_t k = first; k < end; k++) {
         int64_t *o = &c->offsets[2 * k];
-        int64_t lead = p->trim_lead[c->ids[k]], trail = p->trim_trail[c->ids[k]];
+        size_t entry = trim_entry(p, c->ids[k]);
+        if (entry == p->trim_len) continue;
+        int64_t lead = p->trim_lead[entry], trail = p->trim_trail[entry];
         if (lead > 0) {
             if ((k == first || o[0] == 0) && p->trim_add_prefix_space && lead == 1) lead = 0;
             o[0] = o[0] + lead < o[1] ? o[0] + lead : o[1];

@@ -34,9 +34,15 @@ typedef struct {
     const tp_special *before, *after; /* post-processor tokens around the sequence */
     size_t n_before, n_after;
     uint32_t type_id;          /* type id of the sequence's own tokens */
-    /* ByteLevel offset trimming (trim_offsets): per token id, how many leading/trailing chars of its
-     * string are spaces; NULL when off. */
+    /* The model's tables index its tokens densely; model_ids[index] is the vocabulary id it emits (NULL:
+     * index and id are the same), so sparse ids cost nothing per missing id. */
+    const uint32_t *model_ids;
+    /* ByteLevel offset trimming (trim_offsets): per named token, how many leading/trailing chars of its
+     * string are spaces (trim_len entries); NULL when off. trim_ids NULL: entry k is id k; else the
+     * entries' ids, ascending. */
     const uint8_t *trim_lead, *trim_trail;
+    const uint32_t *trim_ids;
+    size_t trim_len;
     int trim_add_prefix_space;
     /* Metaspace rendering: every space of a piece, and its prefix, become these bytes (n_replacement
      * > 0 only when the program renders Metaspace). */
