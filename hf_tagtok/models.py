@@ -270,8 +270,10 @@ def _space_counts(token_names):
 class NativeEncoder:
     """A built pipeline plus what encodings need to name their tokens and place their sequences."""
 
-    def __init__(self, pipeline, stock, added_tokens, post, piece_named_id=None):
+    def __init__(self, pipeline, stock, added_tokens, post, piece_named_id=None, stock_raises_id=None):
         self.pipeline = pipeline
+        # an id the model emits for a word stock raises on (a Unigram without unk_id): such a call runs on stock
+        self.stock_raises_id = stock_raises_id
         self._stock, self._added_tokens = stock, added_tokens
         # added tokens whose token string is the matched text (with its spaces)
         self.strip_ids = frozenset(token["id"] for token in added_tokens if token["lstrip"] or token["rstrip"])
@@ -334,10 +336,8 @@ def _vocab_spec(model, pre_tokenizer):
 def _unigram_spec(model, byte_level):
     """The native spec of a Unigram model config; raises Unsupported for what it does not cover."""
     vocab = model.get("vocab") or []
-    unk_id = model.get("unk_id")
-    if unk_id is None:
-        raise Unsupported("Unigram without unk_id is not native (stock raises on a char it cannot cover)")
-    if not vocab or not 0 <= unk_id < len(vocab):
+    unk_id = model.get("unk_id")  # None: encodings stock raises on go to stock (NativeEncoder.stock_raises_id)
+    if not vocab or not (unk_id is None or 0 <= unk_id < len(vocab)):
         raise Unsupported("Unigram with an empty vocabulary or unk_id outside it is not native")
     if byte_level:
         raise Unsupported("Unigram after a ByteLevel pre-tokenizer is not native")
@@ -446,5 +446,8 @@ def plan(stock, text=None):
         report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
         return report, None
     model = spec["model"]
-    piece_named_id = model["unk_id"] if model.get("type") == "Unigram" else None
-    return report, NativeEncoder(pipeline, stock, spec["added_tokens"], spec["post_processor"], piece_named_id)
+    unigram = model.get("type") == "Unigram"
+    piece_named_id = model["unk_id"] if unigram else None
+    stock_raises_id = native.UNIGRAM_RAISES if unigram and model["unk_id"] is None else None
+    return report, NativeEncoder(pipeline, stock, spec["added_tokens"], spec["post_processor"], piece_named_id,
+                                 stock_raises_id)

@@ -7,7 +7,7 @@
 #   "prepend" (text), "strip" (left, right), "replace_run" (char, shortest run, content), "byte_level"
 #   (the 256 chars bytes become) and "precompiled" (the decoded SentencePiece charsmap, bytes)]}     model: {"type": "WordPiece"|"WordLevel", "tokens": [bytes],
 #   "ids": [int], "prefix": bytes, "max_chars": int, "unk_id": int}
-#   or {"type": "Unigram", "tokens": [bytes], "scores": [float], "unk_id": int, "byte_fallback": bool}
+#   or {"type": "Unigram", "tokens": [bytes], "scores": [float], "unk_id": int or None, "byte_fallback": bool}
 from libc.stdint cimport uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
@@ -154,10 +154,14 @@ cdef tp_wordpiece *_build_wordpiece(dict model) except NULL:
     return wp
 
 
+UNIGRAM_RAISES = 0xFFFFFFFE  # TP_UNIGRAM_RAISES
+
+
 cdef tp_unigram *_build_unigram(dict model) except NULL:
     tokens, scores = model["tokens"], model["scores"]
     cdef size_t n = len(tokens), i
-    if n == 0 or not 0 <= model["unk_id"] < n:
+    unk_id = n if model["unk_id"] is None else model["unk_id"]  # n: no unk piece (see tp_unigram.h)
+    if n == 0 or not 0 <= unk_id <= n:
         raise ValueError("Unigram needs a non-empty vocabulary holding unk_id")
     cdef const uint8_t **ptrs = <const uint8_t **>malloc(n * sizeof(uint8_t *))
     cdef uint32_t *lens = <uint32_t *>malloc(n * sizeof(uint32_t))
@@ -170,7 +174,7 @@ cdef tp_unigram *_build_unigram(dict model) except NULL:
             ptrs[i] = <const uint8_t *><const char *>tokens[i]
             lens[i] = len(tokens[i])
             c_scores[i] = scores[i]
-        model_ = tp_unigram_new(ptrs, lens, c_scores, n, model["unk_id"], model["byte_fallback"])
+        model_ = tp_unigram_new(ptrs, lens, c_scores, n, unk_id, model["byte_fallback"])
     finally:
         free(ptrs); free(lens); free(c_scores)
     if model_ == NULL:
