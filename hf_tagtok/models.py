@@ -289,7 +289,9 @@ class NativeEncoder:
         (last, names), key = self._piece_names, (item, second)
         if last is None or last[0] is not batch or last[1:] != key:
             sequence = batch.pairs[item] if second else batch.texts[item]
-            encoding = self._untruncated.encode(sequence, is_pretokenized=batch.pretokenized, add_special_tokens=False)
+            untruncated = self._untruncated
+            untruncated.encode_special_tokens = self._stock.encode_special_tokens  # not part of the JSON
+            encoding = untruncated.encode(sequence, is_pretokenized=batch.pretokenized, add_special_tokens=False)
             names = {(w, s, e, i): token for w, (s, e), i, token
                      in zip(encoding.word_ids, encoding.offsets, encoding.ids, encoding.tokens)}
             self._piece_names = ((batch, *key), names)  # tokens are read encoding by encoding
