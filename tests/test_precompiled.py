@@ -11,7 +11,7 @@ import random
 
 import numpy as np
 import pytest
-from tokenizers import Tokenizer, models, normalizers as N, pre_tokenizers
+from tokenizers import Regex, Tokenizer, models, normalizers as N, pre_tokenizers
 
 from hf_tagtok import normalizers
 from hf_tagtok.models import Unsupported
@@ -117,10 +117,13 @@ def test_corpus(pair):
 
 
 def test_in_a_sequence(tmp_path_factory):
-    """Precompiled after other steps (no fast path) and before them."""
+    """Precompiled after other steps (no fast path), after a leading Prepend (its prefix goes through the
+    clusters too) and before other steps."""
     charsmap = _charsmap(tmp_path_factory, rule="nmt_nfkc")
     for stock in (N.Sequence([N.Lowercase(), N.Precompiled(charsmap), N.Replace(" ", "\u2581")]),
-                  N.Sequence([N.Prepend("\u2581"), N.Precompiled(charsmap), N.NFD()])):
+                  N.Sequence([N.Prepend("\u2581"), N.Precompiled(charsmap), N.NFD()]),
+                  N.Sequence([N.Prepend("\u2581"), N.Precompiled(charsmap), N.Lowercase()]),
+                  N.Sequence([N.Precompiled(charsmap), N.Replace(Regex(" {2,}"), " ")])):
         per_char = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
         per_char.normalizer = stock
         per_char.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
