@@ -11,7 +11,7 @@ import base64
 import binascii
 import re
 
-from hf_tagtok.models import Unsupported
+from hf_tagtok.models import Unsupported, _native_module
 
 _SIMPLE = {"NFD": ["nfd"], "NFKD": ["nfkd"], "NFC": ["nfc"], "NFKC": ["nfkc"], "Lowercase": ["lowercase"], "StripAccents": ["strip_accents"]}
 
@@ -71,16 +71,15 @@ def _replace_step(config):
 
 def _precompiled_step(config):
     """The charsmap decoded once here; the C side parses its trie once when the normalizer is built."""
-    from hf_tagtok import _native
-
     try:
         charsmap = base64.b64decode(config["precompiled_charsmap"], validate=True)
         blob = charsmap[4 + int.from_bytes(charsmap[:4], "little") // 4 * 4:]
         blob.decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, TypeError, ValueError) as error:
         raise Unsupported(f"Precompiled charsmap stock cannot parse ({error}); not native") from None
-    if not _native.precompiled_valid(charsmap):
-        raise Unsupported("Precompiled charsmap whose trie leaves its bounds (stock would panic); not native")
+    if not _native_module().precompiled_valid(charsmap):
+        raise Unsupported("Precompiled charsmap that stock cannot load or would panic on (a trie shorter than its size "
+                          "field, a path leaving the trie, a replacement off a char boundary); not native")
     return ("precompiled", charsmap)
 
 
