@@ -79,7 +79,7 @@ def _precompiled_step(config):
         raise Unsupported(f"Precompiled charsmap stock cannot parse ({error}); not native") from None
     if not _native_module().precompiled_valid(charsmap):
         raise Unsupported("Precompiled charsmap that stock cannot load or would panic on (a trie shorter than its size "
-                          "field, a leaf value outside the trie, a replacement off a char boundary); not native")
+                          "field, a lookup leaving the trie, a replacement off a char boundary); not native")
     return ("precompiled", charsmap)
 
 

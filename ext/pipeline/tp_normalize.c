@@ -720,12 +720,16 @@ static uint32_t *code_points(const uint8_t *text, size_t len, size_t *n) {
 }
 
 /* Every trie path a lookup can take from node pos (lookups stop at the first leaf; chunks are at most
- * 5 bytes): 0 when a leaf leaves the trie or its value is not a char boundary of the blob, where stock
- * would panic. *longest: the most chars of any replacement reached. */
+ * 5 bytes): 0 when a step on a byte of UTF-8 text or a leaf leaves the trie or a value is not a char
+ * boundary of the blob, where stock would panic. *longest: the most chars of any replacement reached. */
 static int trie_check(const step *st, size_t pos, int depth, size_t *longest) {
     for (uint32_t c = 1; depth < 5 && c < 256; c++) {
         size_t child = pos ^ c;
-        if (child >= st->trie_n || unit_label(st->trie[child]) != c) continue;
+        if (child >= st->trie_n) {
+            if (c < 0xC0 || (c >= 0xC2 && c <= 0xF4)) return 0; /* a byte UTF-8 text can hold: stock would panic */
+            continue;
+        }
+        if (unit_label(st->trie[child]) != c) continue;
         uint32_t unit = st->trie[child];
         size_t next = child ^ unit_offset(unit);
         if (!unit_has_leaf(unit)) {

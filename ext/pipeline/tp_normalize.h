@@ -52,9 +52,9 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n);
 void tp_normalizer_free(tp_normalizer *nz);
 
 /* 1 when a SentencePiece charsmap parses as stock parses it (u32 trie size in bytes, the trie, the
- * replacement blob; its UTF-8 validity is the caller's check) and every leaf a lookup can reach has its
- * value inside the trie, pointing at a char boundary of the blob (where stock would panic), else 0. A
- * lookup step that leaves the trie (stock panics there too) finds no key. */
+ * replacement blob; its UTF-8 validity is the caller's check) and every lookup of up to 5 bytes of
+ * UTF-8 stays inside the trie and reaches values at char boundaries of the blob (where stock would
+ * panic), else 0. */
 int tp_precompiled_valid(const uint8_t *charsmap, size_t len);
 
 tp_norm_scratch *tp_norm_scratch_new(void);
