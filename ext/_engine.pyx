@@ -53,9 +53,6 @@ cdef extern from "Python.h":
     const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
 
 
-# Pieces carry uint32 byte offsets.
-DEF _MAX_TEXT_BYTES = 0xFFFFFFF0
-
 
 class UnsupportedShape(ValueError):
     """The steps are valid but the native executor cannot run them as one program."""
@@ -216,8 +213,8 @@ cdef const uint8_t *_utf8(object text, Py_ssize_t *size) except NULL:
     if not isinstance(text, str):
         raise TypeError(f"expected str, not {type(text).__name__}")
     cdef const uint8_t *data = <const uint8_t *>PyUnicode_AsUTF8AndSize(text, size)
-    if size[0] > _MAX_TEXT_BYTES:
-        raise ValueError(f"text of {size[0]} UTF-8 bytes exceeds the engine's limit of {_MAX_TEXT_BYTES} bytes")
+    if <size_t>size[0] > tt.TT_MAX_TEXT_BYTES:
+        raise ValueError(f"text of {size[0]} UTF-8 bytes exceeds the engine's limit of {tt.TT_MAX_TEXT_BYTES} bytes")
     return data
 
 

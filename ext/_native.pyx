@@ -19,6 +19,8 @@ include "pair_names.pxi"
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
+from cython.view cimport array as cvarray
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
 
 import numpy as np
 
@@ -92,10 +94,13 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         pass
     void tp_columns_free(tp_columns *columns)
     void tp_workspace_free(tp_workspace *ws)
-    int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
-                        const size_t *lens, size_t n, int add_special, int offsets, tp_columns **out,
-                        size_t *n_out, int64_t *lengths)
-    void tp_chunks_free(tp_columns *chunks, size_t n)
+    ctypedef struct tp_text:
+        const void *data
+        size_t len
+        int unit
+    enum: TP_TEXT_SURROGATE
+    int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n,
+                        int add_special, int offsets, int words, tp_columns *out, int64_t *lengths)
 
 cdef extern from "pipeline/tp_assemble.h" nogil:
     ctypedef struct tp_side:
@@ -325,33 +330,33 @@ cdef class Pipeline:
             for sequence in range(2):
                 _side_free(&self._assembly.pair[add_special][sequence])
 
-    def encode(self, list texts, bint add_special_tokens=True, bint offsets=True):
-        """(ids u32, type_ids u32, offsets i64 (n,2) or None when not `offsets`, special u8, words i32, lengths
-        i64) for texts."""
-        cdef size_t n = len(texts), i, n_chunks = 0
-        cdef const uint8_t **ptrs = <const uint8_t **>malloc((n or 1) * sizeof(uint8_t *))
-        cdef size_t *lens = <size_t *>malloc((n or 1) * sizeof(size_t))
-        cdef Py_ssize_t size
-        cdef tp_columns *chunks = NULL
+    def encode(self, list texts, bint add_special_tokens=True, bint offsets=True, bint words=True):
+        """(ids u32, type_ids u32, offsets i64 (n,2) or None when not `offsets`, special u8, words i32 or None
+        when not `words`, lengths i64) for texts."""
+        cdef size_t n = len(texts), i
+        cdef tp_text *c_texts = <tp_text *>malloc((n or 1) * sizeof(tp_text))
+        cdef tp_columns out
         cdef int rc
         lengths = np.zeros(n, dtype=np.int64)
         cdef int64_t[::1] lengths_view = lengths
+        if c_texts == NULL:
+            raise MemoryError()
         try:
-            if ptrs == NULL or lens == NULL:
-                raise MemoryError()
             for i in range(n):
-                ptrs[i] = _utf8(texts[i], &size)
-                lens[i] = size
+                _text_units(texts[i], &c_texts[i])
             with nogil:
-                rc = tp_encode_batch(&self._p, self._workspaces, ptrs, lens, n, add_special_tokens, offsets,
-                                     &chunks, &n_chunks, &lengths_view[0] if n else NULL)
-            if rc:
-                raise MemoryError()
-            return _gather(chunks, n_chunks) + (lengths,)
+                rc = tp_encode_batch(&self._p, self._workspaces, c_texts, n, add_special_tokens, offsets, words,
+                                     &out, &lengths_view[0] if n else NULL)
         finally:
-            free(ptrs); free(lens)
-            tp_chunks_free(chunks, n_chunks)
-
+            free(c_texts)
+        if rc == TP_TEXT_SURROGATE:
+            raise UnicodeEncodeError("utf-8", "", 0, 1, "surrogates not allowed")
+        if rc:
+            raise MemoryError()
+        rows = out.n
+        return (_adopt(out.ids, rows, 4, "I"), _adopt(out.type_ids, rows, 4, "I"),
+                _adopt(out.offsets, 2 * rows, 8, "q").reshape(rows, 2) if offsets else None,
+                _adopt(out.special, rows, 1, "B"), _adopt(out.words, rows, 4, "i") if words else None, lengths)
 
     def assemble(self, list pieces, list bounds, bytes is_pair, bint pretokenized, bint add_special_tokens,
                  truncation, padding, bint main_only=False):
@@ -446,29 +451,28 @@ cdef uint8_t *_u8(array):
     return &view[0] if view.shape[0] else NULL
 
 
-cdef tuple _gather(tp_columns *chunks, size_t n_chunks):
-    # One copy from the chunks into the final arrays; each chunk is freed as soon as it is copied.
-    cdef size_t total = 0, at = 0, i
-    for i in range(n_chunks):
-        total += chunks[i].n
-    cdef bint with_offsets = n_chunks == 0 or not chunks[0].no_offsets
-    ids = np.empty(total, dtype=np.uint32)
-    type_ids = np.empty(total, dtype=np.uint32)
-    offsets = np.empty((total if with_offsets else 0, 2), dtype=np.int64)
-    special = np.empty(total, dtype=np.uint8)
-    words = np.empty(total, dtype=np.int32)
-    cdef uint32_t[::1] ids_v = ids, types_v = type_ids
-    cdef int64_t[:, ::1] offsets_v = offsets
-    cdef uint8_t[::1] special_v = special
-    cdef int32_t[::1] words_v = words
-    for i in range(n_chunks):
-        if chunks[i].n:
-            memcpy(&ids_v[at], chunks[i].ids, chunks[i].n * 4)
-            memcpy(&types_v[at], chunks[i].type_ids, chunks[i].n * 4)
-            if with_offsets:
-                memcpy(&offsets_v[at, 0], chunks[i].offsets, chunks[i].n * 16)
-            memcpy(&special_v[at], chunks[i].special, chunks[i].n)
-            memcpy(&words_v[at], chunks[i].words, chunks[i].n * 4)
-        at += chunks[i].n
-        tp_columns_free(&chunks[i])
-    return ids, type_ids, offsets if with_offsets else None, special, words
+cdef object _adopt(void *data, size_t n, size_t itemsize, str format):
+    # A numpy array over a malloc'ed column, freed with it: the output is written once, never copied.
+    if n == 0:
+        free(data)
+        return np.empty(0, dtype=format)
+    cdef cvarray owner = cvarray(shape=(n,), itemsize=itemsize, format=format, allocate_buffer=False)
+    owner.data = <char *>data
+    owner.callback_free_data = free
+    return np.asarray(owner)
+
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+
+
+cdef int _text_units(object text, tp_text *out) except -1:
+    # The str's own code units (transcoded on the worker threads); _utf8 for what it must check or encode.
+    cdef Py_ssize_t size
+    if isinstance(text, str) and PyUnicode_GET_LENGTH(text) * 4 <= tt.TT_MAX_TEXT_BYTES:
+        out.data, out.len = PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)
+        out.unit = 0 if PyUnicode_IS_ASCII(text) else PyUnicode_KIND(text)
+        return 0
+    out.data, out.unit = _utf8(text, &size), 0
+    out.len = size
+    return 0

@@ -166,7 +166,7 @@ class Tokenizer:
         inputs = list(inputs)
         split = _split_batch(inputs, is_pretokenized, add_special_tokens)
         batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized,
-                                                                 overflowing, offsets)
+                                                                 overflowing, offsets, words=False)
         if batch is not None:
             arrays = batch.arrays(overflowing)
             return arrays if offsets else arrays._replace(offsets=None)
@@ -179,10 +179,11 @@ class Tokenizer:
         encodings = encode(inputs, is_pretokenized=is_pretokenized, add_special_tokens=add_special_tokens)
         return _columns(encodings, overflowing, offsets, padded=self._stock.padding is not None)
 
-    def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True, offsets=True):
+    def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True, offsets=True,
+                      words=True):
         """The native `_Batch` for these inputs (texts, or lists of words when pretokenized) under the current
         settings, or None: stock must run. Without `overflowing` it holds the main encodings only; without
-        `offsets` a plain batch computes none (its offsets column is None: for `encode_batch_arrays` only)."""
+        `offsets` or `words` a plain batch computes none (that column is None: for `encode_batch_arrays` only)."""
         native = self._native
         if native is None:
             return None
@@ -190,7 +191,7 @@ class Tokenizer:
         raises = native.stock_raises_id
         try:
             if truncation is None and padding is None and not pretokenized and all(pair is None for pair in pairs):
-                batch = _Batch.plain(native, texts, add_special_tokens, offsets)
+                batch = _Batch.plain(native, texts, add_special_tokens, offsets, words)
             else:  # overflow kept when a token may show that stock raises: truncation must not hide it
                 batch = _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
                                          overflowing or raises is not None)
@@ -435,8 +436,9 @@ class _Batch:
                  "pad_token")
 
     @classmethod
-    def plain(cls, native, texts, add_special_tokens, offsets=True):
-        ids, type_ids, offsets, special, words, lengths = native.pipeline.encode(texts, add_special_tokens, offsets)
+    def plain(cls, native, texts, add_special_tokens, offsets=True, words=True):
+        ids, type_ids, offsets, special, words, lengths = native.pipeline.encode(texts, add_special_tokens, offsets,
+                                                                                 words)
         side = native.single[bool(add_special_tokens)]
         before, after = len(side["before"]), len(side["after"])
         if len(texts) == 1:  # a single `encode`: plain ints cost less than seven tiny numpy operations

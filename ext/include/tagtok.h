@@ -19,6 +19,7 @@ extern "C" {
 
 /* Tag written at every UTF-8 continuation byte; transparent to every FSM. */
 #define TT_TAG_CONT 0xFFu
+#define TT_MAX_TEXT_BYTES 0xFFFFFFF0u /* pieces carry uint32 byte offsets */
 
 typedef enum { TT_ALPHABET_ATOMS = 0, TT_ALPHABET_SCRIPTS = 1 } tt_alphabet;
 

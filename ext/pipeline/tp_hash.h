@@ -24,7 +24,23 @@ static inline uint64_t tp_short_word(const uint8_t *data, size_t len) {
     return (uint64_t)data[0] << 16 | (uint64_t)data[len >> 1] << 8 | data[len - 1];
 }
 
+/* A word of len <= 8 bytes as one uint64: distinct words of one length give distinct keys. */
+static inline uint64_t tp_word_key(const uint8_t *data, size_t len) {
+    uint64_t key;
+    if (len < 8) return tp_short_word(data, len);
+    memcpy(&key, data, 8);
+    return key;
+}
+
+/* tp_hash_bytes of a word of len <= 8 bytes, from its key. */
+static inline uint64_t tp_hash_key(uint64_t key, size_t len) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len;
+    if (len == 8) return tp_mix64(tp_mix64(h ^ key) ^ (8ULL << 56));
+    return tp_mix64(h ^ key ^ ((uint64_t)len << 56));
+}
+
 static inline uint64_t tp_hash_bytes(const uint8_t *data, size_t len) {
+    if (len <= 8) return tp_hash_key(tp_word_key(data, len), len);
     uint64_t h = 0x9E3779B97F4A7C15ULL ^ len;
     size_t rest = len;
     for (; rest >= 8; data += 8, rest -= 8) {

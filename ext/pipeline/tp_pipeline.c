@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_alloc.h"
 #include "tp_pool.h"
 
 #define GROUP_PIECES 64 /* pieces whose words go to the model together (their lookups overlap) */
@@ -31,6 +32,9 @@ struct tp_workspace {
     uint8_t *render;                   /* rendered words of a group */
     uint32_t *render_from, *render_to; /* Metaspace: original byte range of each rendered byte */
     size_t render_cap;
+    tp_columns out;                    /* a batch's tokens from this thread's chunks */
+    uint8_t *utf8;                     /* a text transcoded from code units */
+    size_t utf8_cap;
 };
 
 tp_workspace *tp_workspace_new(void) {
@@ -57,6 +61,8 @@ void tp_workspace_free(tp_workspace *ws) {
     free(ws->render);
     free(ws->render_from);
     free(ws->render_to);
+    tp_columns_free(&ws->out);
+    free(ws->utf8);
     free(ws);
 }
 
@@ -65,29 +71,33 @@ void tp_columns_free(tp_columns *c) {
     memset(c, 0, sizeof(*c));
 }
 
-void tp_chunks_free(tp_columns *chunks, size_t n) {
-    for (size_t i = 0; chunks && i < n; i++) tp_columns_free(&chunks[i]);
-    free(chunks);
+/* Grow *column to cap elements of size bytes when kept, else drop it; columns are NULL or of capacity cap. */
+static int grow_column(void *column, int kept, size_t cap, size_t size) {
+    if (kept) return tp_grow(column, cap, size);
+    free(*(void **)column);
+    *(void **)column = NULL;
+    return 0;
 }
 
 int tp_columns_reserve(tp_columns *c, size_t extra) {
     if (c->n + extra <= c->cap) return 0;
     size_t cap = c->cap ? c->cap : 256;
     while (cap < c->n + extra) cap *= 2;
-    void *p;
-    if (!(p = realloc(c->ids, cap * 4))) return -1;
-    c->ids = p;
-    if (!(p = realloc(c->type_ids, cap * 4))) return -1;
-    c->type_ids = p;
-    if (!c->no_offsets) {
-        if (!(p = realloc(c->offsets, cap * 16))) return -1;
-        c->offsets = p;
-    }
-    if (!(p = realloc(c->special, cap))) return -1;
-    c->special = p;
-    if (!(p = realloc(c->words, cap * 4))) return -1;
-    c->words = p;
+    if (tp_grow(&c->ids, cap, 4) || grow_column(&c->offsets, !c->no_offsets, cap, 16) ||
+        grow_column(&c->type_ids, !c->lean, cap, 4) || grow_column(&c->special, !c->lean, cap, 1) ||
+        grow_column(&c->words, !c->lean, cap, 4)) return -1;
     c->cap = cap;
+    return 0;
+}
+
+int tp_columns_keep(tp_columns *c, int offsets, int lean) {
+    c->no_offsets = !offsets;
+    c->lean = lean;
+    if (!c->cap) return 0;
+    if (offsets && !c->offsets && !(c->offsets = malloc(c->cap * 16))) return -1;
+    if (!lean && !c->type_ids && !(c->type_ids = malloc(c->cap * 4))) return -1;
+    if (!lean && !c->special && !(c->special = malloc(c->cap))) return -1;
+    if (!lean && !c->words && !(c->words = malloc(c->cap * 4))) return -1;
     return 0;
 }
 
@@ -148,9 +158,11 @@ static int64_t start_char(text_state *st, size_t start) {
 static void put_token(const tp_pipeline *p, tp_columns *c, text_state *st, uint32_t id, size_t start, size_t end) {
     size_t k = c->n++;
     c->ids[k] = id;
-    c->type_ids[k] = p->type_id;
-    c->special[k] = 0;
-    c->words[k] = st->word;
+    if (!c->lean) {
+        c->type_ids[k] = p->type_id;
+        c->special[k] = 0;
+        c->words[k] = st->word;
+    }
     if (c->no_offsets) return;
     c->offsets[2 * k] = start_char(st, start);
     c->offsets[2 * k + 1] = (int64_t)chars_before(&st->ends, end);
@@ -160,9 +172,11 @@ void tp_put_specials(tp_columns *c, const tp_special *specials, size_t n) {
     for (size_t i = 0; i < n; i++) {
         size_t k = c->n++;
         c->ids[k] = specials[i].id;
-        c->type_ids[k] = specials[i].type_id;
-        c->special[k] = 1;
-        c->words[k] = -2 - specials[i].name;
+        if (!c->lean) {
+            c->type_ids[k] = specials[i].type_id;
+            c->special[k] = 1;
+            c->words[k] = -2 - specials[i].name;
+        }
         if (!c->no_offsets) c->offsets[2 * k] = c->offsets[2 * k + 1] = 0;
     }
 }
@@ -384,13 +398,16 @@ static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *te
 
 typedef struct {
     tp_workspace **workspaces;
+    tp_workspace *private_ws;              /* the slot -1 caller's (the pool was busy), for both rounds */
     const tp_plan *plan;
-    tp_chunk_work work;
+    tp_chunk_work work, finish;
+    int (*between)(void *job);
     void *job;
     int n_ranges;                          /* one run of consecutive chunks per thread */
     atomic_size_t next[TP_POOL_MAX];       /* next unclaimed chunk of each range */
     size_t range_end[TP_POOL_MAX];
     atomic_int failed;                     /* first nonzero code a chunk returned */
+    int second_round;
 } batch;
 
 /* A thread works through its own range first (the same texts land on the same thread's word cache
@@ -406,31 +423,56 @@ static size_t claim_chunk(batch *b, int slot) {
     return b->plan->n_chunks;
 }
 
+static void fail(batch *b, int code) {
+    int none = 0;
+    atomic_compare_exchange_strong(&b->failed, &none, code);
+}
+
+static tp_workspace *slot_workspace(batch *b, int slot) {
+    tp_workspace **ws = slot >= 0 ? &b->workspaces[slot] : &b->private_ws;
+    if (!*ws) *ws = tp_workspace_new();
+    return *ws;
+}
+
 static void run_chunks(void *arg, int slot) {
     batch *b = arg;
-    tp_workspace *ws = slot >= 0 ? b->workspaces[slot] : NULL;
-    if (!ws) {
-        ws = tp_workspace_new();
-        if (!ws) { int none = 0; atomic_compare_exchange_strong(&b->failed, &none, -1); return; }
-        if (slot >= 0) b->workspaces[slot] = ws;
-    }
+    tp_workspace *ws = slot_workspace(b, slot);
+    if (!ws) { fail(b, -1); return; }
+    tp_chunk_work work = b->second_round ? b->finish : b->work;
+    if (!b->second_round) ws->out.n = 0;
     for (;;) {
         size_t chunk = claim_chunk(b, slot);
         if (chunk >= b->plan->n_chunks || atomic_load(&b->failed)) break;
-        int code = b->work(b->job, ws, chunk);
-        if (code) { int none = 0; atomic_compare_exchange_strong(&b->failed, &none, code); break; }
+        int code = work(b->job, ws, chunk);
+        if (code) { fail(b, code); break; }
     }
-    if (slot < 0) tp_workspace_free(ws);
 }
 
-#define CHUNK_BYTES (32 * 1024)
+static void claim_from_start(batch *b) {
+    for (int r = 0; r < b->n_ranges; r++) {
+        atomic_store(&b->next[r], b->plan->n_chunks * (size_t)r / (size_t)b->n_ranges);
+        b->range_end[r] = b->plan->n_chunks * (size_t)(r + 1) / (size_t)b->n_ranges;
+    }
+}
+
+static void between_rounds(void *arg) {
+    batch *b = arg;
+    if (!atomic_load(&b->failed)) {
+        int code = b->between(b->job);
+        if (code) fail(b, code);
+    }
+    claim_from_start(b);
+    b->second_round = 1;
+}
+
+#define CHUNK_BYTES (8 * 1024)
 #define PARALLEL_BYTES (64 * 1024)
 
 int tp_plan_chunks(const size_t *sizes, size_t n, tp_plan *plan) {
     size_t total = 0;
     for (size_t i = 0; i < n; i++) total += sizes[i];
     int threads = total >= PARALLEL_BYTES ? tp_pool_threads() : 1;
-    size_t target = total / ((size_t)threads * 8) + 1;
+    size_t target = total / ((size_t)threads * 32) + 1;
     if (target < CHUNK_BYTES && threads > 1) target = CHUNK_BYTES;
     if (threads == 1) target = total + 1;
     size_t *chunk_start = malloc((n + 2) * sizeof(size_t));
@@ -447,69 +489,208 @@ int tp_plan_chunks(const size_t *sizes, size_t n, tp_plan *plan) {
     return 0;
 }
 
-int tp_run_chunks(tp_workspace **workspaces, const tp_plan *plan, tp_chunk_work work, void *job) {
+int tp_run_chunks_twice(tp_workspace **workspaces, const tp_plan *plan, tp_chunk_work work, int (*between)(void *job),
+                        tp_chunk_work finish, void *job) {
     batch *b = calloc(1, sizeof(batch));
     if (!b) return -1;
-    *b = (batch){.workspaces = workspaces, .plan = plan, .work = work, .job = job, .n_ranges = plan->threads};
-    for (int r = 0; r < plan->threads; r++) {
-        atomic_init(&b->next[r], plan->n_chunks * (size_t)r / (size_t)plan->threads);
-        b->range_end[r] = plan->n_chunks * (size_t)(r + 1) / (size_t)plan->threads;
-    }
+    *b = (batch){.workspaces = workspaces, .plan = plan, .work = work, .between = between, .finish = finish,
+                 .job = job, .n_ranges = plan->threads};
+    claim_from_start(b);
     atomic_init(&b->failed, 0);
-    tp_pool_run(run_chunks, b, plan->threads);
+    tp_pool_run_twice(run_chunks, between ? between_rounds : NULL, between ? run_chunks : NULL, b, plan->threads);
     int failed = atomic_load(&b->failed);
+    tp_workspace_free(b->private_ws);
     free(b);
     return failed;
 }
 
+int tp_run_chunks(tp_workspace **workspaces, const tp_plan *plan, tp_chunk_work work, void *job) {
+    return tp_run_chunks_twice(workspaces, plan, work, NULL, NULL, job);
+}
+
+/* Code point i of a text of 1-, 2- or 4-byte code units. */
+static inline __attribute__((always_inline)) uint32_t unit_at(const void *data, int unit, size_t i) {
+    return unit == 1 ? ((const uint8_t *)data)[i] : unit == 2 ? ((const uint16_t *)data)[i] : ((const uint32_t *)data)[i];
+}
+
+/* The ASCII code units from i on, 8 at a time, copied as bytes; returns where the copied run ends. */
+static inline __attribute__((always_inline)) size_t copy_ascii_run(const void *data, int unit, size_t len, size_t i,
+                                                                  uint8_t *out) {
+    if (unit == 1) {
+        const uint8_t *u = data;
+        for (uint64_t w; i + 8 <= len && (memcpy(&w, u + i, 8), !(w & 0x8080808080808080ULL)); i += 8, out += 8)
+            memcpy(out, &w, 8);
+    } else if (unit == 2) {
+        const uint16_t *u = data;
+        for (uint64_t a, b; i + 8 <= len; i += 8, out += 8) {
+            memcpy(&a, u + i, 8); memcpy(&b, u + i + 4, 8);
+            if ((a | b) & 0xFF80FF80FF80FF80ULL) break;
+            for (int k = 0; k < 8; k++) out[k] = (uint8_t)u[i + k];
+        }
+    }
+    return i;
+}
+
+static inline __attribute__((always_inline)) long utf8_of(const void *data, int unit, size_t len, uint8_t *out) {
+    uint8_t *o = out;
+    for (size_t i = 0; i < len;) {
+        size_t run = copy_ascii_run(data, unit, len, i, o);
+        o += run - i;
+        i = run;
+        if (i >= len) break;
+        uint32_t c = unit_at(data, unit, i++);
+        if (c < 0x80) {
+            *o++ = (uint8_t)c;
+        } else if (c < 0x800) {
+            *o++ = (uint8_t)(0xC0 | c >> 6); *o++ = (uint8_t)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            if (c >= 0xD800 && c < 0xE000) return -1;
+            *o++ = (uint8_t)(0xE0 | c >> 12); *o++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
+            *o++ = (uint8_t)(0x80 | (c & 0x3F));
+        } else {
+            *o++ = (uint8_t)(0xF0 | c >> 18); *o++ = (uint8_t)(0x80 | (c >> 12 & 0x3F));
+            *o++ = (uint8_t)(0x80 | (c >> 6 & 0x3F)); *o++ = (uint8_t)(0x80 | (c & 0x3F));
+        }
+    }
+    return (long)(o - out);
+}
+
+/* UTF-8 of a text given as 1-, 2- or 4-byte code units into out (room for 4 bytes per unit); -1 when
+ * it holds a surrogate (no UTF-8 form). */
+static long utf8_of_units(const tp_text *t, uint8_t *out) {
+    return t->unit == 1 ? utf8_of(t->data, 1, t->len, out)
+         : t->unit == 2 ? utf8_of(t->data, 2, t->len, out) : utf8_of(t->data, 4, t->len, out);
+}
+
+/* The text's UTF-8 bytes: its own, or transcoded into the workspace. -1 on OOM, TP_TEXT_SURROGATE. */
+static int text_bytes(tp_workspace *ws, const tp_text *t, const uint8_t **bytes, size_t *len) {
+    if (t->unit == 0) {
+        *bytes = t->data;
+        *len = t->len;
+        return 0;
+    }
+    size_t need = t->len * 4 + 1;
+    if (need > ws->utf8_cap) {
+        if (tp_grow(&ws->utf8, tp_capacity(ws->utf8_cap, need), 1)) return -1;
+        ws->utf8_cap = tp_capacity(ws->utf8_cap, need);
+    }
+    long n = utf8_of_units(t, ws->utf8);
+    if (n < 0) return TP_TEXT_SURROGATE;
+    *bytes = ws->utf8;
+    *len = (size_t)n;
+    return 0;
+}
+
 typedef struct {
     const tp_pipeline *p;
-    const uint8_t *const *texts;
-    const size_t *lens;
+    const tp_text *texts;
     const size_t *chunk_start;
-    tp_columns *chunks;
+    tp_workspace **chunk_ws;  /* the workspace whose columns hold chunk k's tokens ... */
+    size_t *chunk_first;      /* ... from this token on (n_chunks + 1 entries: the output position after) */
+    size_t *chunk_n;
+    size_t n_chunks;
     int64_t *lengths;
-    int add_special;
+    int add_special, offsets, words;
+    tp_columns *out;
 } plain_job;
-
-/* Room for a chunk's tokens before it starts: one per byte plus the special tokens bounds every text
- * but a rare normalizer expansion (then the columns still grow as needed), so they are not regrown and
- * copied midway; reserved pages that are never written cost no memory. */
-static int reserve_chunk(const plain_job *job, tp_columns *c, size_t chunk) {
-    size_t need = 0;
-    for (size_t t = job->chunk_start[chunk]; t < job->chunk_start[chunk + 1]; t++)
-        need += job->lens[t] + job->p->n_before + job->p->n_after;
-    return tp_columns_reserve(c, need);
-}
 
 static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
     plain_job *job = arg;
-    tp_columns *c = &job->chunks[chunk];
-    if (reserve_chunk(job, c, chunk)) return -1;
+    tp_columns *c = &ws->out;
+    if (c->n == 0 && tp_columns_keep(c, job->offsets, !job->words)) return -1;
+    job->chunk_ws[chunk] = ws;
+    job->chunk_first[chunk] = c->n;
     for (size_t t = job->chunk_start[chunk]; t < job->chunk_start[chunk + 1]; t++) {
-        size_t before = c->n;
-        if (encode_text(job->p, ws, job->texts[t], job->lens[t], job->add_special, c)) return -1;
+        const uint8_t *bytes;
+        size_t len, before = c->n;
+        int code = text_bytes(ws, &job->texts[t], &bytes, &len);
+        if (code) return code;
+        /* one token per byte plus the special tokens bounds every text but a rare normalizer expansion
+         * (then the columns grow as needed), so they are not regrown midway */
+        if (tp_columns_reserve(c, len + job->p->n_before + job->p->n_after) ||
+            encode_text(job->p, ws, bytes, len, job->add_special, c)) return -1;
         job->lengths[t] = (int64_t)(c->n - before);
+    }
+    job->chunk_n[chunk] = c->n - job->chunk_first[chunk];
+    return 0;
+}
+
+static int alloc_output(void *arg) {
+    plain_job *job = arg;
+    tp_columns *out = job->out;
+    size_t total = 0;
+    for (size_t k = 0; k < job->n_chunks; k++) total += job->chunk_n[k];
+    size_t room = total ? total : 1;
+    out->n = out->cap = total;
+    out->ids = malloc(room * 4);
+    out->type_ids = malloc(room * 4);
+    out->special = malloc(room);
+    out->offsets = job->offsets ? malloc(room * 16) : NULL;
+    out->words = job->words ? malloc(room * 4) : NULL;
+    out->no_offsets = !job->offsets;
+    if (!out->ids || !out->type_ids || !out->special || (job->offsets && !out->offsets) ||
+        (job->words && !out->words)) return -1;
+    return 0;
+}
+
+/* Type ids and special flags of a lean chunk's texts, from their layout: the post-processor tokens around
+ * each text's own tokens. */
+static void put_layout(const plain_job *job, size_t chunk, size_t at) {
+    const tp_pipeline *p = job->p;
+    uint32_t *types = job->out->type_ids + at;
+    uint8_t *special = job->out->special + at;
+    for (size_t t = job->chunk_start[chunk]; t < job->chunk_start[chunk + 1]; t++) {
+        size_t n = (size_t)job->lengths[t], before = job->add_special ? p->n_before : 0;
+        size_t after = job->add_special ? p->n_after : 0, body = n - before - after;
+        for (size_t k = 0; k < before; k++) { *types++ = p->before[k].type_id; *special++ = 1; }
+        for (size_t k = 0; k < body; k++) types[k] = p->type_id;
+        memset(special, 0, body);
+        types += body; special += body;
+        for (size_t k = 0; k < after; k++) { *types++ = p->after[k].type_id; *special++ = 1; }
+    }
+}
+
+static int copy_chunk(void *arg, tp_workspace *ws, size_t chunk) {
+    (void)ws;
+    plain_job *job = arg;
+    size_t at = 0, n = job->chunk_n[chunk], from = job->chunk_first[chunk];
+    for (size_t k = 0; k < chunk; k++) at += job->chunk_n[k];
+    const tp_columns *c = &job->chunk_ws[chunk]->out;
+    tp_columns *out = job->out;
+    memcpy(out->ids + at, c->ids + from, n * 4);
+    if (out->offsets) memcpy(out->offsets + 2 * at, c->offsets + 2 * from, n * 16);
+    if (c->lean) {
+        put_layout(job, chunk, at);
+    } else {
+        memcpy(out->type_ids + at, c->type_ids + from, n * 4);
+        memcpy(out->special + at, c->special + from, n);
+        memcpy(out->words + at, c->words + from, n * 4);
     }
     return 0;
 }
 
-int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
-                    const size_t *lens, size_t n, int add_special, int offsets, tp_columns **out, size_t *n_out,
-                    int64_t *lengths) {
+/* A batch's tokens stay in the workspaces between calls (no page faults for the next one) unless they
+ * took more than this. */
+#define KEEP_TOKENS ((size_t)1 << 22)
+
+int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n, int add_special,
+                    int offsets, int words, tp_columns *out, int64_t *lengths) {
+    memset(out, 0, sizeof(*out));
+    size_t *sizes = malloc((n ? n : 1) * sizeof(size_t));
+    if (!sizes) return -1;
+    for (size_t i = 0; i < n; i++) sizes[i] = texts[i].len * (texts[i].unit ? texts[i].unit : 1);
     tp_plan plan;
-    if (tp_plan_chunks(lens, n, &plan)) return -1;
-    tp_columns *chunks = calloc(plan.n_chunks, sizeof(tp_columns));
-    if (!chunks) { free(plan.chunk_start); return -1; }
-    for (size_t i = 0; i < plan.n_chunks; i++) chunks[i].no_offsets = !offsets;
-    plain_job job = {p, texts, lens, plan.chunk_start, chunks, lengths, add_special};
-    int failed = tp_run_chunks(workspaces, &plan, encode_chunk, &job);
-    free(plan.chunk_start);
-    if (failed) {
-        tp_chunks_free(chunks, plan.n_chunks);
-        return -1;
-    }
-    *out = chunks;
-    *n_out = plan.n_chunks;
-    return 0;
+    int failed = tp_plan_chunks(sizes, n, &plan);
+    free(sizes);
+    if (failed) return -1;
+    size_t k = plan.n_chunks;
+    plain_job job = {p, texts, plan.chunk_start, calloc(k, sizeof(tp_workspace *)), calloc(k, sizeof(size_t)),
+                     calloc(k, sizeof(size_t)), k, lengths, add_special, offsets, words, out};
+    failed = !job.chunk_ws || !job.chunk_first || !job.chunk_n;
+    if (!failed) failed = tp_run_chunks_twice(workspaces, &plan, encode_chunk, alloc_output, copy_chunk, &job);
+    for (int slot = 0; slot < tp_pool_threads(); slot++)
+        if (workspaces[slot] && workspaces[slot]->out.cap > KEEP_TOKENS) tp_columns_free(&workspaces[slot]->out);
+    free(plan.chunk_start); free(job.chunk_ws); free(job.chunk_first); free(job.chunk_n);
+    if (failed) tp_columns_free(out);
+    return failed;
 }

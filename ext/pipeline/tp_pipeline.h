@@ -56,10 +56,14 @@ typedef struct {
     int32_t *words;
     size_t n, cap;
     int no_offsets;     /* set before the first reserve: offsets stay NULL and are never computed */
+    int lean;           /* likewise: only ids (and offsets) are kept; type ids, special flags and words stay
+                         * NULL (the caller knows them from the layout) */
 } tp_columns;
 
 void tp_columns_free(tp_columns *columns);
 int tp_columns_reserve(tp_columns *columns, size_t extra); /* room for `extra` more tokens; -1 on OOM */
+/* Switch no_offsets and lean (see tp_columns) from here on; -1 on OOM. */
+int tp_columns_keep(tp_columns *columns, int offsets, int lean);
 /* Appends post-processor tokens (special, no word, offsets (0, 0)); room must be reserved. */
 void tp_put_specials(tp_columns *columns, const tp_special *specials, size_t n);
 
@@ -68,13 +72,22 @@ typedef struct tp_workspace tp_workspace;
 tp_workspace *tp_workspace_new(void);
 void tp_workspace_free(tp_workspace *ws);
 
-/* Encode n texts into *n_out chunks of columns (texts in order; free with tp_chunks_free).
- * lengths[i] receives the token count of text i. workspaces: tp_pool_threads() entries (NULL entries
- * are created on demand); offsets 0: the chunks carry no offsets (see tp_columns). Safe to call from several threads at once. Returns 0, or -1 on OOM. */
-int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const uint8_t *const *texts,
-                    const size_t *lens, size_t n, int add_special, int offsets, tp_columns **out, size_t *n_out,
-                    int64_t *lengths);
-void tp_chunks_free(tp_columns *chunks, size_t n);
+/* A text as the caller holds it: UTF-8 bytes (unit 0: len bytes), or len code points of `unit` (1, 2 or 4)
+ * bytes each, transcoded to UTF-8 on the worker thread. */
+typedef struct {
+    const void *data;
+    size_t len;
+    int unit;
+} tp_text;
+
+#define TP_TEXT_SURROGATE 2 /* a text holds a surrogate code point: it has no UTF-8 form */
+
+/* Encode n texts into out, its columns malloc'ed to the exact size (free with tp_columns_free): offsets
+ * only when `offsets`, word indices only when `words` (else NULL). lengths[i] receives the token count of
+ * text i. workspaces: tp_pool_threads() entries (NULL entries are created on demand). Safe to call from
+ * several threads at once. Returns 0, -1 on OOM, or TP_TEXT_SURROGATE. */
+int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n, int add_special,
+                    int offsets, int words, tp_columns *out, int64_t *lengths);
 
 /* One text's own tokens (no post-processor tokens, no offset trimming), appended to c. -1 on OOM. */
 int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len, tp_columns *c);
@@ -92,5 +105,9 @@ typedef struct {
 typedef int (*tp_chunk_work)(void *job, tp_workspace *ws, size_t chunk);
 int tp_plan_chunks(const size_t *sizes, size_t n, tp_plan *plan);
 int tp_run_chunks(tp_workspace **workspaces, const tp_plan *plan, tp_chunk_work work, void *job);
+/* tp_run_chunks(work), then between(job) once (its nonzero code stops the batch), then finish(job, ws, chunk)
+ * for every chunk on the same threads, each slot's workspace unchanged since the first round. */
+int tp_run_chunks_twice(tp_workspace **workspaces, const tp_plan *plan, tp_chunk_work work, int (*between)(void *job),
+                        tp_chunk_work finish, void *job);
 
 #endif

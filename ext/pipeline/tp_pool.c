@@ -82,20 +82,13 @@ static int spawn_up_to(int want) {
     return pool.spawned + 1 < want ? pool.spawned + 1 : want;
 }
 
-void tp_pool_run(tp_task fn, void *ctx, int want) {
-    pthread_once(&atfork_once, register_atfork);
-    if (want > tp_pool_threads()) want = tp_pool_threads();
-    if (pthread_mutex_trylock(&pool.busy) != 0) {
-        fn(ctx, -1);
-        return;
-    }
-    if (want <= 1) {
+/* One round of fn on `slots` threads (the caller is slot 0); pool.busy is held. */
+static void run_round(tp_task fn, void *ctx, int slots) {
+    if (slots <= 1) {
         fn(ctx, 0);
-        pthread_mutex_unlock(&pool.busy);
         return;
     }
     pthread_mutex_lock(&pool.mu);
-    int slots = spawn_up_to(want);
     pool.fn = fn;
     pool.ctx = ctx;
     pool.active = slots;
@@ -107,5 +100,27 @@ void tp_pool_run(tp_task fn, void *ctx, int want) {
     pthread_mutex_lock(&pool.mu);
     while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.mu);
     pthread_mutex_unlock(&pool.mu);
+}
+
+void tp_pool_run_twice(tp_task first, void (*between)(void *ctx), tp_task second, void *ctx, int want) {
+    pthread_once(&atfork_once, register_atfork);
+    if (want > tp_pool_threads()) want = tp_pool_threads();
+    if (pthread_mutex_trylock(&pool.busy) != 0) {
+        first(ctx, -1);
+        if (between) between(ctx);
+        if (second) second(ctx, -1);
+        return;
+    }
+    int slots = 1;
+    if (want > 1) {
+        pthread_mutex_lock(&pool.mu);
+        slots = spawn_up_to(want);
+        pthread_mutex_unlock(&pool.mu);
+    }
+    run_round(first, ctx, slots);
+    if (between) between(ctx);
+    if (second) run_round(second, ctx, slots);
     pthread_mutex_unlock(&pool.busy);
 }
+
+void tp_pool_run(tp_task fn, void *ctx, int want) { tp_pool_run_twice(fn, NULL, NULL, ctx, want); }

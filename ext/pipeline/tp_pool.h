@@ -13,6 +13,10 @@ typedef void (*tp_task)(void *ctx, int slot);
 
 int tp_pool_threads(void); /* slots available: HF_TAGTOK_THREADS, else the CPUs this process may use */
 void tp_pool_run(tp_task fn, void *ctx, int want);
+/* fn = first on the threads, then between(ctx) once on the caller (may be NULL), then second on the same
+ * slots; no other run can take the slots in between, so per-slot scratch written by `first` is still
+ * this run's when `second` reads it. */
+void tp_pool_run_twice(tp_task first, void (*between)(void *ctx), tp_task second, void *ctx, int want);
 
 #define TP_POOL_MAX 64
 
