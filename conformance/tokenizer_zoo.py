@@ -8,6 +8,7 @@ because converting a 100k tiktoken file takes seconds. Nothing here is hand-type
 in-code tokenizers build theirs from rules. conformance/README.md lists the members and what each exercises.
 """
 import importlib.util
+import io
 import json
 import os
 import subprocess
@@ -292,6 +293,59 @@ REGEX_FAMILIES = {
     "bloom": (_trained_family("bloom", pre_tokenizers.Sequence([_split(BLOOM_PATTERN), _byte_level()])), ()),
 }
 REAL.update(REGEX_FAMILIES)
+
+
+# ---------------------------------------------------------------- SentencePiece families
+# T5 and XLM-R (Unigram + Precompiled charsmap + Metaspace) and Gemma (SentencePiece BPE with
+# byte_fallback). No package on the index ships their tokenizer.json, so each is a SentencePiece model
+# trained in code on the sample corpus by the `sentencepiece` trainer (its nmt_nfkc / nfkc_cf rules give a
+# real charsmap), converted as transformers converts a directory holding only that model (T5Tokenizer,
+# XLMRobertaTokenizer, GemmaTokenizer), cached as tokenizer.json. Gemma then takes the shape of Gemma's own
+# tokenizer.json: Replace(" ", "▁") normalizer, no pre-tokenizer, "<bos> $A" template.
+def _sentencepiece_model(kind, rule, **options):
+    import sentencepiece
+
+    from hf_tagtok import sample_text
+
+    directory = CACHE / "sentencepiece" / f"trained_{kind}_{rule}"
+    if not (directory / "tokenizer.model").exists():
+        model = io.BytesIO()
+        sentencepiece.SentencePieceTrainer.train(
+            sentence_iterator=iter(sample_text.multiscript_texts()), model_writer=model, model_type=kind,
+            vocab_size=4000, hard_vocab_limit=False, character_coverage=0.98, normalization_rule_name=rule,
+            minloglevel=2, num_threads=1, **options)
+        _write_atomic(directory / "tokenizer.model", model.getvalue())
+        _write_atomic(directory / "spiece.model", model.getvalue())
+    return directory
+
+
+def _converted(name, class_name, kind, rule, **options):
+    def build():
+        import transformers
+
+        return getattr(transformers, class_name).from_pretrained(str(_sentencepiece_model(kind, rule, **options)))._tokenizer
+    return lambda: _cached(name, build)
+
+
+def _gemma():
+    def build():
+        tokenizer = _converted("gemma_converted", "GemmaTokenizer", "bpe", "identity", byte_fallback=True)()
+        tokenizer.pre_tokenizer = None
+        tokenizer.post_processor = processors.TemplateProcessing(
+            single="<bos> $A", pair="<bos> $A <bos> $B", special_tokens=[("<bos>", tokenizer.token_to_id("<bos>"))])
+        return tokenizer
+    return _cached("gemma_style", build)
+
+
+SENTENCEPIECE_FAMILIES = {
+    "t5_style": (_converted("t5_style", "T5Tokenizer", "unigram", "nmt_nfkc"), ("sentencepiece", "google.protobuf")),
+    "xlmr_style": (_converted("xlmr_style", "XLMRobertaTokenizer", "unigram", "nmt_nfkc"),
+                   ("sentencepiece", "google.protobuf")),
+    "t5_style_nfkc_cf": (_converted("t5_style_nfkc_cf", "T5Tokenizer", "unigram", "nfkc_cf"),
+                         ("sentencepiece", "google.protobuf")),
+    "gemma_style": (_gemma, ("sentencepiece", "google.protobuf")),
+}
+REAL.update(SENTENCEPIECE_FAMILIES)
 
 
 # Members whose encode runs on stock, with the words the acceleration report gives as the reason; every

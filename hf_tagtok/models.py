@@ -301,8 +301,10 @@ def _space_counts(token_names):
 class NativeEncoder:
     """A built pipeline plus what encodings need to name their tokens and place their sequences."""
 
-    def __init__(self, pipeline, stock, added_tokens, post, piece_named_id=None):
+    def __init__(self, pipeline, stock, added_tokens, post, piece_named_id=None, stock_raises_id=None):
         self.pipeline = pipeline
+        # an id the model emits for a word stock raises on (a Unigram without unk_id): such a call runs on stock
+        self.stock_raises_id = stock_raises_id
         self._stock, self._added_tokens = stock, added_tokens
         # added tokens whose token string is the matched text (with its spaces)
         self.strip_ids = frozenset(token["id"] for token in added_tokens if token["lstrip"] or token["rstrip"])
@@ -318,7 +320,9 @@ class NativeEncoder:
         (last, names), key = self._piece_names, (item, second)
         if last is None or last[0] is not batch or last[1:] != key:
             sequence = batch.pairs[item] if second else batch.texts[item]
-            encoding = self._untruncated.encode(sequence, is_pretokenized=batch.pretokenized, add_special_tokens=False)
+            untruncated = self._untruncated
+            untruncated.encode_special_tokens = self._stock.encode_special_tokens  # not part of the JSON
+            encoding = untruncated.encode(sequence, is_pretokenized=batch.pretokenized, add_special_tokens=False)
             names = {(w, s, e, i): token for w, (s, e), i, token
                      in zip(encoding.word_ids, encoding.offsets, encoding.ids, encoding.tokens)}
             self._piece_names = ((batch, *key), names)  # tokens are read encoding by encoding
@@ -365,10 +369,8 @@ def _vocab_spec(model, pre_tokenizer):
 def _unigram_spec(model, byte_level):
     """The native spec of a Unigram model config; raises Unsupported for what it does not cover."""
     vocab = model.get("vocab") or []
-    unk_id = model.get("unk_id")
-    if unk_id is None:
-        raise Unsupported("Unigram without unk_id is not native (stock raises on a char it cannot cover)")
-    if not vocab or not 0 <= unk_id < len(vocab):
+    unk_id = model.get("unk_id")  # None: encodings stock raises on go to stock (NativeEncoder.stock_raises_id)
+    if not vocab or not (unk_id is None or 0 <= unk_id < len(vocab)):
         raise Unsupported("Unigram with an empty vocabulary or unk_id outside it is not native")
     if byte_level:
         raise Unsupported("Unigram after a ByteLevel pre-tokenizer is not native")
@@ -419,6 +421,10 @@ def _loaded_model(stock, model):
     vocab = model.get("vocab")
     if isinstance(vocab, dict) and stock.get_vocab_size(with_added_tokens=False) != len(vocab):
         raise Unsupported("two vocabulary tokens share an id; not native")
+    if model.get("type") == "Unigram":
+        # the scores as stock holds them: its JSON reader can land an ULP away from the correctly rounded
+        # value Python reads, and a Viterbi tie then goes the other way; stock writes them back exactly
+        return dict(model, vocab=json.loads(stock.model.__getstate__())["vocab"])
     return model
 
 
@@ -502,5 +508,8 @@ def plan(stock, text=None):
         report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
         return report, None
     model = spec["model"]
-    piece_named_id = model["unk_id"] if model.get("type") == "Unigram" else None
-    return report, NativeEncoder(pipeline, stock, spec["added_tokens"], spec["post_processor"], piece_named_id)
+    unigram = model.get("type") == "Unigram"
+    piece_named_id = model["unk_id"] if unigram else None
+    stock_raises_id = native.UNIGRAM_RAISES if unigram and model["unk_id"] is None else None
+    return report, NativeEncoder(pipeline, stock, spec["added_tokens"], spec["post_processor"], piece_named_id,
+                                 stock_raises_id)

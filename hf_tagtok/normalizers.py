@@ -2,12 +2,16 @@
 
 A normalizer becomes {"steps": [...]}: steps the C normalizer (ext/pipeline/tp_normalize.c) runs in
 order, each with stock's alignment rules: names for the per-char ones, ("replace", pattern, content),
-("prepend", text), ("strip", left, right) and ("replace_run", char, shortest run, content) and ("byte_level", the 256 chars bytes become) for the others. Configs with no exact native twin raise
+("prepend", text), ("strip", left, right), ("replace_run", char, shortest run, content),
+("byte_level", the 256 chars bytes become) and ("precompiled", the decoded SentencePiece charsmap) for the
+others. Configs with no exact native twin raise
 `Unsupported` naming the part, so the tokenizer reports it and runs stock instead.
 """
+import base64
+import binascii
 import re
 
-from hf_tagtok.models import Unsupported
+from hf_tagtok.models import Unsupported, _native_module
 
 _SIMPLE = {"NFD": ["nfd"], "NFKD": ["nfkd"], "NFC": ["nfc"], "NFKC": ["nfkc"], "Lowercase": ["lowercase"], "StripAccents": ["strip_accents"]}
 
@@ -40,6 +44,8 @@ def _steps(config):
         from hf_tagtok.pre_tokenizers import byte_chars
 
         return [("byte_level", "".join(byte_chars()))]
+    if kind == "Precompiled":
+        return [_precompiled_step(config)]
     if kind == "Strip":
         return [("strip", bool(config["strip_left"]), bool(config["strip_right"]))]
     raise Unsupported(f"normalizer {kind} is not native yet")
@@ -61,6 +67,20 @@ def _replace_step(config):
     if not pattern["String"]:
         raise Unsupported("Replace with an empty pattern is not native")
     return ("replace", pattern["String"], config["content"])
+
+
+def _precompiled_step(config):
+    """The charsmap decoded once here; the C side parses its trie once when the normalizer is built."""
+    try:
+        charsmap = base64.b64decode(config["precompiled_charsmap"], validate=True)
+        blob = charsmap[4 + int.from_bytes(charsmap[:4], "little") // 4 * 4:]
+        blob.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, TypeError, ValueError) as error:
+        raise Unsupported(f"Precompiled charsmap stock cannot parse ({error}); not native") from None
+    if not _native_module().precompiled_valid(charsmap):
+        raise Unsupported("Precompiled charsmap that stock cannot load or would panic on (a trie shorter than its size "
+                          "field, a lookup leaving the trie, a replacement off a char boundary); not native")
+    return ("precompiled", charsmap)
 
 
 def spec(config):

@@ -188,13 +188,18 @@ class Tokenizer:
         if native is None:
             return None
         truncation, padding = self._stock.truncation, self._stock.padding
+        raises = native.stock_raises_id
         try:
             if truncation is None and padding is None and not pretokenized and all(pair is None for pair in pairs):
-                return _Batch.plain(native, texts, add_special_tokens, offsets, words)
-            return _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
-                                    overflowing)
+                batch = _Batch.plain(native, texts, add_special_tokens, offsets, words)
+            else:  # overflow kept when a token may show that stock raises: truncation must not hide it
+                batch = _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
+                                         overflowing or raises is not None)
         except UnicodeEncodeError:
             return None  # lone surrogates: stock raises its own exception class
+        if raises is not None and batch is not None and (batch.columns[0] == raises).any():
+            return None  # stock raises for this call (a Unigram without unk_id meets a char it cannot cover)
+        return batch
 
     async def async_encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
         """Stock's own: its offsets are byte offsets, unlike every other encode call's (docs/architecture.md)."""

@@ -24,6 +24,22 @@ typedef struct {
 
 extern const tt_norm_pairs tt_norm_compose;
 
+/* Extended grapheme cluster classes (low 4 bits of a tt_grapheme value) */
+enum {
+    TT_GRAPHEME_OTHER, TT_GRAPHEME_CR, TT_GRAPHEME_LF, TT_GRAPHEME_CONTROL, TT_GRAPHEME_EXTEND, TT_GRAPHEME_ZWJ,
+    TT_GRAPHEME_REGIONAL, TT_GRAPHEME_PREPEND, TT_GRAPHEME_SPACING_MARK, TT_GRAPHEME_L, TT_GRAPHEME_V,
+    TT_GRAPHEME_T, TT_GRAPHEME_LV, TT_GRAPHEME_LVT
+};
+#define TT_GRAPHEME_EXT_PICT 16  /* Extended_Pictographic */
+#define TT_GRAPHEME_INCB_SHIFT 5 /* Indic_Conjunct_Break: 1 Consonant, 2 Linker, 3 Extend */
+
+typedef struct {
+    const uint16_t *stage1; /* code point >> 8 -> block */
+    const uint8_t *blocks;  /* block << 8 | (code point & 255) -> class | flags */
+} tt_grapheme_table;
+
+extern const tt_grapheme_table tt_grapheme;
+
 /* tt_norm_ccc_rank maps a code point to one value: its rank (absent: a starter, rank 0). */
 extern const tt_norm_map tt_norm_nfd, tt_norm_nfkd, tt_norm_lowercase, tt_norm_ccc_rank;
 extern const tt_norm_set tt_norm_clean_remove, tt_norm_clean_space, tt_norm_chinese, tt_norm_bert_strip,

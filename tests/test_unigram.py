@@ -4,6 +4,7 @@ Vocabularies come from stock's own unit tests (tie-breaking, unk fusing, byte fa
 over a small alphabet (multi-byte chars, combining marks) with tied scores, duplicated pieces, unk ids
 anywhere in the vocabulary and byte tokens present or not.
 """
+import json
 import random
 
 import pytest
@@ -78,6 +79,61 @@ def test_pipeline_names_unk_pieces_by_their_text(texts):
         assert (got.ids, got.offsets, got.tokens) == (expected.ids, expected.offsets, expected.tokens)
 
 
-def test_without_unk_id_is_reported():
+def _stock_outcome(call):
+    try:
+        return call()
+    except Exception as error:  # noqa: BLE001 - stock raises a plain Exception for a missing unk_id
+        return type(error), str(error)
+
+
+WITHOUT_UNK = [("a", -1.0), ("b", -2.0), ("ab", -2.5), ("c", -9.0), ("é", -1.0), ("x́", -0.5),
+               ("<0x64>", -1.0)]
+
+
+@pytest.mark.parametrize("byte_fallback", [False, True])
+def test_without_unk_id_native_and_raising_as_stock(byte_fallback):
+    """Native where every char is covered; where stock raises (it meets a char it cannot cover, even off
+    the best path) that call runs on stock and raises what stock raises, in every encode entry point."""
+    stock = Tokenizer(models.Unigram(WITHOUT_UNK, None, byte_fallback))
+    stock.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    ours = hf_tagtok.Tokenizer.from_str(stock.to_str())
+    assert ours.acceleration["model"]["native"]
+    rng = random.Random(28)
+    texts = ["".join(rng.choice("ab céx́d") for _ in range(rng.randint(0, 8))) for _ in range(300)]
+    for text in texts:
+        expected = _stock_outcome(lambda: (lambda e: (e.ids, e.offsets, e.tokens))(stock.encode(text)))
+        got = _stock_outcome(lambda: (lambda e: (e.ids, e.offsets, e.tokens))(ours.encode(text)))
+        assert got == expected, repr(text)
+    for start in range(0, 300, 30):
+        batch = texts[start:start + 30]
+        expected = _stock_outcome(lambda: [e.ids for e in stock.encode_batch(batch)])
+        assert _stock_outcome(lambda: [e.ids for e in ours.encode_batch(batch)]) == expected
+        arrays = _stock_outcome(lambda: ours.encode_batch_arrays(batch))
+        if isinstance(expected, tuple):
+            assert arrays == expected
+        else:
+            assert arrays.ids.tolist() == [i for ids in expected for i in ids]
+    stock.enable_truncation(1)
+    ours.enable_truncation(1)
+    for text in ("a ab", "a d", "d a", "a x"):  # the word stock raises on is cut by truncation
+        assert _stock_outcome(lambda: ours.encode(text).ids) == _stock_outcome(lambda: stock.encode(text).ids)
+
+
+def test_unk_id_outside_the_vocabulary_is_reported():
     with pytest.raises(Unsupported, match="unk_id"):
-        _unigram_spec({"vocab": [("a", -1.0)], "unk_id": None}, False)
+        _unigram_spec({"vocab": [("a", -1.0)], "unk_id": 1}, False)
+
+
+def test_scores_as_stock_reads_them():
+    """Stock's JSON reader can put a score an ULP away from Python's reading of the same text; the native
+    model must use stock's (here a tie between two segmentations of a run of 'a' goes the other way)."""
+    text = json.dumps({"version": "1.0", "added_tokens": [], "normalizer": None, "pre_tokenizer": None,
+                       "post_processor": None, "decoder": None, "truncation": None, "padding": None,
+                       "model": {"type": "Unigram", "unk_id": 0, "byte_fallback": False, "vocab": [
+                           ["<unk>", 0.0], ["a", -5.463981628417969], ["aaaaaaaaaaaaaaaa", -8.222298622131348],
+                           ["aaaaaaaaaaaaaa", -10.601493835449219], ["ور", -7.4619622230529785]]}})
+    stock = Tokenizer.from_str(text)
+    ours = hf_tagtok.Tokenizer.from_str(text)
+    assert ours.acceleration["model"]["native"]
+    for n in range(1, 400):
+        assert ours.encode("a" * n).ids == stock.encode("a" * n).ids, n

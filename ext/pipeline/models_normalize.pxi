@@ -4,10 +4,10 @@
 # Included by ext/_native.pyx. Specs are the engine-neutral dicts hf_tagtok.normalizers (normalizer)
 # and hf_tagtok.models (model) build:
 #   normalizer: {"steps": [step name, or (name, *arguments) for "replace" (pattern, content),
-#   "prepend" (text), "strip" (left, right), "replace_run" (char, shortest run, content) and "byte_level"
-#   (the 256 chars bytes become)]}     model: {"type": "WordPiece"|"WordLevel", "tokens": [bytes],
+#   "prepend" (text), "strip" (left, right), "replace_run" (char, shortest run, content), "byte_level"
+#   (the 256 chars bytes become) and "precompiled" (the decoded SentencePiece charsmap, bytes)]}     model: {"type": "WordPiece"|"WordLevel", "tokens": [bytes],
 #   "ids": [int], "prefix": bytes, "max_chars": int, "unk_id": int}
-#   or {"type": "Unigram", "tokens": [bytes], "scores": [float], "unk_id": int, "byte_fallback": bool}
+#   or {"type": "Unigram", "tokens": [bytes], "scores": [float], "unk_id": int or None, "byte_fallback": bool}
 from libc.stdint cimport uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
@@ -21,7 +21,7 @@ cdef extern from "pipeline/tp_normalize.h" nogil:
     enum:
         TP_NORM_CLEAN_TEXT, TP_NORM_CHINESE, TP_NORM_NFD, TP_NORM_NFKD, TP_NORM_BERT_STRIP
         TP_NORM_STRIP_ACCENTS, TP_NORM_LOWERCASE, TP_NORM_NFC, TP_NORM_NFKC, TP_NORM_REPLACE, TP_NORM_PREPEND
-        TP_NORM_STRIP, TP_NORM_REPLACE_RUN, TP_NORM_NMT, TP_NORM_BYTE_LEVEL
+        TP_NORM_STRIP, TP_NORM_REPLACE_RUN, TP_NORM_NMT, TP_NORM_BYTE_LEVEL, TP_NORM_PRECOMPILED
     ctypedef struct tp_norm_step:
         uint8_t kind, left, right
         const uint8_t *text
@@ -31,6 +31,7 @@ cdef extern from "pipeline/tp_normalize.h" nogil:
         size_t min_run
     tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n)
     void tp_normalizer_free(tp_normalizer *nz)
+    int tp_precompiled_valid(const uint8_t *charsmap, size_t len)
     tp_norm_scratch *tp_norm_scratch_new()
     void tp_norm_scratch_free(tp_norm_scratch *s)
     int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
@@ -75,7 +76,12 @@ NORMALIZER_STEPS = {"clean_text": TP_NORM_CLEAN_TEXT, "chinese": TP_NORM_CHINESE
                     "strip_accents": TP_NORM_STRIP_ACCENTS, "lowercase": TP_NORM_LOWERCASE,
                     "nfc": TP_NORM_NFC, "nfkc": TP_NORM_NFKC, "replace": TP_NORM_REPLACE,
                     "prepend": TP_NORM_PREPEND, "strip": TP_NORM_STRIP, "replace_run": TP_NORM_REPLACE_RUN,
-                    "nmt": TP_NORM_NMT, "byte_level": TP_NORM_BYTE_LEVEL}
+                    "nmt": TP_NORM_NMT, "byte_level": TP_NORM_BYTE_LEVEL, "precompiled": TP_NORM_PRECOMPILED}
+
+
+def precompiled_valid(bytes charsmap):
+    """Whether the native normalizer takes this SentencePiece charsmap (tp_precompiled_valid)."""
+    return tp_precompiled_valid(<const uint8_t *><const char *>charsmap, len(charsmap)) == 1
 
 
 cdef tp_normalizer *_build_normalizer(dict spec) except NULL:
@@ -98,6 +104,12 @@ cdef tp_normalizer *_build_normalizer(dict spec) except NULL:
                 c_steps[k].text, c_steps[k].text_len = <const uint8_t *><const char *>text, len(text)
                 c_steps[k].content, c_steps[k].content_len = <const uint8_t *><const char *>content, len(content)
                 c_steps[k].min_run = arguments[1]
+            elif name == "precompiled":
+                content = bytes(arguments[0])
+                if not precompiled_valid(content):
+                    raise ValueError("Precompiled charsmap that stock could not use")
+                strings.append(content)
+                c_steps[k].content, c_steps[k].content_len = <const uint8_t *><const char *>content, len(content)
             elif name == "byte_level":
                 content = arguments[0].encode()
                 strings.append(content)
@@ -142,10 +154,14 @@ cdef tp_wordpiece *_build_wordpiece(dict model) except NULL:
     return wp
 
 
+UNIGRAM_RAISES = 0xFFFFFFFE  # TP_UNIGRAM_RAISES
+
+
 cdef tp_unigram *_build_unigram(dict model) except NULL:
     tokens, scores = model["tokens"], model["scores"]
     cdef size_t n = len(tokens), i
-    if n == 0 or not 0 <= model["unk_id"] < n:
+    unk_id = n if model["unk_id"] is None else model["unk_id"]  # n: no unk piece (see tp_unigram.h)
+    if n == 0 or not 0 <= unk_id <= n:
         raise ValueError("Unigram needs a non-empty vocabulary holding unk_id")
     cdef const uint8_t **ptrs = <const uint8_t **>malloc(n * sizeof(uint8_t *))
     cdef uint32_t *lens = <uint32_t *>malloc(n * sizeof(uint32_t))
@@ -158,7 +174,7 @@ cdef tp_unigram *_build_unigram(dict model) except NULL:
             ptrs[i] = <const uint8_t *><const char *>tokens[i]
             lens[i] = len(tokens[i])
             c_scores[i] = scores[i]
-        model_ = tp_unigram_new(ptrs, lens, c_scores, n, model["unk_id"], model["byte_fallback"])
+        model_ = tp_unigram_new(ptrs, lens, c_scores, n, unk_id, model["byte_fallback"])
     finally:
         free(ptrs); free(lens); free(c_scores)
     if model_ == NULL:

@@ -23,13 +23,16 @@
 enum { CHAR_LOCAL = 1, CHAR_LEAD = 2, CHAR_TRAIL = 4, CHAR_TRANSPARENT = 8 };
 
 typedef struct {
-    int decompositions, lead, trail, transparent;
+    int decompositions, lead, trail, transparent, removed; /* removed: Precompiled maps the char to nothing */
 } char_info;
 
 typedef struct {
     uint8_t kind, left, right;
     uint32_t *text, *content; /* code points (see tp_norm_step) */
     size_t text_n, content_n, min_run;
+    uint32_t *trie;           /* PRECOMPILED: the double-array trie units, then the replacement blob */
+    size_t trie_n, blob_len, longest;
+    uint8_t *blob;
 } step;
 
 /* Leading Prepend steps only put a prefix before the text (all of it aligned to the text's first
@@ -37,6 +40,7 @@ typedef struct {
 struct tp_normalizer {
     step *steps;
     size_t n, lead, *expand; /* expand[k]: longest output of one char under step k */
+    int graphemes;           /* the fast path of a pipeline that starts with Precompiled (see normalize_by_clusters) */
     uint8_t *prefix;         /* UTF-8 of the leading Prepend steps' combined prefix */
     size_t prefix_len;
     uint32_t *per_char; /* NULL: no fast path; else per char below TABLE_CHARS: pool offset << 8 | output length */
@@ -59,6 +63,7 @@ struct tp_norm_scratch {
     size_t out_cap;
     uint8_t *joined; /* prefix + text */
     size_t joined_cap;
+    int shifted; /* the last general run began with chars Precompiled removed uncounted (see emit_replacement) */
 };
 
 static int in_set(const tt_norm_set *set, uint32_t c) {
@@ -135,7 +140,8 @@ static int is_whitespace(uint32_t c) {
 static size_t expansion(const step *st) {
     uint8_t kind = st->kind;
     const tt_norm_map *map = step_map(kind);
-    size_t most = kind == TP_NORM_BYTE_LEVEL ? 4 : kind == TP_NORM_CHINESE ? 3
+    size_t most = kind == TP_NORM_PRECOMPILED ? (st->longest > 1 ? st->longest : 1)
+                : kind == TP_NORM_BYTE_LEVEL ? 4 : kind == TP_NORM_CHINESE ? 3
                 : (kind == TP_NORM_REPLACE || kind == TP_NORM_REPLACE_RUN) && st->content_n > 1 ? st->content_n : 1;
     for (uint32_t i = 0; map && i < map->n; i++)
         if (map->offsets[i + 1] - map->offsets[i] > most) most = map->offsets[i + 1] - map->offsets[i];
@@ -180,6 +186,32 @@ static void compose(chars *out, int32_t *change, const uint32_t *rank) {
     out->n = o;
 }
 
+static uint32_t utf8_get(const uint8_t *p, size_t *len) {
+    uint8_t b = p[0];
+    if (b < 0x80) { *len = 1; return b; }
+    if (b < 0xE0) { *len = 2; return ((uint32_t)(b & 0x1F) << 6) | (p[1] & 0x3F); }
+    if (b < 0xF0) { *len = 3; return ((uint32_t)(b & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) | (p[2] & 0x3F); }
+    *len = 4;
+    return ((uint32_t)(b & 0x07) << 18) | ((uint32_t)(p[1] & 0x3F) << 12) | ((uint32_t)(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+}
+
+/* Stock's transform rule: a char with change c <= 0 takes the next unconsumed input char's range and
+ * consumes 1 - c of them, an inserted one (c > 0) takes the last consumed range ([0, 0) if none).
+ * The first `consumed` input chars count as consumed already. */
+static void align_changes(const chars *in, chars *out, const int32_t *change, size_t consumed) {
+    for (size_t j = 0; j < out->n; j++) {
+        if (change[j] <= 0) {
+            size_t at = consumed < in->n ? consumed : in->n - 1;
+            out->start[j] = in->start[at];
+            out->end[j] = in->end[at];
+            consumed += (size_t)(1 - change[j]);
+        } else {
+            out->start[j] = consumed ? in->start[consumed - 1] : 0;
+            out->end[j] = consumed ? in->end[consumed - 1] : 0;
+        }
+    }
+}
+
 /* NFD/NFKD (and the decomposition half of NFC/NFKC) as stock's crate does it: each char becomes its
  * decomposition, the first char marked as replacing it (change 0) and the rest as inserted (+1);
  * runs of non-starters are stably sorted by combining class together with those marks; composition
@@ -206,18 +238,7 @@ static void decompose(const tt_norm_map *map, int composing, const chars *in, ch
         }
     }
     if (composing) compose(out, change, rank);
-    size_t consumed = 0;
-    for (size_t j = 0; j < out->n; j++) {
-        if (change[j] <= 0) {
-            size_t at = consumed < in->n ? consumed : in->n - 1;
-            out->start[j] = in->start[at];
-            out->end[j] = in->end[at];
-            consumed += (size_t)(1 - change[j]);
-        } else {
-            out->start[j] = consumed ? in->start[consumed - 1] : 0;
-            out->end[j] = consumed ? in->end[consumed - 1] : 0;
-        }
-    }
+    align_changes(in, out, change, 0);
 }
 
 /* Strip: drop whitespace chars at the ends; the others keep their ranges. */
@@ -263,11 +284,15 @@ static void replace_runs(const step *st, const chars *in, chars *out) {
     }
 }
 
+static int precompiled(const step *st, const chars *in, chars *out, int32_t *change, int mid_text);
+
 /* One step from in to out (sized in normalize_chars). Every other step keeps each char's own range:
  * deletions drop it, replacements and chinese padding reuse it; Prepend's chars take the first char's. */
-static void apply(const step *st, const chars *in, chars *out, int32_t *change, uint32_t *rank) {
+static void apply(const step *st, const chars *in, chars *out, int32_t *change, uint32_t *rank, int mid_text,
+                  int *shifted) {
     out->n = 0;
     uint8_t kind = st->kind;
+    if (kind == TP_NORM_PRECOMPILED) { *shifted |= precompiled(st, in, out, change, mid_text); return; }
     if (kind == TP_NORM_STRIP) { strip(st, in, out); return; }
     if (kind == TP_NORM_REPLACE) { replace(st, in, out); return; }
     if (kind == TP_NORM_REPLACE_RUN) { replace_runs(st, in, out); return; }
@@ -307,13 +332,124 @@ static void apply(const step *st, const chars *in, chars *out, int32_t *change, 
     }
 }
 
-static uint32_t utf8_get(const uint8_t *p, size_t *len) {
-    uint8_t b = p[0];
-    if (b < 0x80) { *len = 1; return b; }
-    if (b < 0xE0) { *len = 2; return ((uint32_t)(b & 0x1F) << 6) | (p[1] & 0x3F); }
-    if (b < 0xF0) { *len = 3; return ((uint32_t)(b & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) | (p[2] & 0x3F); }
-    *len = 4;
-    return ((uint32_t)(b & 0x07) << 18) | ((uint32_t)(p[1] & 0x3F) << 12) | ((uint32_t)(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+
+/* ---- Precompiled: SentencePiece's charsmap as stock's spm_precompiled reads it. The trie is a Darts
+ * double array over UTF-8 bytes; a lookup returns the first (shortest) key that is a prefix of the
+ * chunk, stopping at a NUL byte; its value is an offset into the blob, whose replacement ends at the
+ * next NUL. Stock walks extended grapheme clusters: a cluster shorter than 6 bytes is looked up whole
+ * (the replacement then stands for the whole cluster even when the key covered only its start), any
+ * other cluster, or one with no key, char by char. */
+
+static size_t unit_offset(uint32_t unit) { return (size_t)(unit >> 10) << ((unit & (1u << 9)) >> 6); }
+static int unit_has_leaf(uint32_t unit) { return (unit >> 8) & 1; }
+static uint32_t unit_label(uint32_t unit) { return unit & 0x800000FFu; }
+
+/* Offset into the blob of the replacement for chunk, or -1: no key is a prefix of it. */
+static long trie_first(const uint32_t *trie, size_t n, const uint8_t *chunk, size_t len) {
+    size_t pos = unit_offset(trie[0]);
+    for (size_t i = 0; i < len && chunk[i]; i++) {
+        pos ^= chunk[i];
+        if (pos >= n || unit_label(trie[pos]) != chunk[i]) return -1;
+        uint32_t unit = trie[pos];
+        pos ^= unit_offset(unit);
+        if (unit_has_leaf(unit)) return pos < n ? (long)(trie[pos] & 0x7FFFFFFFu) : -1;
+    }
+    return -1;
+}
+
+static uint8_t grapheme_of(uint32_t c) {
+    return c < 0x110000 ? tt_grapheme.blocks[(size_t)tt_grapheme.stage1[c >> 8] << 8 | (c & 255)] : 0;
+}
+
+static int breaks_line(uint8_t kind) { return kind == TT_GRAPHEME_CR || kind == TT_GRAPHEME_LF || kind == TT_GRAPHEME_CONTROL; }
+
+/* Whether UAX #29 can join b to a preceding a (the rules with their state ignored): where it cannot,
+ * a cluster boundary lies between them whatever came before. */
+static int may_join(uint8_t a, uint8_t b) {
+    uint8_t ka = a & 15, kb = b & 15;
+    if (ka == TT_GRAPHEME_CR && kb == TT_GRAPHEME_LF) return 1;
+    if (breaks_line(ka) || breaks_line(kb)) return 0;
+    if (ka == TT_GRAPHEME_L && (kb == TT_GRAPHEME_L || kb == TT_GRAPHEME_V || kb == TT_GRAPHEME_LV || kb == TT_GRAPHEME_LVT)) return 1;
+    if ((ka == TT_GRAPHEME_LV || ka == TT_GRAPHEME_V) && (kb == TT_GRAPHEME_V || kb == TT_GRAPHEME_T)) return 1;
+    if ((ka == TT_GRAPHEME_LVT || ka == TT_GRAPHEME_T) && kb == TT_GRAPHEME_T) return 1;
+    if (kb == TT_GRAPHEME_EXTEND || kb == TT_GRAPHEME_ZWJ || kb == TT_GRAPHEME_SPACING_MARK || ka == TT_GRAPHEME_PREPEND) return 1;
+    if (b >> TT_GRAPHEME_INCB_SHIFT == 1 && a >> TT_GRAPHEME_INCB_SHIFT >= 2) return 1;
+    if (ka == TT_GRAPHEME_ZWJ && (b & TT_GRAPHEME_EXT_PICT)) return 1;
+    return ka == TT_GRAPHEME_REGIONAL && kb == TT_GRAPHEME_REGIONAL;
+}
+
+/* End of the extended grapheme cluster that starts at cp[i] (UAX #29 with GB9c, GB11 and GB12/13 state). */
+static size_t grapheme_end(const uint32_t *cp, size_t n, size_t i) {
+    uint8_t prev = grapheme_of(cp[i]);
+    int emoji = prev & TT_GRAPHEME_EXT_PICT ? 1 : 0, conjunct = prev >> TT_GRAPHEME_INCB_SHIFT == 1,
+        regionals = (prev & 15) == TT_GRAPHEME_REGIONAL;
+    for (i++; i < n; i++) {
+        uint8_t g = grapheme_of(cp[i]), kind = g & 15, incb = g >> TT_GRAPHEME_INCB_SHIFT;
+        if (!may_join(prev, g)) break;
+        if (incb == 1 && (prev & 15) != TT_GRAPHEME_PREPEND && conjunct != 2 && kind != TT_GRAPHEME_EXTEND
+            && kind != TT_GRAPHEME_ZWJ && kind != TT_GRAPHEME_SPACING_MARK)
+            break;
+        if ((prev & 15) == TT_GRAPHEME_ZWJ && (g & TT_GRAPHEME_EXT_PICT) && emoji != 2) break;
+        if ((prev & 15) == TT_GRAPHEME_REGIONAL && kind == TT_GRAPHEME_REGIONAL && regionals % 2 == 0) break;
+        conjunct = incb == 1 ? 1 : incb == 2 && conjunct ? 2 : incb == 3 ? conjunct : 0;
+        emoji = g & TT_GRAPHEME_EXT_PICT ? 1 : kind == TT_GRAPHEME_EXTEND && emoji == 1 ? 1
+              : kind == TT_GRAPHEME_ZWJ && emoji == 1 ? 2 : 0;
+        regionals = kind == TT_GRAPHEME_REGIONAL ? regionals + 1 : 0;
+        prev = g;
+    }
+    return i;
+}
+
+/* Stock's replace(): the replacement's chars replace old chars (change 0); extra ones are inserted
+ * (+1 on the last ones); fewer ones fold the difference into the last char emitted so far, which may
+ * be an earlier part's. With none emitted yet the removed chars are not counted at all, as in stock,
+ * unless the run starts mid-text (*skip: input chars the alignment pass must pass over first). */
+static int emit_replacement(const step *st, long at, size_t old, chars *out, int32_t *change, size_t *skip) {
+    const uint8_t *p = st->blob + at, *end = st->blob + st->blob_len;
+    size_t added = 0;
+    while (p < end && *p) {
+        size_t n;
+        uint32_t c = utf8_get(p, &n);
+        change[out->n] = 0;
+        push(out, c, 0, 0);
+        p += n;
+        added++;
+    }
+    if (added > old) for (size_t k = 0; k < added - old; k++) change[out->n - 1 - k] = 1;
+    else if (added < old && out->n) change[out->n - 1] -= (int32_t)(old - added);
+    else if (added < old && skip) *skip += old - added;
+    else if (added < old) return 1;
+    return 0;
+}
+
+/* Per cluster as stock's Precompiled does it, then stock's transform rule for the alignments.
+ * mid_text: the chars start after text this call does not see (see emit_replacement). Returns 1 when
+ * removed chars went uncounted: every later char then takes the range of the char before it, to the
+ * end of the text. */
+static int precompiled(const step *st, const chars *in, chars *out, int32_t *change, int mid_text) {
+    size_t skip = 0;
+    int shifted = 0;
+    uint8_t buf[8];
+    for (size_t i = 0; i < in->n;) {
+        size_t end = grapheme_end(in->cp, in->n, i), len = 0;
+        for (size_t k = i; k < end && len < 6; k++) len += utf8_put(buf, in->cp[k]);
+        if (len < 6) {
+            for (size_t k = i, b = 0; k < end; k++) b += utf8_put(buf + b, in->cp[k]);
+            long at = trie_first(st->trie, st->trie_n, buf, len);
+            if (at >= 0) {
+                shifted |= emit_replacement(st, at, end - i, out, change, mid_text ? &skip : NULL);
+                i = end;
+                continue;
+            }
+        }
+        for (; i < end; i++) {
+            long at = trie_first(st->trie, st->trie_n, buf, utf8_put(buf, in->cp[i]));
+            if (at >= 0) shifted |= emit_replacement(st, at, 1, out, change, mid_text ? &skip : NULL);
+            else { change[out->n] = 0; push(out, in->cp[i], 0, 0); }
+        }
+    }
+    align_changes(in, out, change, skip);
+    return shifted;
 }
 
 static int work_reserve(tp_norm_scratch *s, size_t need) {
@@ -368,15 +504,16 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
              * char, and every char may be a first one) */
             chars *decomposed = next;
             step half = {kind == TP_NORM_NFC ? TP_NORM_NFD : kind == TP_NORM_NFKC ? TP_NORM_NFKD : kind, 0, 0, NULL,
-                         NULL, 0, 0};
-            apply(&half, in, decomposed, s->change, s->rank);
+                         NULL, 0, 0, 0, NULL, 0, 0, 0, NULL};
+            apply(&half, in, decomposed, s->change, s->rank, 0, &s->shifted);
             info->decompositions++;
             info->transparent = in->n == 0;
             info->lead = decomposed->n && (ccc_rank(decomposed->cp[0])
                                            || (composing && in_set(&tt_norm_compose_second, decomposed->cp[0])));
             info->trail = decomposed->n && (composing || ccc_rank(decomposed->cp[decomposed->n - 1]));
         }
-        apply(st, in, next, s->change, s->rank);
+        apply(st, in, next, s->change, s->rank, base > 0, &s->shifted);
+        if (info && kind == TP_NORM_PRECOMPILED) info->removed = next->n == 0;
         chars *t = in; in = next; next = t;
     }
     if (out_reserve(s, at + in->n * 4 + 1)) return -1;
@@ -440,6 +577,57 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
     return 0;
 }
 
+/* The fast path of a pipeline that starts with Precompiled: a char's table output holds where no
+ * cluster rule can join it to the char before (may_join); elsewhere the general path redoes the stretch
+ * from the last such char up to the next one, so every stretch starts and ends on a cluster boundary. */
+static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                                 size_t *out_len) {
+    size_t o = 0, safe_pos = 0, safe_o = 0, n;
+    uint8_t previous = 0;
+    for (size_t pos = 0; pos < len;) {
+        uint32_t c;
+        uint8_t flags = flags_at(nz, text, pos, &c, &n), g = grapheme_of(c);
+        if (!(flags & CHAR_LOCAL) || (pos > 0 && may_join(previous, g))) {
+            size_t end = pos + n, step;
+            uint8_t last = g;
+            while (end < len) {
+                uint32_t d;
+                uint8_t f = flags_at(nz, text, end, &d, &step), h = grapheme_of(d);
+                if ((f & CHAR_LOCAL) && !may_join(last, h)) break;
+                last = h;
+                end += step;
+            }
+            s->shifted = 0;
+            if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL)) return -1;
+            if (s->shifted) return normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
+            pos = safe_pos = end;
+            safe_o = o;
+            previous = last;
+            continue;
+        }
+        safe_pos = pos;
+        safe_o = o;
+        previous = g;
+        size_t m = nz->per_char[c] & 0xFF;
+        const uint8_t *src = nz->pool + (nz->per_char[c] >> 8);
+        if (o + m > s->out_cap && out_reserve(s, o + m)) return -1;
+        for (size_t k = 0; k < m; k++) {
+            s->out[o + k] = src[k];
+            s->from[o + k] = (uint32_t)pos;
+            s->to[o + k] = (uint32_t)(pos + n);
+        }
+        o += m;
+        pos += n;
+    }
+    *out_len = o;
+    return 0;
+}
+
+static int normalize_by_table_or_clusters(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text,
+                                          size_t len, size_t *out_len) {
+    return nz->graphemes ? normalize_by_clusters(nz, s, text, len, out_len) : normalize_by_table(nz, s, text, len, out_len);
+}
+
 /* The leading prefix goes in front of the text; its chars then align to the text's first char. */
 static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                               size_t *out_len) {
@@ -452,7 +640,7 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
     memcpy(s->joined, nz->prefix, p);
     memcpy(s->joined + p, text, len);
     utf8_get(text, &first);
-    int rc = nz->per_char ? normalize_by_table(nz, s, s->joined, p + len, out_len)
+    int rc = nz->per_char ? normalize_by_table_or_clusters(nz, s, s->joined, p + len, out_len)
                           : normalize_chars(nz, s, s->joined, p + len, 0, 0, out_len, NULL);
     for (size_t b = 0; rc == 0 && b < *out_len; b++) {
         s->from[b] = s->from[b] < p ? 0 : s->from[b] - (uint32_t)p;
@@ -464,20 +652,29 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
     int rc = nz->prefix_len && len ? normalize_prefixed(nz, s, text, len, out_len)
-           : nz->per_char ? normalize_by_table(nz, s, text, len, out_len)
+           : nz->per_char ? normalize_by_table_or_clusters(nz, s, text, len, out_len)
                           : normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
     *out = s->out; *from = s->from; *to = s->to;
     return rc;
 }
 
 /* Run the pipeline on every char below TABLE_CHARS alone. No fast path when two steps decompose (reordering
- * could then happen twice, which the flags do not describe) or a step works on the whole string. */
+ * could then happen twice, which the flags do not describe), a step works on the whole string, or a
+ * Precompiled step is not the first (its clusters would be over other steps' output) or comes with a
+ * decomposing step. */
 static int build_char_table(tp_normalizer *nz) {
+    int decomposes = 0;
     for (size_t k = nz->lead; k < nz->n; k++) {
         const step *st = &nz->steps[k];
         if (st->kind == TP_NORM_STRIP || st->kind == TP_NORM_PREPEND || st->kind == TP_NORM_REPLACE_RUN
-            || (st->kind == TP_NORM_REPLACE && st->text_n > 1))
+            || (st->kind == TP_NORM_REPLACE && st->text_n > 1) || (st->kind == TP_NORM_PRECOMPILED && k > nz->lead))
             return 0;
+        decomposes |= step_map(st->kind) != NULL && st->kind != TP_NORM_LOWERCASE;
+        nz->graphemes |= st->kind == TP_NORM_PRECOMPILED;
+    }
+    if (nz->graphemes && decomposes) {
+        nz->graphemes = 0;
+        return 0;
     }
     tp_norm_scratch *s = tp_norm_scratch_new();
     size_t pool_len = 0, pool_cap = 4 * TABLE_CHARS;
@@ -488,7 +685,7 @@ static int build_char_table(tp_normalizer *nz) {
     for (uint32_t c = 0; c < TABLE_CHARS; c++) {
         uint8_t bytes[4];
         size_t n = utf8_put(bytes, c), out_len;
-        char_info info = {0, 0, 0, 0};
+        char_info info = {0, 0, 0, 0, 0};
         nz->per_char[c] = 0;
         if (c >= 0xD800 && c < 0xE000) continue; /* not in valid UTF-8: never looked up */
         if (normalize_chars(nz, s, bytes, n, 0, 0, &out_len, &info)) { tp_norm_scratch_free(s); return -1; }
@@ -497,7 +694,7 @@ static int build_char_table(tp_normalizer *nz) {
             nz->per_char = NULL; nz->char_flags = NULL; nz->pool = NULL;
             break;
         }
-        int local = out_len < 256;
+        int local = out_len < 256 && !info.removed;
         for (size_t b = 0; b < out_len; b++) local &= s->from[b] == 0 && s->to[b] == n;
         if (pool_len + out_len > pool_cap) {
             uint8_t *grown = realloc(nz->pool, pool_cap *= 2);
@@ -520,6 +717,59 @@ static uint32_t *code_points(const uint8_t *text, size_t len, size_t *n) {
     *n = 0;
     for (size_t pos = 0, k; cps && pos < len; pos += k) cps[(*n)++] = utf8_get(text + pos, &k);
     return cps;
+}
+
+/* Every trie path a lookup can take from node pos (lookups stop at the first leaf; chunks are at most
+ * 5 bytes): 0 when a step on a byte of UTF-8 text or a leaf leaves the trie or a value is not a char
+ * boundary of the blob, where stock would panic. *longest: the most chars of any replacement reached. */
+static int trie_check(const step *st, size_t pos, int depth, size_t *longest) {
+    for (uint32_t c = 1; depth < 5 && c < 256; c++) {
+        size_t child = pos ^ c;
+        if (child >= st->trie_n) {
+            if (c < 0xC0 || (c >= 0xC2 && c <= 0xF4)) return 0; /* a byte UTF-8 text can hold: stock would panic */
+            continue;
+        }
+        if (unit_label(st->trie[child]) != c) continue;
+        uint32_t unit = st->trie[child];
+        size_t next = child ^ unit_offset(unit);
+        if (!unit_has_leaf(unit)) {
+            if (!trie_check(st, next, depth + 1, longest)) return 0;
+            continue;
+        }
+        if (next >= st->trie_n) return 0;
+        size_t at = st->trie[next] & 0x7FFFFFFFu, chars = 0;
+        if (at > st->blob_len || (at < st->blob_len && (st->blob[at] & 0xC0) == 0x80)) return 0;
+        for (size_t b = at; b < st->blob_len && st->blob[b]; b++) chars += (st->blob[b] & 0xC0) != 0x80;
+        if (chars > *longest) *longest = chars;
+    }
+    return 1;
+}
+
+/* Parse a charsmap into st (trie units, blob padded with NULs so decoding never reads past it). */
+static int load_charsmap(step *st, const uint8_t *map, size_t len) {
+    if (len < 4) return -1;
+    size_t size = (size_t)map[0] | (size_t)map[1] << 8 | (size_t)map[2] << 16 | (size_t)map[3] << 24;
+    st->trie_n = size / 4;
+    if (st->trie_n == 0 || st->trie_n > (len - 4) / 4) return -1;
+    st->blob_len = len - 4 - 4 * st->trie_n;
+    st->trie = malloc(st->trie_n * 4);
+    st->blob = calloc(st->blob_len + 4, 1);
+    if (!st->trie || !st->blob) return -1;
+    for (size_t i = 0; i < st->trie_n; i++) {
+        const uint8_t *u = map + 4 + 4 * i;
+        st->trie[i] = (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+    }
+    memcpy(st->blob, map + 4 + 4 * st->trie_n, st->blob_len);
+    return trie_check(st, unit_offset(st->trie[0]), 0, &st->longest) ? 0 : -1;
+}
+
+int tp_precompiled_valid(const uint8_t *charsmap, size_t len) {
+    step st;
+    memset(&st, 0, sizeof(st));
+    int ok = load_charsmap(&st, charsmap, len) == 0;
+    free(st.trie);
+    free(st.blob);
+    return ok;
 }
 
 /* The combined prefix of the leading Prepend steps: each later one goes in front of the earlier ones. */
@@ -548,7 +798,17 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
             tp_normalizer_free(nz);
             return NULL;
         }
-        *st = (step){steps[k].kind, steps[k].left, steps[k].right, NULL, NULL, 0, 0, steps[k].min_run};
+        *st = (step){steps[k].kind, steps[k].left, steps[k].right, NULL, NULL, 0, 0, steps[k].min_run, NULL, 0, 0, 0, NULL};
+        if (st->kind == TP_NORM_PRECOMPILED) {
+            st->text = code_points(NULL, 0, &st->text_n);
+            st->content = code_points(NULL, 0, &st->content_n);
+            if (!st->text || !st->content || load_charsmap(st, steps[k].content, steps[k].content_len)) {
+                tp_normalizer_free(nz);
+                return NULL;
+            }
+            nz->expand[k] = expansion(st);
+            continue;
+        }
         st->text = code_points(steps[k].text, steps[k].text_len, &st->text_n);
         st->content = code_points(steps[k].content, steps[k].content_len, &st->content_n);
         if (!st->text || !st->content || (st->kind == TP_NORM_REPLACE_RUN && (st->text_n != 1 || st->min_run < 1))
@@ -564,7 +824,10 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
 
 void tp_normalizer_free(tp_normalizer *nz) {
     if (!nz) return;
-    for (size_t k = 0; nz->steps && k < nz->n; k++) { free(nz->steps[k].text); free(nz->steps[k].content); }
+    for (size_t k = 0; nz->steps && k < nz->n; k++) {
+        free(nz->steps[k].text); free(nz->steps[k].content);
+        free(nz->steps[k].trie); free(nz->steps[k].blob);
+    }
     free(nz->prefix);
     free(nz->steps);
     free(nz->expand);

@@ -26,6 +26,7 @@ enum {
     TP_NORM_REPLACE_RUN,   /* Replace(Regex "c{n,}"): every run of at least min_run chars c (text) */
     TP_NORM_NMT,           /* Nmt: drop some control chars, turn some others into ' ' */
     TP_NORM_BYTE_LEVEL,    /* ByteLevel: each UTF-8 byte of a char becomes content[byte] (256 chars) */
+    TP_NORM_PRECOMPILED,   /* Precompiled: content is the SentencePiece charsmap (trie + replacements) */
     TP_NORM_N_KINDS
 };
 
@@ -34,7 +35,8 @@ typedef struct {
     uint8_t left, right;                        /* TP_NORM_STRIP */
     const uint8_t *text;                        /* PREPEND: the text; REPLACE: the pattern (non-empty) */
     size_t text_len;
-    const uint8_t *content;                     /* REPLACE, REPLACE_RUN: the replacement */
+    const uint8_t *content;                     /* REPLACE, REPLACE_RUN: the replacement; PRECOMPILED: the
+                                                 * decoded charsmap */
     size_t content_len;
     size_t min_run;                             /* REPLACE_RUN: shortest run replaced (>= 1) */
 } tp_norm_step;
@@ -43,10 +45,17 @@ typedef struct tp_normalizer tp_normalizer;
 typedef struct tp_norm_scratch tp_norm_scratch;
 
 /* steps: n steps applied in order (their strings are copied). NULL on OOM, an unknown kind, an
- * empty Replace pattern, a REPLACE_RUN that is not one char with min_run >= 1 or a BYTE_LEVEL whose
- * content is not 256 chars. */
+ * empty Replace pattern, a REPLACE_RUN that is not one char with min_run >= 1, a BYTE_LEVEL whose
+ * content is not 256 chars or a PRECOMPILED charsmap stock could not use whole (see
+ * tp_precompiled_valid). */
 tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n);
 void tp_normalizer_free(tp_normalizer *nz);
+
+/* 1 when a SentencePiece charsmap parses as stock parses it (u32 trie size in bytes, the trie, the
+ * replacement blob; its UTF-8 validity is the caller's check) and every lookup of up to 5 bytes of
+ * UTF-8 stays inside the trie and reaches values at char boundaries of the blob (where stock would
+ * panic), else 0. */
+int tp_precompiled_valid(const uint8_t *charsmap, size_t len);
 
 tp_norm_scratch *tp_norm_scratch_new(void);
 void tp_norm_scratch_free(tp_norm_scratch *s);

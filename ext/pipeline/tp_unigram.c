@@ -81,7 +81,7 @@ static uint32_t lookup(const tp_unigram *m, const uint8_t *word, size_t len) {
 
 tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, const double *scores, uint32_t n,
                            uint32_t unk_id, int byte_fallback) {
-    if (unk_id >= n) return NULL;
+    if (unk_id > n) return NULL;
     tp_unigram *m = calloc(1, sizeof(*m));
     if (!m) return NULL;
     size_t total = 0;
@@ -106,7 +106,7 @@ tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, c
     if (!m->score_of) { tp_unigram_free(m); return NULL; }
     for (uint32_t node = 0; node < m->n_nodes; node++)
         m->score_of[node] = m->token_of[node] == NO_TOKEN ? 0.0 : scores[m->token_of[node]];
-    m->unk_id = unk_id;
+    m->unk_id = unk_id == n ? TP_UNIGRAM_RAISES : unk_id;
     m->unk_score = min_score - UNK_PENALTY;
     m->byte_fallback = byte_fallback;
     for (int byte = 0; byte < 256; byte++) {
@@ -170,7 +170,8 @@ static void consider(best_node *target, double score, size_t start, uint32_t id)
     }
 }
 
-/* The best path's pieces, back to front, into s->path_*; returns their count. */
+/* The best path's pieces, back to front, into s->path_*; returns their count, or 0 when the model has
+ * no unk piece and the unk candidate would be taken (where stock raises). */
 static size_t viterbi(const tp_unigram *m, tp_unigram_scratch *s, const uint8_t *word, size_t len) {
     best_node *best = s->best;
     for (size_t b = 0; b <= len; b++) best[b] = (best_node){0.0, -1, 0};
@@ -187,7 +188,11 @@ static size_t viterbi(const tp_unigram *m, tp_unigram_scratch *s, const uint8_t 
             consider(&best[b + 1], m->score_of[node] + here, start, id);
             single |= b + 1 - start == char_len;
         }
-        if (!single) consider(&best[start + char_len], m->unk_score + here, start, m->unk_id);
+        if (!single) {
+            best_node *target = &best[start + char_len];
+            if (m->unk_id == TP_UNIGRAM_RAISES && (target->start < 0 || m->unk_score + here > target->score)) return 0;
+            consider(target, m->unk_score + here, start, m->unk_id);
+        }
         start += char_len;
     }
     size_t n = 0;
@@ -203,6 +208,10 @@ static size_t viterbi(const tp_unigram *m, tp_unigram_scratch *s, const uint8_t 
 static size_t split_word(const tp_unigram *m, tp_unigram_scratch *s, const uint8_t *word, size_t len, uint32_t *ids,
                          uint32_t *starts, uint32_t *ends) {
     size_t n_path = viterbi(m, s, word, len), n = 0;
+    if (n_path == 0 && len) {
+        ids[0] = TP_UNIGRAM_RAISES; starts[0] = 0; ends[0] = (uint32_t)len;
+        return 1;
+    }
     for (size_t k = n_path; k > 0;) {
         k--;
         uint32_t start = s->path_start[k], end = s->path_end[k], id = s->path_id[k];

@@ -18,7 +18,11 @@ typedef struct tp_unigram tp_unigram;
 typedef struct tp_unigram_scratch tp_unigram_scratch;
 
 /* Piece i of the vocabulary is tokens[i] (lens[i] bytes, valid UTF-8) with score scores[i]; a piece
- * listed twice is found as its last id (with that id's score). unk_id < n. NULL on OOM or bad unk_id. */
+ * listed twice is found as its last id (with that id's score). unk_id <= n; unk_id == n: there is no
+ * unk piece, and a word where stock's Viterbi would take the unk candidate (stock raises there) comes
+ * out as the one token TP_UNIGRAM_RAISES. NULL on OOM or bad unk_id. */
+#define TP_UNIGRAM_RAISES 0xFFFFFFFEu
+
 tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, const double *scores, uint32_t n,
                            uint32_t unk_id, int byte_fallback);
 void tp_unigram_free(tp_unigram *model);

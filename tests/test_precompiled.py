@@ -1,0 +1,140 @@
+"""The native Precompiled normalizer (SentencePiece charsmap) vs stock `tokenizers.normalizers.Precompiled`:
+normalized text and every normalized char's original range, on random multi-script text.
+
+Charsmaps come from the `sentencepiece` trainer (its nmt_nfkc and nfkc_cf rules, and a rule table with
+multi-char keys, deletions and expansions), as SentencePiece models carry them. Stock's alignment is
+read as in test_normalizers.py: a stock Tokenizer that makes each normalized char one token.
+"""
+import io
+import json
+import random
+
+import numpy as np
+import pytest
+from tokenizers import Regex, Tokenizer, models, normalizers as N, pre_tokenizers
+
+from hf_tagtok import normalizers
+from hf_tagtok.models import Unsupported
+from hf_tagtok.sample_text import multiscript_texts
+
+_native = pytest.importorskip("hf_tagtok._native")
+sentencepiece = pytest.importorskip("sentencepiece")
+sentencepiece_model_pb2 = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
+
+# rule table: source code points -> target code points (hex); a multi-char key that shares its first
+# char with a one-char key, a deletion, expansions, a key ending in a combining mark
+RULES = {"61": "62", "61 301": "41 42 43", "1E": "", "7F": "", "2460": "28 31 29", "FF76": "30AB", "FF76 FF9E": "30AC",
+         "D55C": "1112 1161 11AB", "1F600": "3A 29", "65 301": "E9", "200B": "", "3000": "20"}
+
+# pools the random texts draw from: combining marks, Hangul jamo and syllables, full-width and
+# half-width forms, control chars, emoji ZWJ sequences and modifiers, regional indicators, CR/LF,
+# Indic conjuncts, prepended concatenation marks, chars newer than stock's Unicode
+POOLS = ["abc xyz ", "e\u0301\u0308\u0323a", "\u1100\u1161\u11a8\uac00\uac01\ud55c", "\r\n\r\n\t\x00\x1e\x7f\x85",
+         "\U0001F600\u200d\U0001F469\U0001F467\U0001F3FB\u2764\ufe0f", "\U0001F1E6\U0001F1E7\U0001F1E8",
+         "\uff76\uff9e\uff21\uff10\u3000\uff61", "\u0915\u094d\u0937\u093f\u200c\u200d\u0924", "\u0600\u0601\u06dda",
+         "\u00e9\u00c5\u2126\u212b\ufb01\u2460\u2163", "\u0e01\u0e33\u0e48", "\u200b\ufeff\u00ad\u2028",
+         "\u01c4\u01c5\u1e9e", "\u05c8\u0b53\u1ade", "\u0628\u0650\u0633\u0652\u0645\u0650"]
+
+
+def _charsmap(tmp_path_factory, rule=None, rules=None):
+    options = {}
+    if rules is not None:
+        path = tmp_path_factory.mktemp("rules") / "rules.tsv"
+        path.write_text("".join(f"{source}\t{target}\n" for source, target in rules.items()))
+        options["normalization_rule_tsv"] = str(path)
+    else:
+        options["normalization_rule_name"] = rule
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(sentence_iterator=iter(["probe text for a charsmap"] * 20),
+                                             model_writer=model, model_type="char", vocab_size=16,
+                                             hard_vocab_limit=False, minloglevel=2, num_threads=1,
+                                             add_dummy_prefix=False, remove_extra_whitespaces=False, **options)
+    proto = sentencepiece_model_pb2.ModelProto()
+    proto.ParseFromString(model.getvalue())
+    return proto.normalizer_spec.precompiled_charsmap
+
+
+@pytest.fixture(scope="module", params=["nmt_nfkc", "nfkc_cf", "rules"])
+def pair(request, tmp_path_factory):
+    charsmap = (_charsmap(tmp_path_factory, rules=RULES) if request.param == "rules"
+                else _charsmap(tmp_path_factory, rule=request.param))
+    stock = N.Precompiled(charsmap)
+    per_char = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    per_char.normalizer = stock
+    per_char.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
+    config = json.loads(per_char.to_str())["normalizer"]
+    return stock, per_char, _native.Normalizer(normalizers.spec(config))
+
+
+def _native_chars(native, text):
+    normalized, starts, ends = native.normalize(text)
+    raw = np.frombuffer(text.encode(), np.uint8)
+    chars_before = np.concatenate([[0], np.cumsum((raw & 0xC0) != 0x80)])
+    first_bytes = (np.frombuffer(normalized.encode(), np.uint8) & 0xC0) != 0x80
+    return normalized, np.stack([chars_before[starts[first_bytes]], chars_before[ends[first_bytes]]], axis=1)
+
+
+def _stock_chars(stock, per_char, text):
+    normalized = stock.normalize_str(text)
+    offsets = per_char.encode(text).offsets if normalized else []
+    return normalized, np.array(offsets, dtype=np.int64).reshape(-1, 2)
+
+
+def _check(pair, text):
+    stock, per_char, native = pair
+    expected_text, expected_offsets = _stock_chars(stock, per_char, text)
+    got_text, got_offsets = _native_chars(native, text)
+    assert got_text == expected_text, repr(text)
+    assert got_offsets.tolist() == expected_offsets.tolist(), repr(text)
+
+
+def test_random_multiscript(pair):
+    rng = random.Random(25)
+    for _ in range(3000):
+        text = "".join(rng.choice(rng.choice(POOLS)) for _ in range(rng.randint(0, 14)))
+        _check(pair, text)
+
+
+def test_random_code_points(pair):
+    rng = random.Random(26)
+    for _ in range(1000):
+        text = "".join(chr(rng.choice([rng.randrange(0x80), rng.randrange(0x3000), rng.randrange(0x30000, 0x110000),
+                                       rng.randrange(0x110000)]))
+                       for _ in range(rng.randint(1, 10)))
+        _check(pair, text.encode("utf-8", "replace").decode("utf-8", "replace").replace("?", "\u0301"))
+
+
+@pytest.mark.parametrize("text", ["", "\x7f", "\x7fg", "\x1e\x1eg", "g\x1e", "a\x7f\u0301b", "\r\n", "\uff76\uff9e",
+                                  "\uff76\u0301", "a\u0301\u0301", "\u0915\u094d\u0915\u0301", "\U0001F1E6\U0001F1E7\u0301",
+                                  "x\u200bx", "\u200b\u200bx\u200b"])
+def test_edges(pair, text):
+    _check(pair, text)
+
+
+def test_corpus(pair):
+    for text in multiscript_texts():
+        _check(pair, text)
+
+
+def test_in_a_sequence(tmp_path_factory):
+    """Precompiled after other steps (no fast path), after a leading Prepend (its prefix goes through the
+    clusters too) and before other steps."""
+    charsmap = _charsmap(tmp_path_factory, rule="nmt_nfkc")
+    for stock in (N.Sequence([N.Lowercase(), N.Precompiled(charsmap), N.Replace(" ", "\u2581")]),
+                  N.Sequence([N.Prepend("\u2581"), N.Precompiled(charsmap), N.NFD()]),
+                  N.Sequence([N.Prepend("\u2581"), N.Precompiled(charsmap), N.Lowercase()]),
+                  N.Sequence([N.Precompiled(charsmap), N.Replace(Regex(" {2,}"), " ")])):
+        per_char = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+        per_char.normalizer = stock
+        per_char.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
+        native = _native.Normalizer(normalizers.spec(json.loads(per_char.to_str())["normalizer"]))
+        rng = random.Random(27)
+        for _ in range(1000):
+            _check((stock, per_char, native), "".join(rng.choice(rng.choice(POOLS)) for _ in range(rng.randint(0, 12))))
+
+
+def test_unparsable_charsmap_is_unsupported():
+    with pytest.raises(Unsupported, match="Precompiled"):
+        normalizers.spec({"type": "Precompiled", "precompiled_charsmap": "AAAA"})  # a trie of 0 units
+    with pytest.raises(Unsupported, match="Precompiled"):
+        normalizers.spec({"type": "Precompiled", "precompiled_charsmap": "not base64!"})
