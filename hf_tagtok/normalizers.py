@@ -7,7 +7,7 @@ order, each with stock's alignment rules: names for the per-char ones, ("replace
 """
 import re
 
-from hf_tagtok.models import Unsupported
+from hf_tagtok.errors import Unsupported
 
 _SIMPLE = {"NFD": ["nfd"], "NFKD": ["nfkd"], "NFC": ["nfc"], "NFKC": ["nfkc"], "Lowercase": ["lowercase"], "StripAccents": ["strip_accents"]}
 
