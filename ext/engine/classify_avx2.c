@@ -111,14 +111,6 @@ static AVX2 void gather_leads(const tt_classifier *c, const uint8_t *p, uint32_t
     }
 }
 
-/* The 64 tags of the chars sharing the code-point prefix (cp >> 6) of the char whose lead is at q: a
- * contiguous slice of the flat BMP table, or of one stage2 block above the BMP. */
-static inline const uint8_t *prefix_table(const tt_classifier *c, const uint8_t *q) {
-    uint32_t cp = tt_decode_lead(q);
-    if (cp < 0x10000) return c->bmp + (cp & ~0x3Fu);
-    return c->stage2 + c->block_offset[cp >> 8] + (cp & 0xC0u);
-}
-
 /* Resolve TT_TAG_LOOKUP lanes one code-point prefix at a time: every lane whose char shares the prefix
  * (same lead, and same middle bytes for 3/4-byte chars) takes its tag from a 64-entry shuffle keyed by
  * the char's last byte. Text in one script needs one or two prefixes per block; after
@@ -139,7 +131,7 @@ static AVX2 inline __m256i prefix_lane(const tt_classifier *c, const uint8_t *p,
         if (q[0] >= 0xE0) match = _mm256_and_si256(match, _mm256_cmpeq_epi8(x1, _mm256_set1_epi8((char)q[1])));
         if (q[0] >= 0xF0) match = _mm256_and_si256(match, _mm256_cmpeq_epi8(x2, _mm256_set1_epi8((char)q[2])));
         __m256i slices[4];
-        chain_slices(slices, prefix_table(c, q), 4);
+        chain_slices(slices, tt_prefix_table(c, q), 4);
         tags = _mm256_blendv_epi8(tags, shuffle_lookup(slices, 4, last), match);
         *need &= ~(uint32_t)_mm256_movemask_epi8(match);
     }

@@ -42,7 +42,7 @@ static inline __m128i range_lookup(const range_table *r, __m128i x) {
 static inline uint8_t lead_tag(const tt_classifier *c, const uint8_t *p) {
     uint8_t tag = c->byte_tag[*p];
     if (tag != TT_TAG_LOOKUP) return tag;
-    uint32_t cp = tt_decode_lead(p);
+    uint32_t cp = utf8_decode(p, NULL);
     return cp < 0x10000 ? c->bmp[cp] : tt_lookup_cp(c, cp);
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tp_pool.h"
+#include "utf8.h"
 
 #define GROUP_PIECES 64 /* pieces whose words go to the model together (their lookups overlap) */
 
@@ -99,33 +100,16 @@ typedef struct {
     size_t pos, chars; /* chars = char starts in [0, pos) */
 } char_cursor;
 
-/* Char starts among the first n (1..8) of these 8 bytes: the bytes that are not 10xxxxxx. */
-static size_t char_starts(const uint8_t *bytes8, size_t n) {
-    uint64_t bytes;
-    memcpy(&bytes, bytes8, 8);
-    uint64_t continuation = (bytes & ~(bytes << 1) & 0x8080808080808080ULL) >> 7; /* one bit per byte */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    if (n < 8) continuation >>= 8 * (8 - n);
-#else
-    if (n < 8) continuation &= (1ULL << (8 * n)) - 1;
-#endif
-    return n - (size_t)((continuation * 0x0101010101010101ULL) >> 56); /* sum of the byte bits */
-}
-
 static size_t chars_before(char_cursor *cur, size_t pos) {
     const uint8_t *text = cur->text;
     size_t at = cur->pos, chars = cur->chars; /* locals: the column stores may alias *cur */
     for (; at > pos; at--) chars -= (text[at - 1] & 0xC0) != 0x80; /* overlapping added tokens */
-    for (; at + 8 <= pos; at += 8) chars += char_starts(text + at, 8);
-    if (at < pos && at + 8 <= cur->len) { chars += char_starts(text + at, pos - at); at = pos; }
+    for (; at + 8 <= pos; at += 8) chars += 8 - utf8_continuations8(text + at, 8);
+    if (at < pos && at + 8 <= cur->len) { chars += pos - at - utf8_continuations8(text + at, pos - at); at = pos; }
     for (; at < pos; at++) chars += (text[at] & 0xC0) != 0x80;
     cur->pos = at;
     cur->chars = chars;
     return chars;
-}
-
-static size_t utf8_len(uint8_t lead) {
-    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
 }
 
 typedef struct {
@@ -234,7 +218,7 @@ static int render_group(const tp_pipeline *p, tp_workspace *ws, const uint8_t *t
         pw->end = base + pieces[j].end;
         pw->prefix = (pieces[j].flags & TT_PIECE_PREFIX) ? 1 : 0;
         /* the prefix char aligns to the char it precedes (also when the piece is only the prefix) */
-        pw->prefix_end = pw->start + (pw->start < limit ? utf8_len(text[pw->start]) : 0);
+        pw->prefix_end = pw->start + (pw->start < limit ? utf8_char_len(text[pw->start]) : 0);
         pw->rendered = at;
         size_t len = pw->end - pw->start + pw->prefix;
         if (p->n_replacement) {
