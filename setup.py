@@ -1,6 +1,6 @@
 """Build the C/Cython extensions with the system compiler.
 
-Each extension is one concern (engine, native pipeline, trainer, Python rows) so a broken file in one
+Each extension is one concern (engine, native pipeline, trainer, Python rows, configuration reading) so a broken file in one
 never blocks building the others. HF_TAGTOK_BUILD_ONLY=_engine,_native restricts the build during development.
 """
 import glob
@@ -19,6 +19,7 @@ EXTENSIONS = {
     "_native": ["ext/_native.pyx", *PIPELINE_TABLES, *sorted(glob.glob("ext/pipeline/*.c"))],
     "_train": ["ext/_train.pyx", *sorted(glob.glob("ext/train/*.c"))],
     "_lists": ["ext/_lists.pyx"],
+    "_config": ["ext/_config.pyx"],
 }
 
 only = {name for name in os.environ.get("HF_TAGTOK_BUILD_ONLY", "").split(",") if name}

@@ -5,7 +5,7 @@
 Uses the bundled examples/data/corpus.txt (prose and code) and examples/data/chat.jsonl (dialogues
 plus one plain document). The same three steps from the shell:
 
-    hf-tagtok train --vocab-size 1024 --layout seed --out WORKDIR/tok examples/data/corpus.txt
+    hf-tagtok train --vocab-size 1024 --layout start_end_unk --out WORKDIR/tok examples/data/corpus.txt
     hf-tagtok prepare --tokenizer WORKDIR/tok --out WORKDIR/chat.ttc examples/data/chat.jsonl
     hf-tagtok inspect WORKDIR/tok
 """
@@ -23,7 +23,7 @@ DATA = Path(__file__).resolve().parent / "data"
 
 def main(workdir: Path):
     # 1. Train: same text in, byte-identical tokenizer.json out (ids 0-2 start/end/unknown, 3-258 bytes).
-    tokenizer = hf_tagtok.train_bpe([DATA / "corpus.txt"], 1024, layout="seed", progress=False)
+    tokenizer = hf_tagtok.train_bpe([DATA / "corpus.txt"], 1024, layout="start_end_unk", progress=False)
     tok_dir = workdir / "tok"
     training.save(tokenizer, tok_dir)
     print(format_report(describe(tok_dir)), end="\n\n")
@@ -43,7 +43,7 @@ def main(workdir: Path):
     print("its training targets:", repr(tokenizer.decode(reply, skip_special_tokens=False)))
 
     # A corpus made by one tokenizer is refused under another.
-    other = training.train_bpe(["a different tokenizer\n"], 300, layout="seed", progress=False)
+    other = training.train_bpe(["a different tokenizer\n"], 300, layout="start_end_unk", progress=False)
     training.save(other, workdir / "other")
     try:
         corpus.open(workdir / "chat.ttc", tokenizer=workdir / "other")

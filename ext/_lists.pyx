@@ -13,7 +13,7 @@ seen, 3.5 MiB at most). Offset tuples hold only ints, so they are untracked by t
 exactly as CPython's own collector would untrack them later, instead of making it rescan them.
 
 `rows` builds every field of a call at once, making all the (empty) row lists before filling any,
-so the young-generation collection those allocations trigger does not walk the items (see tt_rows).
+so the young-generation collection those allocations trigger does not walk the items (see rows_build).
 """
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
@@ -26,16 +26,16 @@ cdef extern from *:
 
     /* Ints below this are kept once made: token ids of every common vocabulary and character
        offsets of texts up to 128k characters. Only values actually seen are made. */
-    #define TT_INT_CACHE 131072
-    static PyObject *tt_ints[TT_INT_CACHE];
+    #define ROWS_INT_CACHE 131072
+    static PyObject *rows_ints[ROWS_INT_CACHE];
 
-    static PyObject *tt_int(uint64_t v) {  /* new reference */
-        if (v < TT_INT_CACHE) {
-            PyObject *o = tt_ints[v];
+    static PyObject *rows_int(uint64_t v) {  /* new reference */
+        if (v < ROWS_INT_CACHE) {
+            PyObject *o = rows_ints[v];
             if (o == NULL) {
                 o = PyLong_FromUnsignedLongLong(v);
                 if (o == NULL) return NULL;
-                tt_ints[v] = o;
+                rows_ints[v] = o;
             }
             Py_INCREF(o);
             return o;
@@ -43,8 +43,8 @@ cdef extern from *:
         return PyLong_FromUnsignedLongLong(v);
     }
 
-    static PyObject *tt_new_pair(uint64_t start, uint64_t end) {  /* new reference */
-        PyObject *a = tt_int(start), *b = a ? tt_int(end) : NULL;
+    static PyObject *rows_new_pair(uint64_t start, uint64_t end) {  /* new reference */
+        PyObject *a = rows_int(start), *b = a ? rows_int(end) : NULL;
         PyObject *t = b ? PyTuple_New(2) : NULL;
         if (t == NULL) { Py_XDECREF(a); Py_XDECREF(b); return NULL; }
         PyTuple_SET_ITEM(t, 0, a);
@@ -53,43 +53,43 @@ cdef extern from *:
         return t;
     }
 
-    /* Offset tuples with start < TT_PAIR_STARTS and end - start < TT_PAIR_WIDTHS are kept once made
+    /* Offset tuples with start < ROWS_PAIR_STARTS and end - start < ROWS_PAIR_WIDTHS are kept once made
        (a tuple of ints is immutable, so sharing is invisible but to `is`): nearly every token of
        texts up to 8k characters, at most 65536 tuples (3.5 MiB) plus this 512 KiB table. */
-    #define TT_PAIR_STARTS 8192
-    #define TT_PAIR_WIDTHS 8
-    static PyObject *tt_pairs[TT_PAIR_STARTS * TT_PAIR_WIDTHS];
+    #define ROWS_PAIR_STARTS 8192
+    #define ROWS_PAIR_WIDTHS 8
+    static PyObject *rows_pairs[ROWS_PAIR_STARTS * ROWS_PAIR_WIDTHS];
 
-    static PyObject *tt_pair(const int64_t *p) {  /* new reference */
+    static PyObject *rows_pair(const int64_t *p) {  /* new reference */
         uint64_t start = (uint64_t)p[0], end = (uint64_t)p[1];
-        if (start >= TT_PAIR_STARTS || end < start || end - start >= TT_PAIR_WIDTHS)
-            return tt_new_pair(start, end);
-        PyObject **slot = &tt_pairs[start * TT_PAIR_WIDTHS + (end - start)];
-        if (*slot == NULL && (*slot = tt_new_pair(start, end)) == NULL) return NULL;
+        if (start >= ROWS_PAIR_STARTS || end < start || end - start >= ROWS_PAIR_WIDTHS)
+            return rows_new_pair(start, end);
+        PyObject **slot = &rows_pairs[start * ROWS_PAIR_WIDTHS + (end - start)];
+        if (*slot == NULL && (*slot = rows_new_pair(start, end)) == NULL) return NULL;
         Py_INCREF(*slot);
         return *slot;
     }
 
     /* What a column's rows hold: 1 everywhere (no data), ints of a flat column, or offset tuples. */
-    enum { TT_ONES, TT_U8, TT_U32, TT_I64, TT_PAIRS };
+    enum { ROWS_ONES, ROWS_U8, ROWS_U32, ROWS_I64, ROWS_PAIRS };
 
-    /* Row lists are made before anything is filled (see tt_rows). Where CPython's list layout may be
+    /* Row lists are made before anything is filled (see rows_build). Where CPython's list layout may be
        relied on (as Cython does for its list fast paths), a row is made empty and receives its item
        array when filled, so a collection meanwhile has nothing to scan; elsewhere it is made at its
        length with NULL items (which a collection still scans, ~0.5 ms per 250k items). */
     #if defined(PYPY_VERSION) || defined(Py_LIMITED_API) || defined(Py_GIL_DISABLED)
-    #define TT_EMPTY_ROWS 0
+    #define ROWS_EMPTY_ROWS 0
     #else
-    #define TT_EMPTY_ROWS 1
+    #define ROWS_EMPTY_ROWS 1
     #endif
 
-    static PyObject *tt_new_row(Py_ssize_t length) {
-        return PyList_New(TT_EMPTY_ROWS ? 0 : length);
+    static PyObject *rows_new_row(Py_ssize_t length) {
+        return PyList_New(ROWS_EMPTY_ROWS ? 0 : length);
     }
 
     /* Where the row's `length` items go; NULL with an exception set when out of memory. */
-    static PyObject **tt_row_items(PyObject *row, Py_ssize_t length) {
-    #if TT_EMPTY_ROWS
+    static PyObject **rows_row_items(PyObject *row, Py_ssize_t length) {
+    #if ROWS_EMPTY_ROWS
         PyObject **items = length ? PyMem_New(PyObject *, length) : NULL;
         if (length && items == NULL) { PyErr_NoMemory(); return NULL; }
         ((PyListObject *)row)->ob_item = items;  /* list_dealloc frees it with PyMem_Free */
@@ -102,8 +102,8 @@ cdef extern from *:
     }
 
     /* The row now holds its first `filled` items (all of them unless filling failed). */
-    static void tt_row_filled(PyObject *row, Py_ssize_t filled) {
-    #if TT_EMPTY_ROWS
+    static void rows_row_filled(PyObject *row, Py_ssize_t filled) {
+    #if ROWS_EMPTY_ROWS
         Py_SET_SIZE(row, filled);
     #else
         (void)row; (void)filled;  /* made at full length; unfilled items stay NULL */
@@ -112,43 +112,43 @@ cdef extern from *:
 
     /* Fill rows (row r takes lengths[r] items) with the column's next values in order; ITEM(k) is the
        new reference for flat position k. 0, or -1 with an exception set. */
-    #define TT_FILL(NAME, T, ITEM)                                                                   \
+    #define ROWS_FILL(NAME, T, ITEM)                                                                   \
     static int NAME(PyObject *rows, const void *data, const int64_t *lengths, Py_ssize_t n) {        \
         const T *column = (const T *)data;                                                           \
         Py_ssize_t k = 0;                                                                            \
         (void)column;                                                                                \
         for (Py_ssize_t r = 0; r < n; r++) {                                                         \
             PyObject *row = PyList_GET_ITEM(rows, r);                                                \
-            PyObject **items = tt_row_items(row, lengths[r]);                                        \
+            PyObject **items = rows_row_items(row, lengths[r]);                                        \
             if (items == NULL && lengths[r]) return -1;                                              \
             for (Py_ssize_t i = 0; i < lengths[r]; i++, k++) {                                       \
                 PyObject *v = ITEM(k);                                                               \
-                if (v == NULL) { tt_row_filled(row, i); return -1; }                                 \
+                if (v == NULL) { rows_row_filled(row, i); return -1; }                                 \
                 items[i] = v;                                                                        \
             }                                                                                        \
-            tt_row_filled(row, lengths[r]);                                                          \
+            rows_row_filled(row, lengths[r]);                                                          \
         }                                                                                            \
         return 0;                                                                                    \
     }
-    #define TT_ONE(k) tt_int(1)
-    #define TT_INT_AT(k) tt_int((uint64_t)column[k])
-    #define TT_PAIR_AT(k) tt_pair(column + 2 * (k))
-    TT_FILL(tt_fill_ones, uint8_t, TT_ONE)
-    TT_FILL(tt_fill_u8, uint8_t, TT_INT_AT)
-    TT_FILL(tt_fill_u32, uint32_t, TT_INT_AT)
-    TT_FILL(tt_fill_i64, int64_t, TT_INT_AT)
-    TT_FILL(tt_fill_pairs, int64_t, TT_PAIR_AT)
+    #define ROWS_ONE(k) rows_int(1)
+    #define ROWS_INT_AT(k) rows_int((uint64_t)column[k])
+    #define ROWS_PAIR_AT(k) rows_pair(column + 2 * (k))
+    ROWS_FILL(rows_fill_ones, uint8_t, ROWS_ONE)
+    ROWS_FILL(rows_fill_u8, uint8_t, ROWS_INT_AT)
+    ROWS_FILL(rows_fill_u32, uint32_t, ROWS_INT_AT)
+    ROWS_FILL(rows_fill_i64, int64_t, ROWS_INT_AT)
+    ROWS_FILL(rows_fill_pairs, int64_t, ROWS_PAIR_AT)
 
     /* A tuple holding, per column, a list of n rows. Every row list is made before any is filled:
        the young-generation collections these allocations trigger then find the rows empty, where
        filling first would have them walk every item made so far (~1 ms per 150k items, and finding
        nothing to free: all of it is referenced from here). Filling makes no tracked object (ints are
        not containers, offset tuples are untracked at once), so the collector stays off meanwhile. */
-    static PyObject *tt_rows(const int *kinds, const void *const *data, Py_ssize_t n_columns,
+    static PyObject *rows_build(const int *kinds, const void *const *data, Py_ssize_t n_columns,
                              const int64_t *lengths, Py_ssize_t n) {
         static int (*const fill[])(PyObject *, const void *, const int64_t *, Py_ssize_t) = {
-            [TT_ONES] = tt_fill_ones, [TT_U8] = tt_fill_u8, [TT_U32] = tt_fill_u32,
-            [TT_I64] = tt_fill_i64, [TT_PAIRS] = tt_fill_pairs};
+            [ROWS_ONES] = rows_fill_ones, [ROWS_U8] = rows_fill_u8, [ROWS_U32] = rows_fill_u32,
+            [ROWS_I64] = rows_fill_i64, [ROWS_PAIRS] = rows_fill_pairs};
         PyObject *out = PyTuple_New(n_columns);
         if (out == NULL) return NULL;
         for (Py_ssize_t c = 0; c < n_columns; c++) {
@@ -156,7 +156,7 @@ cdef extern from *:
             if (rows == NULL) { Py_DECREF(out); return NULL; }
             PyTuple_SET_ITEM(out, c, rows);
             for (Py_ssize_t r = 0; r < n; r++) {
-                PyObject *row = tt_new_row(lengths[r]);
+                PyObject *row = rows_new_row(lengths[r]);
                 if (row == NULL) { Py_DECREF(out); return NULL; }
                 PyList_SET_ITEM(rows, r, row);
             }
@@ -170,12 +170,12 @@ cdef extern from *:
     }
     """
     enum:
-        TT_ONES
-        TT_U8
-        TT_U32
-        TT_I64
-        TT_PAIRS
-    object tt_rows(const int *kinds, const void *const *data, Py_ssize_t n_columns, const int64_t *lengths,
+        ROWS_ONES
+        ROWS_U8
+        ROWS_U32
+        ROWS_I64
+        ROWS_PAIRS
+    object rows_build(const int *kinds, const void *const *data, Py_ssize_t n_columns, const int64_t *lengths,
                    Py_ssize_t n)
 
 cdef enum:
@@ -195,17 +195,17 @@ cdef int _kind(column) except -1:
             raise ValueError("offset columns must be (n, 2) int64")
         if column.shape[0] and column.min() < 0:
             raise ValueError("offset columns take non-negative values")
-        return TT_PAIRS
+        return ROWS_PAIRS
     if column.ndim != 1:
         raise ValueError("int columns must be 1-D")
     if column.dtype == np.uint8:
-        return TT_U8
+        return ROWS_U8
     if column.dtype == np.uint32:
-        return TT_U32
+        return ROWS_U32
     if column.dtype == np.int64:
         if column.shape[0] and column.min() < 0:
             raise ValueError("int columns take non-negative values")
-        return TT_I64
+        return ROWS_I64
     raise TypeError(f"int columns must be uint8, uint32 or int64, not {column.dtype}")
 
 
@@ -227,7 +227,7 @@ def rows(columns, lengths):
     cdef const uint8_t[::1] raw
     held = []  # keeps each column's contiguous copy alive while its pointer is used
     for c, column in enumerate(columns):
-        kinds[c], data[c] = TT_ONES, NULL
+        kinds[c], data[c] = ROWS_ONES, NULL
         if column is None:
             continue
         column = np.ascontiguousarray(column)
@@ -238,7 +238,7 @@ def rows(columns, lengths):
             raw = column.reshape(-1).view(np.uint8)
             data[c] = &raw[0]
         held.append(column)
-    return tt_rows(kinds, data, len(columns), &lens[0] if n else NULL, n)
+    return rows_build(kinds, data, len(columns), &lens[0] if n else NULL, n)
 
 
 def int_rows(flat, lengths):

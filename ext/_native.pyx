@@ -7,14 +7,12 @@ merges, added tokens, post-processor layout) and encodes batches of str with the
 with overflow, padding; ext/pipeline/tp_assemble.h).
 The pre-tokenizer program is the engine's `Program` (cimported from hf_tagtok._engine); the pipeline's C code
 calls the engine through the table `engine_api()` returns, so the engine is linked into _engine only.
-While the spec is built, `member_span` finds the model's merges in the configuration's JSON text
-(json_scan.pxi) and `pair_ids_in` resolves their (left, right) name pairs to ids there (pair_names.pxi).
+The configuration readers the planner uses while it builds the spec (`member_span`, `pair_ids_in`,
+`token_bytes`) are hf_tagtok._config's, reached from here too.
 """
 cimport tagtok as tt
 from hf_tagtok._engine cimport Program, _utf8, engine_api
 include "pipeline/models_normalize.pxi"
-include "json_scan.pxi"
-include "pair_names.pxi"
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport calloc, free, malloc
@@ -23,6 +21,8 @@ from cython.view cimport array as cvarray
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
 
 import numpy as np
+
+from hf_tagtok._config import member_span, pair_ids_in, token_bytes  # noqa: F401  (the planner's readers)
 
 
 cdef extern from "pipeline/tp_engine.h" nogil:

@@ -1,4 +1,4 @@
-"""Pure-Python twin of the engine's pre-tokenizer programs (the C path is tested against it).
+"""Pure-Python reference of the engine's pre-tokenizer programs (the C path is tested against it).
 
 Readable rather than fast, like tiktoken's educational module: it classifies every char by looking it
 up in the generated tables (`_engine.tables()`), then runs the same FSMs and the same executor as

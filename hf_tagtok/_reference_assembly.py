@@ -1,4 +1,4 @@
-"""Pure-Python twin of the native assembly stage (ext/pipeline/tp_assemble.c): truncation, post-processor
+"""Pure-Python reference of the native assembly stage (ext/pipeline/tp_assemble.c): truncation, post-processor
 templates, pairs and padding, with stock's `Encoding` semantics.
 
 Readable rather than fast, like tiktoken's educational module. Its input is what the model stage gives for

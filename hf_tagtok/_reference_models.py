@@ -1,4 +1,4 @@
-"""Pure-Python twins of the native models (ext/pipeline/tp_bpe.c, tp_wordpiece.c): BPE, WordPiece and
+"""Pure-Python references of the native models (ext/pipeline/tp_bpe.c, tp_wordpiece.c): BPE, WordPiece and
 WordLevel.
 
 Readable rather than fast, like tiktoken's educational module, and built from the same configuration

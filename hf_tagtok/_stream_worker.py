@@ -1,6 +1,6 @@
 """One contender of `hf-tagtok bench --stream`, run as a script in a fresh process.
 
-It imports only the standard library and the contender's own package (tiktoken's twin is built by
+It imports only the standard library and the contender's own package (tiktoken's encoding is built by
 hf_tagtok.bench), so it also runs under another interpreter (`--peer-python`, e.g. a venv holding a
 tokenizers release that cannot share this one).
 
@@ -15,9 +15,9 @@ import time
 
 
 def _tiktoken(path):
-    # runs in this package's own interpreter: the twin (byte alphabet from the generated tables) is bench's
-    from hf_tagtok.bench import _tiktoken_twin
-    encoding = _tiktoken_twin(path, plain=False)
+    # runs in this package's own interpreter: the encoding (byte alphabet from the generated tables) is bench's
+    from hf_tagtok.bench import _tiktoken_encoding
+    encoding = _tiktoken_encoding(path, plain=False)
     return lambda batch: encoding.encode_ordinary_batch(batch, num_threads=_threads()), lambda out: out
 
 

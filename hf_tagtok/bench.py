@@ -121,7 +121,7 @@ def _stream_main(args):
     return 0
 
 
-def _tiktoken_twin(path, plain):
+def _tiktoken_encoding(path, plain):
     """A tiktoken Encoding built from the tokenizer's vocab and split regex (its ids are checked by _peers;
     it has no truncation or padding, so `plain` changes nothing)."""
     import tiktoken
@@ -137,7 +137,7 @@ def _tiktoken_twin(path, plain):
     return tiktoken.Encoding("bench", pat_str=splits[0]["pattern"]["Regex"], mergeable_ranks=ranks, special_tokens={})
 
 
-def _fastokens_twin(path, plain):
+def _fastokens_tokenizer(path, plain):
     import fastokens
     return _plain(fastokens.Tokenizer.from_file(str(path)), plain)
 
@@ -151,9 +151,9 @@ def _threads():
 # Peers timed when installed: (row name, loader, call, whether the call adds special tokens). tiktoken's
 # batch call starts 8 threads unless told otherwise; fastokens has its own pool (see main).
 _PEERS = {
-    "tiktoken": ("tiktoken encode_ordinary_batch", _tiktoken_twin,
+    "tiktoken": ("tiktoken encode_ordinary_batch", _tiktoken_encoding,
                  lambda texts: lambda enc: enc.encode_ordinary_batch(texts, num_threads=_threads()), False),
-    "fastokens": ("fastokens encode_batch", _fastokens_twin, lambda texts: lambda tok: tok.encode_batch(texts), True),
+    "fastokens": ("fastokens encode_batch", _fastokens_tokenizer, lambda texts: lambda tok: tok.encode_batch(texts), True),
 }
 
 

@@ -12,7 +12,7 @@ from hf_tagtok.sample_text import default_tokenizer_json
 
 
 def _load(tokenizer_path, cls):
-    # Loading includes building hf_tagtok's native twin (TagTokenizerFast.from_pretrained does it),
+    # Loading includes building hf_tagtok's native tokenizer (TagTokenizerFast.from_pretrained does it),
     # so "cold" times the first call, not the load.
     path = pathlib.Path(tokenizer_path)
     if path.is_file() and not hasattr(cls, "acceleration"):
@@ -64,7 +64,7 @@ def transformers_rows(tokenizer_path, texts, repeats=3):
 
     rows = [
         # the load row times `load` itself: its "tokenizers" are just the side names
-        _row("load (TagTokenizerFast builds its native twin)", lambda side: side, load, repeats=1),
+        _row("load (TagTokenizerFast builds its native tokenizer)", lambda side: side, load, repeats=1),
         _row("transformers tok(texts)", load, lambda tok: tok(texts), repeats),
         _row("transformers tok(texts, return_offsets_mapping=True)", load,
              lambda tok: tok(texts, return_offsets_mapping=True), repeats),

@@ -33,7 +33,7 @@ def register(cls):
 
 
 def remember(tokenizer, backend, json_text):
-    """Seed the cache with the backend's tokenizer.json text, read anyway to build the native twin.
+    """Seed the cache with the backend's tokenizer.json text, read anyway to build the native tokenizer.
 
     Only when datasets is loaded (the cache holds the whole text) and the text is the state datasets
     hashes (truncation and padding off)."""

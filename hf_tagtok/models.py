@@ -9,6 +9,8 @@ import json
 
 import numpy as np
 
+from hf_tagtok import added_tokens, normalizers, processors
+from hf_tagtok.errors import Unsupported, native_module
 from hf_tagtok.pre_tokenizers import byte_chars, char_bytes
 
 _PIPELINE_STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor")
@@ -17,18 +19,6 @@ _PIPELINE_STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "pos
 # The table limits of ext/pipeline/tp_bpe.h (ids and ranks are packed into 64-bit words).
 _NATIVE_MAX_TOKENS = (1 << 21) - 1
 _NATIVE_MAX_MERGES = (1 << 22) - 1
-
-
-class Unsupported(Exception):
-    """A stage the native pipeline does not cover; the message says why."""
-
-
-def _native_module():
-    try:
-        from hf_tagtok import _native
-    except ImportError as error:
-        raise Unsupported(f"the _native extension is not built ({error})")
-    return _native
 
 
 def _pre_tokenizer_steps(config):
@@ -49,7 +39,7 @@ def _bpe_spec(model, byte_level):
     if model.get("dropout") not in (None, 0.0):
         raise Unsupported(f"BPE dropout={model.get('dropout')!r} is not native (it is random)")
 
-    native = _native_module()
+    native = native_module()
 
     def as_bytes(text):  # byte level: the byte string a rendered token stands for; None if it has none
         return native.token_bytes({text: 0}, byte_level)[0]
@@ -137,7 +127,7 @@ def _load_config(text):
     """The configuration as json.loads gives it, but with model.merges as a _MergesText when the native
     module can read it (without that module the merges are never used: the model stage is not native)."""
     try:
-        span = _native_module().member_span(text, ("model", "merges"))
+        span = native_module().member_span(text, ("model", "merges"))
     except Unsupported:
         span = None
     if span is None:
@@ -152,7 +142,7 @@ def _merge_ids(merges, vocab, prefix_len):
     """(k, 3) uint32 array of (left id, right id, merged id) of the merges whose three tokens are in the
     vocabulary, in order. Stock names the merged token left + right minus prefix_len bytes, whatever right
     starts with, and reads a str merge only with exactly one space."""
-    native = _native_module()
+    native = native_module()
     if merges is None:
         return native.pair_ids_in(vocab, "[]", 0, 2, prefix_len)
     if prefix_len not in merges.ids_by_prefix_len:
@@ -177,53 +167,6 @@ def _check_byte_symbols(vocab, tokens, prefix, suffix):
                     raise Unsupported(f"byte-level BPE token {before + char + after!r} shares its id; not native")
 
 
-def _added_spec(added_tokens, normalizer, model_emits):
-    """Per added token: the string matched ("pattern": stock matches a normalized=true token's content
-    as the normalizer outputs it, on normalized text, and names the token by that match), id, flags.
-    model_emits(content): whether the model can also output that token (it would then need another name)."""
-    spec = []
-    for token in added_tokens:
-        content = pattern = token["content"]
-        if token["normalized"] and normalizer is not None:
-            pattern = normalizer.normalize_str(content)
-            if not pattern:
-                raise Unsupported(f"added token {content!r} normalizes to nothing; not native")
-            if token["lstrip"] or token["rstrip"]:
-                raise Unsupported(f"added token {content!r}: lstrip/rstrip on a normalized token under a normalizer "
-                                  "is not native (its token string is the normalized text it stripped)")
-        renamed = pattern != content or token["lstrip"] or token["rstrip"]  # named by the text it matched
-        if renamed and model_emits(content):
-            raise Unsupported(f"added token {content!r} is named by the text it matches but the model can also "
-                              "output it; not native (the two would need different token strings)")
-        spec.append({"content": pattern.encode(), "pattern": pattern, "id": token["id"],
-                     "single_word": token["single_word"], "lstrip": token["lstrip"],
-                     "rstrip": token["rstrip"], "normalized": token["normalized"], "special": token["special"]})
-    patterns = [token["pattern"] for token in spec if token["normalized"]]
-    if len(set(patterns)) < len(patterns):
-        # stock keeps both in its matcher and which one wins depends on hash order (differs between copies)
-        raise Unsupported("two normalized added tokens normalize to the same text; not native")
-    if any(token["rstrip"] for token in spec) and any(t["lstrip"] and _starts_with_space(t["pattern"]) for t in spec):
-        # a match inside the previous rstrip then strips back to that rstrip's end, which can pass its own
-        # end (stock panics there); the native splitter reproduces the overlapping splits of the other cases
-        raise Unsupported("rstrip together with an lstrip added token that starts with whitespace is not native")
-    return spec
-
-
-def _check_added_ids(added_tokens, model):
-    """Stock numbers a new added token from the vocabulary's size, so under a vocabulary with holes it can
-    take an id a vocabulary token has: one id, two token strings, which the native encodings cannot name."""
-    vocab = model.get("vocab")
-    if not isinstance(vocab, dict) or not vocab or max(vocab.values()) == len(vocab) - 1:
-        return
-    ids = {token["id"] for token in added_tokens}
-    for content, token_id in vocab.items():
-        if token_id in ids:
-            token = next(token for token in added_tokens if token["id"] == token_id)
-            if token["content"] != content:
-                raise Unsupported(f"added token {token['content']!r} has id {token_id}, as vocabulary token "
-                                  f"{content!r} has (stock numbers added tokens from the vocabulary size); not native")
-
-
 def _model_emits(model):
     """content -> whether the model can output the vocabulary token `content` (generously: a BPE token
     only when no merge builds it, it is no initial symbol, unk or byte token, and ignore_merges is off)."""
@@ -246,14 +189,6 @@ def _model_emits(model):
         return (content in built or len(core) <= 1 or content == model.get("unk_token")
                 or (content.startswith("<0x") and len(content) == 6))
     return emits
-
-
-def _starts_with_space(content):
-    # Rust char::is_whitespace, probed through stock's WhitespaceSplit (it drops exactly those chars)
-    from tokenizers.pre_tokenizers import WhitespaceSplit
-
-    pieces = WhitespaceSplit().pre_tokenize_str(content)
-    return bool(content) and (not pieces or pieces[0][1][0] > 0)
 
 
 def _token_names(stock, added_tokens):
@@ -402,17 +337,14 @@ def plan_key(stock):
     `model.dropout = ...`) change it. The model is read for its type, size and dropout only (its other
     settings cost ~0.4 µs each), and added tokens not at all: adding them through hf_tagtok or
     transformers replans."""
+    return components_key(stock) + (stock.encode_special_tokens,)
+
+
+def components_key(stock):
+    """`plan_key` without encode_special_tokens, for a caller that plans once per value of it."""
     model = stock.model
     return (tuple(map(_state, (stock.normalizer, stock.pre_tokenizer, stock.post_processor))), type(model),
-            getattr(model, "dropout", None), stock.get_vocab_size(with_added_tokens=False), stock.encode_special_tokens)
-
-
-def _loaded_added_tokens(stock):
-    """The added tokens as stock loaded them: a token the vocabulary has takes the vocabulary's id, whatever
-    id the JSON gave it."""
-    return [{"content": token.content, "id": token_id, "single_word": token.single_word, "lstrip": token.lstrip,
-             "rstrip": token.rstrip, "normalized": token.normalized, "special": token.special}
-            for token_id, token in sorted(stock.get_added_tokens_decoder().items())]
+            getattr(model, "dropout", None), stock.get_vocab_size(with_added_tokens=False))
 
 
 def _loaded_model(stock, model):
@@ -448,8 +380,6 @@ def config_text(stock):
 
 def analyse(stock, text=None):
     """(per-stage report, spec or None): the spec is complete only when every stage is native."""
-    from hf_tagtok import normalizers, processors  # they import Unsupported from here
-
     if text is None:
         try:
             text = config_text(stock)
@@ -471,12 +401,12 @@ def analyse(stock, text=None):
 
     stage("normalizer", lambda: normalizers.spec(config.get("normalizer")))
     model_emits = _model_emits(config["model"])
-    def added_tokens():
-        loaded = _loaded_added_tokens(stock)
-        _check_added_ids(loaded, config["model"])
-        return _added_spec(loaded, stock.normalizer, model_emits)
+    def added_spec():
+        loaded = added_tokens.loaded(stock)
+        added_tokens.check_ids(loaded, config["model"])
+        return added_tokens.spec(loaded, stock.normalizer, model_emits)
 
-    stage("added_tokens", added_tokens)
+    stage("added_tokens", added_spec)
     stage("pre_tokenizer", lambda: _pre_tokenizer_steps(config.get("pre_tokenizer")))
     byte_level = '"ByteLevel"' in json.dumps(config.get("pre_tokenizer"))
     stage("model", lambda: _model_spec(_loaded_model(stock, config["model"]), byte_level, config.get("pre_tokenizer")))
@@ -492,7 +422,7 @@ def plan(stock, text=None):
     if spec is None:
         return report, None
     try:
-        native = _native_module()
+        native = native_module()
     except Unsupported as error:
         report["model"] = {"native": False, "reason": str(error)}
         return report, None
@@ -501,7 +431,7 @@ def plan(stock, text=None):
         ids, lead, trail = _space_counts(_token_names(stock, spec["added_tokens"]))
         spec["trim"] = dict(trim, lead=lead, trail=trail, ids=ids)
     spec["added"] = (stock.num_special_tokens_to_add(False), stock.num_special_tokens_to_add(True))
-    from hf_tagtok._engine import UnsupportedShape
+    from hf_tagtok.errors import UnsupportedShape  # the compiled engine's, once it is loaded
     try:
         pipeline = native.Pipeline(spec)
     except UnsupportedShape as error:

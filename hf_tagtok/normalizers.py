@@ -11,7 +11,7 @@ import base64
 import binascii
 import re
 
-from hf_tagtok.models import Unsupported, _native_module
+from hf_tagtok.errors import Unsupported, native_module
 
 _SIMPLE = {"NFD": ["nfd"], "NFKD": ["nfkd"], "NFC": ["nfc"], "NFKC": ["nfkc"], "Lowercase": ["lowercase"], "StripAccents": ["strip_accents"]}
 
@@ -77,7 +77,7 @@ def _precompiled_step(config):
         blob.decode("utf-8")
     except (binascii.Error, UnicodeDecodeError, TypeError, ValueError) as error:
         raise Unsupported(f"Precompiled charsmap stock cannot parse ({error}); not native") from None
-    if not _native_module().precompiled_valid(charsmap):
+    if not native_module().precompiled_valid(charsmap):
         raise Unsupported("Precompiled charsmap that stock cannot load or would panic on (a trie shorter than its size "
                           "field, a lookup leaving the trie, a replacement off a char boundary); not native")
     return ("precompiled", charsmap)

@@ -13,7 +13,7 @@ result is (a "side"):
     {"trim": None | {"add_prefix_space": bool}, "names": [str],
      "single": [side, side], "pair": [[side_a, side_b], [side_a, side_b]]}
 """
-from hf_tagtok.models import Unsupported
+from hf_tagtok.errors import Unsupported
 
 
 def _side(index, ranged=True):

@@ -1,7 +1,7 @@
 """`hf_tagtok.Tokenizer`: the stock `tokenizers.Tokenizer` encode API, run natively where we can.
 
 Every tokenizer keeps the stock object it was built from. `hf_tagtok.models.plan` decides once, from
-the tokenizer's JSON, whether the whole pipeline has a native twin (again at the next encode after added
+the tokenizer's JSON, whether the whole pipeline runs natively (again at the next encode after added
 tokens or encode_special_tokens change it); when it does not (or an input is of
 a kind read only by stock, e.g. a numpy array of words), encoding runs on the stock object, so outputs
 are identical either way. Text pairs, pre-tokenized input, truncation (with overflow) and padding run
@@ -180,26 +180,16 @@ class Tokenizer:
         return _columns(encodings, overflowing, offsets, padded=self._stock.padding is not None)
 
     def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True, offsets=True,
-                      words=True):
-        """The native `_Batch` for these inputs (texts, or lists of words when pretokenized) under the current
-        settings, or None: stock must run. Without `overflowing` it holds the main encodings only; without
-        `offsets` or `words` a plain batch computes none (that column is None: for `encode_batch_arrays` only)."""
+                      words=True, settings=None):
+        """The native `_Batch` for these inputs (texts, or lists of words when pretokenized) under
+        `settings` (truncation, padding) as the stock tokenizer reports them (default: its current ones), or
+        None: stock must run. See `native_batch`."""
         native = self._native
         if native is None:
             return None
-        truncation, padding = self._stock.truncation, self._stock.padding
-        raises = native.stock_raises_id
-        try:
-            if truncation is None and padding is None and not pretokenized and all(pair is None for pair in pairs):
-                batch = _Batch.plain(native, texts, add_special_tokens, offsets, words)
-            else:  # overflow kept when a token may show that stock raises: truncation must not hide it
-                batch = _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
-                                         overflowing or raises is not None)
-        except UnicodeEncodeError:
-            return None  # lone surrogates: stock raises its own exception class
-        if raises is not None and batch is not None and (batch.columns[0] == raises).any():
-            return None  # stock raises for this call (a Unigram without unk_id meets a char it cannot cover)
-        return batch
+        truncation, padding = (self._stock.truncation, self._stock.padding) if settings is None else settings
+        return native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncation, padding, overflowing,
+                            offsets, words)
 
     async def async_encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
         """Stock's own: its offsets are byte offsets, unlike every other encode call's (docs/architecture.md)."""
@@ -383,6 +373,26 @@ def _columns(encodings, overflowing=False, offsets=True, padded=True) -> BatchAr
     return BatchArrays(flat("ids", np.uint32), flat("type_ids", np.uint32), offsets,
                        flat("special_tokens_mask", np.uint8), attention, lengths,
                        np.fromiter(samples, dtype=np.int64, count=len(lengths)))
+
+
+def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncation, padding, overflowing=True,
+                 offsets=True, words=True):
+    """The `_Batch` of a native encoder (`models.NativeEncoder`) for these inputs under truncation and padding
+    (dicts as `tokenizers.Tokenizer` reports them, or None), or None: stock must run. Without `overflowing` it
+    holds the main encodings only; without `offsets` or `words` a plain batch computes none (that column is
+    None: for `encode_batch_arrays` only)."""
+    raises = native.stock_raises_id
+    try:
+        if truncation is None and padding is None and not pretokenized and all(pair is None for pair in pairs):
+            batch = _Batch.plain(native, texts, add_special_tokens, offsets, words)
+        else:  # overflow kept when a token may show that stock raises: truncation must not hide it
+            batch = _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
+                                     overflowing or raises is not None)
+    except UnicodeEncodeError:
+        return None  # lone surrogates: stock raises its own exception class
+    if raises is not None and batch is not None and (batch.columns[0] == raises).any():
+        return None  # stock raises for this call (a Unigram without unk_id meets a char it cannot cover)
+    return batch
 
 
 def _is_text(item):

@@ -8,7 +8,7 @@ crosses a special token, a pre-token, a line or a file, and the merge order depe
 multiset of pre-tokens, so the same corpus gives a byte-identical tokenizer.json at any thread count.
 
 Layout: special tokens first (ids 0..k-1), then the 256 bytes in byte order, then learned tokens.
-`layout="seed"` prepends start/end/unknown specials, giving ids 0-2, bytes 3-258, merges from 259.
+`layout="start_end_unk"` prepends start/end/unknown specials, giving ids 0-2, bytes 3-258, merges from 259.
 """
 import argparse
 import collections
@@ -27,9 +27,9 @@ from hf_tagtok.pre_tokenizers import RECOGNISED_PATTERNS, byte_chars, char_bytes
 from hf_tagtok.tokenizer_identity import IDENTITY_FILE, identity, write_identity
 
 CL100K_PATTERN = RECOGNISED_PATTERNS["cl100k"]  # exactly the text Llama-3's tokenizer.json ships
-SEED_SPECIAL_TOKENS = ("<|start|>", "<|end|>", "<|unk|>")
+START_END_UNK_TOKENS = ("<|start|>", "<|end|>", "<|unk|>")
 MIN_VOCAB_SIZE, MAX_VOCAB_SIZE = 259, 65_536
-LAYOUTS = ("plain", "seed")
+LAYOUTS = ("plain", "start_end_unk")
 _BATCH_UNITS = 4096
 _BATCH_CHARS = 1 << 20
 _MERGES_PER_PROGRESS_TICK = 256
@@ -80,7 +80,7 @@ def save(tokenizer: tokenizers.Tokenizer, out_dir) -> Path:
     config = {"tokenizer_class": "PreTrainedTokenizerFast"}
     added = sorted(tokenizer.get_added_tokens_decoder().items())
     names = [token.content for _, token in added if token.special]
-    if tuple(names[:3]) == SEED_SPECIAL_TOKENS:
+    if tuple(names[:3]) == START_END_UNK_TOKENS:
         config.update(bos_token=names[0], eos_token=names[1], unk_token=names[2])
     _write_atomic(out / "tokenizer_config.json", (json.dumps(config, indent=2) + "\n").encode("utf-8"))
     write_identity(out)
@@ -280,7 +280,7 @@ def _with_byte_level(pre_tokenizer):
 def _special_tokens(special_tokens, layout):
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
-    specials = (SEED_SPECIAL_TOKENS if layout == "seed" else ()) + tuple(special_tokens)
+    specials = (START_END_UNK_TOKENS if layout == "start_end_unk" else ()) + tuple(special_tokens)
     if len(set(specials)) != len(specials) or not all(isinstance(s, str) and s for s in specials):
         raise ValueError(f"special tokens must be distinct non-empty strings, got {list(specials)}")
     return specials
@@ -339,8 +339,9 @@ def main(argv=None):
     parser.add_argument("--text-field", default="text", help="the text field of .jsonl records and parquet rows")
     parser.add_argument("--threads", type=cli_support.thread_count, default=None,
                         help="pre-token counting threads (the result does not depend on it; default: all CPUs)")
-    parser.add_argument("--layout", choices=LAYOUTS, default="seed",
-                        help="seed: <|start|>, <|end|>, <|unk|> at ids 0-2, then the bytes; plain: the bytes first")
+    parser.add_argument("--layout", choices=LAYOUTS, default="start_end_unk",
+                        help="start_end_unk: <|start|>, <|end|>, <|unk|> at ids 0-2, then the bytes; plain: the bytes "
+                        "first")
     parser.add_argument("--special-token", action="append", default=[], dest="special_tokens",
                         help="an extra special token (repeat for more)")
     parser.add_argument("--min-pair-freq", type=cli_support.positive_int, default=1,

@@ -108,11 +108,11 @@ def bit_layout(masks):
     """Map each predicate to a bit; a predicate equal to an earlier one becomes its alias."""
     bits, aliases = {}, {}
     for name in PROP_ORDER:
-        twin = next((b for b in bits if np.array_equal(masks[b], masks[name])), None)
-        if twin is None:
+        equal = next((b for b in bits if np.array_equal(masks[b], masks[name])), None)
+        if equal is None:
             bits[name] = len(bits)
         else:
-            aliases[name] = twin
+            aliases[name] = equal
     return bits, aliases
 
 
@@ -322,8 +322,8 @@ def render_header(bits, aliases, atom_props, atom_ids, script_names, script_any,
     out = [provenance(summary), "#ifndef TAGTOK_TABLES_H\n#define TAGTOK_TABLES_H\n\n#include <stdint.h>\n\n"]
     for name, bit in bits.items():
         out.append(f"#define TT_PROP_{name} (1u << {bit})\n")
-    for name, twin in aliases.items():
-        out.append(f"#define TT_PROP_{name} TT_PROP_{twin} /* probed equal */\n")
+    for name, equal in aliases.items():
+        out.append(f"#define TT_PROP_{name} TT_PROP_{equal} /* probed equal */\n")
     out.append(f"#define TT_PROP_COUNT {len(bits)}\n")
     out.append("extern const char *const tt_prop_names[TT_PROP_COUNT];\n\n")
     out.append(f"#define TT_ATOM_COUNT {len(atom_props)}\n")

@@ -18,14 +18,14 @@ DOCS = ascii_texts()[:6] + multiscript_texts()[:6] + ["", "literal special <|sta
 def tok_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("tok")
     lines = "".join(ascii_texts()[:20]).splitlines(keepends=True)
-    training.save(training.train_bpe(lines, 800, layout="seed", progress=False), out)
+    training.save(training.train_bpe(lines, 800, layout="start_end_unk", progress=False), out)
     return out
 
 
 @pytest.fixture(scope="module")
 def other_tok_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("other")
-    training.save(training.train_bpe(["something else entirely\n"] * 5, 300, layout="seed", progress=False), out)
+    training.save(training.train_bpe(["something else entirely\n"] * 5, 300, layout="start_end_unk", progress=False), out)
     return out
 
 

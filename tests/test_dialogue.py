@@ -31,7 +31,7 @@ def hf_tokenizer(tmp_path_factory):
     out = tmp_path_factory.mktemp("chat_tok")
     lines = "".join(ascii_texts()[:30]).splitlines(keepends=True)
     specials = ["<|im_start|>", "<|im_end|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"]
-    training.save(training.train_bpe(lines, 1200, layout="seed", special_tokens=specials, progress=False), out)
+    training.save(training.train_bpe(lines, 1200, layout="start_end_unk", special_tokens=specials, progress=False), out)
     return transformers.AutoTokenizer.from_pretrained(str(out))
 
 

@@ -2,7 +2,7 @@
 
 Expectations are computed here from the stock objects; nothing is recorded from our own output. The
 columnar path (ours) is forced on for every tokenizer with `_columns_without_native`, so the BatchEncoding
-assembly is checked whether or not the native twin already covers the tokenizer.
+assembly is checked whether or not the native tokenizer already covers the tokenizer.
 """
 import copy
 import json
@@ -161,9 +161,9 @@ def test_every_option_on_every_zoo_tokenizer(pair, options):
 def test_columnar_path_really_runs(llama3, monkeypatch):
     stock, tag = llama3
     calls = []
-    twin = tag._twin()[0]
-    original = twin.encode_batch_arrays
-    monkeypatch.setattr(twin, "encode_batch_arrays", lambda *a, **k: calls.append(1) or original(*a, **k))
+    native = tag._native_state().tokenizer
+    original = native._native_batch
+    monkeypatch.setattr(native, "_native_batch", lambda *a, **k: calls.append(1) or original(*a, **k))
     call_both(stock, tag, TEXTS, return_offsets_mapping=True)
     call_both(stock, tag, TEXTS, truncation=True, max_length=8, stride=2, return_overflowing_tokens=True)
     call_both(stock, tag, [t for t, _ in PAIRS], [p for _, p in PAIRS], padding=True, truncation=True, max_length=20)
@@ -224,9 +224,9 @@ def test_decoding_and_chat_template(llama3):
             stock.apply_chat_template(chat, chat_template=template, **kwargs)
 
 
-def test_added_tokens_rebuild_the_twin(tmp_path):
+def test_added_tokens_rebuild_the_native_tokenizer(tmp_path):
     stock, tag = _pair(tokenizer_zoo.load("small_added_flags"), tmp_path)
-    tag("warm the twin up")
+    tag("warm the native tokenizer up")
     for tokenizer in (stock, tag):
         tokenizer.add_tokens(["hf_tagtok_new", "zzq"])
         tokenizer.add_special_tokens({"additional_special_tokens": ["<|extra|>"]})
@@ -240,7 +240,7 @@ def test_backend_components_set_directly_are_seen(tmp_path):
     """`tokenizer._tokenizer.post_processor = TemplateProcessing(...)`, a common way to add BOS/EOS."""
     from tokenizers import normalizers, processors
     stock, tag = _pair(tokenizer_zoo.load("small_added_flags"), tmp_path)
-    tag("warm the twin up")
+    tag("warm the native tokenizer up")
     template = processors.TemplateProcessing(single="<|special|> $A", pair="$A <|special|> $B:1",
                                              special_tokens=[("<|special|>", stock.convert_tokens_to_ids("<|special|>"))])
     for tokenizer in (stock, tag):
@@ -284,10 +284,10 @@ def test_save_pretrained_round_trip(llama3, tmp_path):
 
 def test_accelerate_and_patch(llama3, tmp_path):
     stock, _ = llama3
-    twin = hf_tagtok.accelerate(stock)
-    assert type(twin) is TagTokenizerFast and twin._tokenizer is not stock._tokenizer
-    assert (twin.pad_token, twin.model_max_length, len(twin)) == (stock.pad_token, stock.model_max_length, len(stock))
-    call_both(stock, twin, TEXTS, padding=True, return_offsets_mapping=True)
+    accelerated = hf_tagtok.accelerate(stock)
+    assert type(accelerated) is TagTokenizerFast and accelerated._tokenizer is not stock._tokenizer
+    assert (accelerated.pad_token, accelerated.model_max_length, len(accelerated)) == (stock.pad_token, stock.model_max_length, len(stock))
+    call_both(stock, accelerated, TEXTS, padding=True, return_offsets_mapping=True)
     with pytest.raises(TypeError):
         hf_tagtok.accelerate(stock.backend_tokenizer)
 
@@ -300,14 +300,14 @@ def test_accelerate_and_patch(llama3, tmp_path):
         hf_tagtok.unpatch_transformers()
     plain = AutoTokenizer.from_pretrained(tmp_path)
     assert type(plain) is type(stock)
-    expected = TagTokenizerFast if twin._twin()[1] else type(stock)  # accelerated only when fully native
+    expected = TagTokenizerFast if accelerated._native_state().fully_native else type(stock)  # accelerated only when fully native
     assert type(patched) is expected
     call_both(plain, patched, TEXTS)
 
 
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
-    # Copies and child processes rebuild the native twin; a small tokenizer keeps that quick.
+    # Copies and child processes rebuild the native tokenizer; a small tokenizer keeps that quick.
     return _pair(tokenizer_zoo.load("small_split_bytelevel_template"), tmp_path_factory.mktemp("small"))
 
 
@@ -330,7 +330,7 @@ def _encode_in_child(tokenizer, texts):
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_multiprocessing(small, method):
     stock, tag = small
-    tag(TEXTS)  # the parent's twin exists (and may have run threads) before forking
+    tag(TEXTS)  # the parent's native tokenizer exists (and may have run threads) before forking
     expected = stock(TEXTS, return_offsets_mapping=True)
     with multiprocessing.get_context(method).Pool(1) as pool:
         name, ids, offsets = pool.apply(_encode_in_child, (tag, TEXTS))
@@ -348,7 +348,7 @@ def test_wraps_stock_tokenizer_with_hf_tagtok_pre_tokenizer():
     expected = backend.encode_batch(TEXTS)
     assert output["input_ids"] == [e.ids for e in expected]
     assert output["offset_mapping"] == [e.offsets for e in expected]
-    if tag._twin()[0] is None:  # the backend cannot be serialized, so no native twin: the report says so
+    if tag._native_state().tokenizer is None:  # the backend cannot be serialized: the report says so
         assert not any(entry["native"] for entry in tag.acceleration.values())
 
 

@@ -85,7 +85,7 @@ def test_fingerprint_equals_datasets_own_and_follows_changes(tokenizer_file):
     from hf_tagtok import fingerprint
 
     tok = hf_tagtok.TagTokenizerFast.from_pretrained(str(tokenizer_file))
-    assert tok in fingerprint._STATES  # seeded from the text the native twin was built from
+    assert tok in fingerprint._STATES  # seeded from the text the native tokenizer was built from
     seen = []
     changes = [
         lambda: None,

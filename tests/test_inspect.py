@@ -16,7 +16,7 @@ pytest.importorskip("blake3")
 def tok_dir(tmp_path_factory):
     out = tmp_path_factory.mktemp("inspect")
     lines = "".join(ascii_texts()[:30]).splitlines(keepends=True) + ["1234 56 7890 2024-11-30 x1 3.14\n"] * 50
-    training.save(training.train_bpe(lines, 1000, layout="seed", special_tokens=["<|sep|>"], progress=False), out)
+    training.save(training.train_bpe(lines, 1000, layout="start_end_unk", special_tokens=["<|sep|>"], progress=False), out)
     return out
 
 

@@ -86,7 +86,7 @@ def test_rows_built_while_the_collector_runs_at_every_allocation():
 
 
 def test_rows_grow_and_shrink_like_any_list():
-    # rows receive their item arrays after being made empty (see tt_rows): list methods must not care
+    # rows receive their item arrays after being made empty (see rows_build in ext/_lists.pyx): list methods must not care
     ids, ones = _lists.rows((np.arange(6, dtype=np.uint32), None), [4, 2, 0])
     ids[0].append(9)
     ids[1] *= 3

@@ -13,7 +13,7 @@ NUMBER_LINES = ["1234 56 7890 2024-11-30 x1 3.14 $84 48%\n"] * 60 + ["order 007 
 
 def trained(tmp_path, split_digits):
     lines = "".join(ascii_texts()[:30]).splitlines(keepends=True) + NUMBER_LINES
-    tokenizer = training.train_bpe(lines, 900, layout="seed", progress=False, split_digits=split_digits)
+    tokenizer = training.train_bpe(lines, 900, layout="start_end_unk", progress=False, split_digits=split_digits)
     out = tmp_path / ("split" if split_digits else "plain")
     training.save(tokenizer, out)
     return out, tokenizers.Tokenizer.from_file(str(out / "tokenizer.json"))

@@ -108,8 +108,8 @@ CORPUS = ("".join(ascii_texts()).splitlines(keepends=True)[:400]
 def test_train_bpe_matches_slow_recount_with_specials():
     specials = ["<|sep|>"]
     texts = [line.replace(" the ", " <|sep|> ", 1) for line in CORPUS[:150]]
-    tok = training.train_bpe(texts, 3 + 1 + 256 + 120, layout="seed", special_tokens=specials, progress=False)
-    counts = stock_pretoken_counts(texts, [*training.SEED_SPECIAL_TOKENS, *specials])
+    tok = training.train_bpe(texts, 3 + 1 + 256 + 120, layout="start_end_unk", special_tokens=specials, progress=False)
+    counts = stock_pretoken_counts(texts, [*training.START_END_UNK_TOKENS, *specials])
     words = sorted(counts)
     expected, token_bytes = slow_merges(words, [counts[w] for w in words], 4, 4 + 256 + 120)
     model = json.loads(tok.to_str())["model"]
@@ -122,7 +122,7 @@ def test_engine_counts_equal_stock_counts():
     pytest.importorskip("hf_tagtok._engine")
     pre = training._with_byte_level(training.default_pre_tokenizer())
     units = CORPUS + ["", " ", "\r\n\r\n", "x  \t\n", "I'M can't 123456 ½ ٣٤ 🇫🇷👍🏽", "<|start|>a<|end|>"]
-    specials = training.SEED_SPECIAL_TOKENS
+    specials = training.START_END_UNK_TOKENS
     engine = training.count_pretokens([units], pre, specials, threads=2, use_engine=True).to_dict()
     assert engine == training.count_pretokens([units], pre, specials, use_engine=False).to_dict()
     assert engine == dict(stock_pretoken_counts(units, specials))
@@ -149,9 +149,9 @@ def test_other_pre_tokenizers_match_recount_and_round_trip(make_pre):
                                                 for t in _rank_encode_tokens(tok, piece)]
 
 
-def test_seed_layout_ids():
-    tok = training.train_bpe(CORPUS[:100], 300, layout="seed", progress=False)
-    assert [tok.id_to_token(i) for i in range(3)] == list(training.SEED_SPECIAL_TOKENS)
+def test_start_end_unk_layout_ids():
+    tok = training.train_bpe(CORPUS[:100], 300, layout="start_end_unk", progress=False)
+    assert [tok.id_to_token(i) for i in range(3)] == list(training.START_END_UNK_TOKENS)
     assert all(tok.get_added_tokens_decoder()[i].special for i in range(3))
     for b in range(0x20, 0x7F):
         assert tok.decode([3 + b]) == chr(b)
@@ -233,7 +233,7 @@ def _rank_encode_tokens(tok, piece):
 
 
 def test_stock_loads_output_and_encodes_like_hf_tagtok(tmp_path):
-    tok = training.train_bpe(CORPUS, 1500, layout="seed", progress=False)
+    tok = training.train_bpe(CORPUS, 1500, layout="start_end_unk", progress=False)
     path = training.save(tok, tmp_path)
     stock = tokenizers.Tokenizer.from_file(str(path))
     from hf_tagtok.tokenizer import Tokenizer
@@ -244,7 +244,7 @@ def test_stock_loads_output_and_encodes_like_hf_tagtok(tmp_path):
         assert ours.encode(text).ids == enc.ids
         assert stock.decode(enc.ids, skip_special_tokens=False) == text
     model = json.loads(stock.to_str())["model"]
-    vocab = {to_bytes(k) if k not in training.SEED_SPECIAL_TOKENS else k: v for k, v in model["vocab"].items()}
+    vocab = {to_bytes(k) if k not in training.START_END_UNK_TOKENS else k: v for k, v in model["vocab"].items()}
     for text in texts[:20]:
         expected = [vocab[p] for piece, _ in training.default_pre_tokenizer().pre_tokenize_str(text)
                     for p in _rank_encode(model, to_bytes(piece))]
@@ -254,7 +254,7 @@ def test_stock_loads_output_and_encodes_like_hf_tagtok(tmp_path):
 def test_tag_tokenizer_fast_matches_stock_on_trained_output(tmp_path):
     fast = pytest.importorskip("hf_tagtok.fast")
     transformers = pytest.importorskip("transformers")
-    training.save(training.train_bpe(CORPUS, 900, layout="seed", progress=False), tmp_path)
+    training.save(training.train_bpe(CORPUS, 900, layout="start_end_unk", progress=False), tmp_path)
     stock = transformers.PreTrainedTokenizerFast.from_pretrained(str(tmp_path))
     ours = fast.TagTokenizerFast.from_pretrained(str(tmp_path))
     texts = CORPUS[300:360]
@@ -291,7 +291,7 @@ def test_cli_train_writes_a_loadable_tokenizer(tmp_path, capsys):
     from hf_tagtok import cli
 
     assert cli.main(["train", "--vocab-size", "400", "--out", str(tmp_path / "tok"), "--no-progress",
-                     "--layout", "seed", str(src)]) == 0
+                     "--layout", "start_end_unk", str(src)]) == 0
     out = capsys.readouterr().out
     from blake3 import blake3
 

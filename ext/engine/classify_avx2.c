@@ -99,13 +99,6 @@ static AVX2 inline void resolve_leads(const tt_classifier *c, const uint8_t *q, 
     }
 }
 
-/* The 64 tags of the 4-byte chars sharing the code-point prefix (cp >> 6) of the char whose lead is at q:
- * a contiguous slice of one stage2 block. */
-static inline const uint8_t *prefix_table(const tt_classifier *c, const uint8_t *q) {
-    uint32_t cp = tt_decode_lead(q);
-    return c->stage2 + c->block_offset[cp >> 8] + (cp & 0xC0u);
-}
-
 /* Resolve every 4-byte lane of `need` sharing the code-point prefix of the 4-byte char led at `seed`
  * (same lead and middle two bytes): one 64-entry shuffle keyed by the last byte. 4-byte chars (emoji,
  * mostly) cluster in a few prefixes, and the decoded-lane path pays two dependent loads for each. */
@@ -118,7 +111,7 @@ static AVX2 inline __m256i prefix_lane(const tt_classifier *c, const uint8_t *p,
                          _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + 2)), _mm256_set1_epi8((char)q[2]))));
     __m256i last = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(p + 3)), _mm256_set1_epi8(0x3F));
     __m256i slices[4];
-    chain_slices(slices, prefix_table(c, q), 4);
+    chain_slices(slices, tt_prefix_table(c, q), 4);
     *need &= ~(uint32_t)_mm256_movemask_epi8(match);
     return _mm256_blendv_epi8(tags, shuffle_lookup(slices, 4, last), match);
 }

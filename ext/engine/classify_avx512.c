@@ -32,14 +32,6 @@ static AVX512 void prepare(const tt_classifier *c, avx512_tables *t) {
     t->lead = _mm512_loadu_si512(c->byte_tag + 0xC0);
 }
 
-/* The 64 tags of the chars sharing the code-point prefix (cp >> 6) of the char whose lead is at q: a
- * contiguous slice of the flat BMP table, or of one stage2 block above the BMP. */
-static inline const uint8_t *prefix_table(const tt_classifier *c, const uint8_t *q) {
-    uint32_t cp = tt_decode_lead(q);
-    if (cp < 0x10000) return c->bmp + (cp & ~0x3Fu);
-    return c->stage2 + c->block_offset[cp >> 8] + (cp & 0xC0u);
-}
-
 /* Resolve the TT_TAG_LOOKUP lanes (bits of `need`) one code-point prefix at a time. A lane shares the
  * prefix of the first unresolved lane when its lead matches, plus its second byte for 3/4-byte chars
  * and its third for 4-byte chars; its last byte's low 6 bits index the prefix's 64 tags. */
@@ -57,7 +49,7 @@ static AVX512 inline __m512i prefix_lane(const tt_classifier *c, const uint8_t *
         if (q[0] >= 0xE0) match &= _mm512_cmpeq_epi8_mask(x1, _mm512_set1_epi8((char)q[1]));
         if (q[0] >= 0xF0) match &= _mm512_cmpeq_epi8_mask(x2, _mm512_set1_epi8((char)q[2]));
         /* vpermb reads only the low 6 bits of each index: the last byte's payload */
-        tags = _mm512_mask_permutexvar_epi8(tags, match, last, _mm512_loadu_si512(prefix_table(c, q)));
+        tags = _mm512_mask_permutexvar_epi8(tags, match, last, _mm512_loadu_si512(tt_prefix_table(c, q)));
         need &= ~(uint64_t)match;
     } while (need);
     return tags;

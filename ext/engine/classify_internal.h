@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "tagtok.h"
+#include "utf8.h"
 
 /* byte_tag[] value of a lead byte whose code points do not all share one tag: look the char up. */
 #define TT_TAG_LOOKUP 0xFEu
@@ -51,13 +52,12 @@ static inline uint8_t tt_lookup_cp(const tt_classifier *c, uint32_t cp) {
     return c->stage2[(size_t)c->stage1[cp >> 8] * 256u + (cp & 0xFFu)];
 }
 
-/* Decode the char whose lead byte is at p (valid UTF-8, lead >= 0xC0). */
-static inline uint32_t tt_decode_lead(const uint8_t *p) {
-    uint8_t b0 = p[0];
-    if (b0 < 0xE0) return ((uint32_t)(b0 & 0x1Fu) << 6) | (p[1] & 0x3Fu);
-    if (b0 < 0xF0) return ((uint32_t)(b0 & 0x0Fu) << 12) | ((uint32_t)(p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
-    return ((uint32_t)(b0 & 0x07u) << 18) | ((uint32_t)(p[1] & 0x3Fu) << 12) | ((uint32_t)(p[2] & 0x3Fu) << 6) |
-           (p[3] & 0x3Fu);
+/* The 64 tags of the chars sharing the code-point prefix (cp >> 6) of the char whose lead is at q: a
+ * contiguous slice of the flat BMP table, or of one stage2 block above the BMP. */
+static inline const uint8_t *tt_prefix_table(const tt_classifier *c, const uint8_t *q) {
+    uint32_t cp = utf8_decode(q, NULL);
+    if (cp < 0x10000) return c->bmp + (cp & ~0x3Fu);
+    return c->stage2 + c->block_offset[cp >> 8] + (cp & 0xC0u);
 }
 
 /* Classify text[from, n) one char at a time; `from` must be a multiple of 64 or the bitplane word

@@ -25,13 +25,6 @@ static inline uint32_t lane_bits(uint8x16_t mask) {
     return (uint32_t)vaddv_u8(vget_low_u8(m)) | (uint32_t)vaddv_u8(vget_high_u8(m)) << 8;
 }
 
-/* See the AVX2 kernel's prefix_table. */
-static inline const uint8_t *prefix_table(const tt_classifier *c, const uint8_t *q) {
-    uint32_t cp = tt_decode_lead(q);
-    if (cp < 0x10000) return c->bmp + (cp & ~0x3Fu);
-    return c->stage2 + c->block_offset[cp >> 8] + (cp & 0xC0u);
-}
-
 static uint8x16_t prefix_lane(const tt_classifier *c, const uint8_t *p, uint8x16_t x0, uint8x16_t tags,
                               uint32_t need) {
     uint8x16_t x1 = vld1q_u8(p + 1), x2 = vld1q_u8(p + 2), x3 = vld1q_u8(p + 3);
@@ -43,7 +36,7 @@ static uint8x16_t prefix_lane(const tt_classifier *c, const uint8_t *p, uint8x16
         uint8x16_t match = vceqq_u8(x0, vdupq_n_u8(q[0]));
         if (q[0] >= 0xE0) match = vandq_u8(match, vceqq_u8(x1, vdupq_n_u8(q[1])));
         if (q[0] >= 0xF0) match = vandq_u8(match, vceqq_u8(x2, vdupq_n_u8(q[2])));
-        tags = vbslq_u8(match, vqtbl4q_u8(table64(prefix_table(c, q)), last), tags);
+        tags = vbslq_u8(match, vqtbl4q_u8(table64(tt_prefix_table(c, q)), last), tags);
         need &= ~lane_bits(match);
     }
     return tags;

@@ -9,7 +9,7 @@ static inline uint8_t tag_at(const tt_classifier *c, const uint8_t *text, size_t
     uint8_t b = text[i];
     if (b < 0x80) return c->ascii[b];
     if (b < 0xC0) return TT_TAG_CONT;
-    return tt_lookup_cp(c, tt_decode_lead(text + i));
+    return tt_lookup_cp(c, utf8_decode(text + i, NULL));
 }
 
 void tt_classify_scalar_range(const tt_classifier *c, const uint8_t *text, size_t from, size_t n,

@@ -13,6 +13,7 @@
 
 #include "tagtok.h"
 #include "tagtok_tables.h"
+#include "utf8.h"
 
 typedef struct {
     uint32_t start, end;
@@ -39,14 +40,10 @@ void tt_fill_props(uint32_t props[256]);
  * piece so the FSMs never check capacity. */
 #define TT_MAX_SEGS(n) (2 * (size_t)(n) + 2)
 
-static inline uint32_t tt_char_len(uint8_t lead) {
-    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
-}
-
 /* Properties of the char starting at p (p must be a char start). */
 static inline uint32_t tt_props_at(const tt_view *v, uint32_t p) { return v->props[v->tags[p]]; }
 
-static inline uint32_t tt_next(const tt_view *v, uint32_t p) { return p + tt_char_len(v->text[p]); }
+static inline uint32_t tt_next(const tt_view *v, uint32_t p) { return p + utf8_char_len(v->text[p]); }
 
 /* First char start >= p (or hi) whose char has none of `mask`; p must be a char start. */
 static inline uint32_t tt_run(const tt_view *v, uint32_t p, uint32_t hi, uint32_t mask) {
@@ -60,9 +57,6 @@ static inline uint32_t tt_run_not(const tt_view *v, uint32_t p, uint32_t hi, uin
     while (p < hi && !(v->props[v->tags[p]] & mask)) p++;
     return p;
 }
-
-/* Decode the code point starting at p (valid UTF-8 guaranteed by the caller). */
-uint32_t tt_decode(const uint8_t *s, uint32_t p);
 
 /* ---- segmenters: each returns the number of segments written to out ---- */
 size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, tt_seg *out);

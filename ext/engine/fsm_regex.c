@@ -29,7 +29,7 @@ static char letter_at(const tt_view *v, uint32_t q, uint32_t hi, int fold, uint3
         return (char)(fold ? (b | 0x20) : b); /* |0x20 only ever equates a letter with its capital */
     }
     if (!fold) return 0;
-    uint32_t cp = tt_decode(v->text, q);
+    uint32_t cp = utf8_decode(v->text + q, NULL);
     for (size_t i = 0; i < TT_CI_FOLD_COUNT; i++) {
         if (tt_ci_fold_cp[i] == cp) {
             *next = tt_next(v, q);

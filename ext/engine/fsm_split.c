@@ -5,15 +5,6 @@
 
 #include "fsm_internal.h"
 
-uint32_t tt_decode(const uint8_t *s, uint32_t p) {
-    uint8_t b = s[p];
-    if (b < 0x80) return b;
-    if (b < 0xE0) return ((uint32_t)(b & 0x1F) << 6) | (s[p + 1] & 0x3F);
-    if (b < 0xF0) return ((uint32_t)(b & 0x0F) << 12) | ((uint32_t)(s[p + 1] & 0x3F) << 6) | (s[p + 2] & 0x3F);
-    return ((uint32_t)(b & 0x07) << 18) | ((uint32_t)(s[p + 1] & 0x3F) << 12) |
-           ((uint32_t)(s[p + 2] & 0x3F) << 6) | (s[p + 3] & 0x3F);
-}
-
 void tt_fill_props(uint32_t props[256]) {
     for (unsigned tag = 0; tag < 256; tag++) props[tag] = tag < TT_ATOM_COUNT ? tt_atom_props[tag] : 0;
     props[TT_TAG_CONT] = TT_CONT_BIT;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "fsm_internal.h"
+#include "grow.h"
 
 struct tt_program {
     tt_step *steps; /* splitting steps (Bert already expanded into its two splits) */
@@ -42,29 +43,7 @@ struct tt_scratch {
     tt_rx_mem *rx_mem; /* compiled-regex working memory, created on first use */
 };
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap) return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need) n *= 2;
-    void *p = realloc(*buf, n * elem);
-    if (!p) return -1;
-    *buf = p;
-    *cap = n;
-    return 0;
-}
-#define GROW(buf, cap, need) grow((void **)&(buf), &(cap), (need), sizeof(*(buf)))
-
-static uint32_t encode_utf8(uint32_t cp, uint8_t *out) {
-    if (cp < 0x80) { out[0] = (uint8_t)cp; return 1; }
-    if (cp < 0x800) { out[0] = 0xC0 | (cp >> 6); out[1] = 0x80 | (cp & 0x3F); return 2; }
-    if (cp < 0x10000) {
-        out[0] = 0xE0 | (cp >> 12); out[1] = 0x80 | ((cp >> 6) & 0x3F); out[2] = 0x80 | (cp & 0x3F);
-        return 3;
-    }
-    out[0] = 0xF0 | (cp >> 18); out[1] = 0x80 | ((cp >> 12) & 0x3F);
-    out[2] = 0x80 | ((cp >> 6) & 0x3F); out[3] = 0x80 | (cp & 0x3F);
-    return 4;
-}
+#define GROW(buf, cap, need) grow_reserve(&(buf), &(cap), (need), sizeof(*(buf)))
 
 static int fail(char *err, size_t err_len, const char *msg) {
     if (err && err_len) snprintf(err, err_len, "%s", msg);
@@ -104,7 +83,7 @@ static int add_step(tt_program *prog, tt_step step, char *err, size_t err_len) {
     } else if (step.kind == TT_STEP_SPLIT_CHAR) { /* a one-char literal: same segments, one code path */
         uint8_t *copy = malloc(4);
         if (!copy) return -1;
-        step.literal_len = encode_utf8(step.cp, copy);
+        step.literal_len = utf8_encode(step.cp, copy);
         step.literal = copy;
     } else {
         step.literal = NULL;
@@ -143,7 +122,7 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
             prog->final = s;
             prog->has_final = 1;
             prog->n_before = prog->n_steps;
-            if (s.kind == TT_STEP_METASPACE) prog->repl_len = encode_utf8(s.cp, prog->repl);
+            if (s.kind == TT_STEP_METASPACE) prog->repl_len = utf8_encode(s.cp, prog->repl);
         } else if (s.kind == TT_STEP_BERT) {
             tt_step ws = {.kind = TT_STEP_SPLIT_CLASS, .behavior = TT_BEHAVIOR_REMOVED, .prop_mask = TT_PROP_WS};
             tt_step punc = {.kind = TT_STEP_SPLIT_CLASS, .behavior = TT_BEHAVIOR_ISOLATED, .prop_mask = TT_PROP_PUNC};
@@ -354,11 +333,11 @@ static int run_after_bytelevel(const tt_program *prog, const uint8_t *text, tt_s
         tt_piece *pc = &sc->cur[i];
         uint32_t start = r;
         if (pc->flags & TT_PIECE_PREFIX) {
-            uint32_t len = encode_utf8(tt_bytelevel_map[' '], sc->rtext + r);
+            uint32_t len = utf8_encode(tt_bytelevel_map[' '], sc->rtext + r);
             for (uint32_t k = 0; k < len; k++, r++) sc->rfrom[r] = pc->start, sc->rprefix[r] = 1;
         }
         for (uint32_t b = pc->start; b < pc->end; b++) {
-            uint32_t len = encode_utf8(tt_bytelevel_map[text[b]], sc->rtext + r);
+            uint32_t len = utf8_encode(tt_bytelevel_map[text[b]], sc->rtext + r);
             for (uint32_t k = 0; k < len; k++, r++) sc->rfrom[r] = b, sc->rprefix[r] = 0;
         }
         *pc = (tt_piece){start, r, 0};
@@ -417,28 +396,14 @@ int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, 
     return 0;
 }
 
-/* Number of UTF-8 continuation bytes (10xxxxxx) among the 8 bytes of w that `keep` selects. */
-static inline int64_t continuations(uint64_t w, uint64_t keep) {
-    uint64_t high = w & ~(w << 1) & 0x8080808080808080ull & keep; /* bit 7 of each continuation byte */
-    return (int64_t)(((high >> 7) * 0x0101010101010101ull) >> 56);
-}
-
 /* Chars in text[a, b): whole words, then one masked word when it can be read without overrunning the
  * text (pieces are short, so avoiding a per-byte loop avoids a branch miss per piece). */
 static inline int64_t count_chars(const uint8_t *text, size_t len, size_t a, size_t b) {
     int64_t n = (int64_t)(b - a);
-    uint64_t w;
-    for (; a + 8 <= b; a += 8) {
-        memcpy(&w, text + a, 8);
-        n -= continuations(w, ~0ull);
-    }
+    for (; a + 8 <= b; a += 8) n -= (int64_t)utf8_continuations8(text + a, 8);
     if (a == b) return n;
-    if (a + 8 <= len) {
-        memcpy(&w, text + a, 8);
-        return n - continuations(w, (1ull << (8 * (b - a))) - 1);
-    }
-    for (; a < b; a++) n -= (text[a] & 0xC0) == 0x80;
-    return n;
+    if (a + 8 <= len) return n - (int64_t)utf8_continuations8(text + a, b - a);
+    return n - (int64_t)(b - a - utf8_count_chars(text + a, b - a));
 }
 
 static int is_ascii(const uint8_t *text, size_t len) {

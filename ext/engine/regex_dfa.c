@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "regex_internal.h"
 
 #define DEAD 0u  /* the empty thread list: no match can be extended */
@@ -38,24 +39,6 @@ struct tt_rx_dfa {
     uint32_t *stack; size_t stack_cap;
     uint32_t *out; size_t out_cap;
 };
-
-static inline uint32_t decode(const uint8_t *s, uint32_t p) { /* valid UTF-8, not ASCII */
-    uint32_t b = s[p];
-    if (b < 0xE0) return (b & 0x1F) << 6 | (s[p + 1] & 0x3F);
-    if (b < 0xF0) return (b & 0x0F) << 12 | (s[p + 1] & 0x3F) << 6 | (s[p + 2] & 0x3F);
-    return (b & 0x07) << 18 | (s[p + 1] & 0x3F) << 12 | (s[p + 2] & 0x3F) << 6 | (s[p + 3] & 0x3F);
-}
-
-static int grow_u32(uint32_t **buf, size_t *cap, size_t need) {
-    if (need <= *cap) return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need) n *= 2;
-    uint32_t *p = realloc(*buf, n * sizeof(uint32_t));
-    if (!p) return -1;
-    *buf = p;
-    *cap = n;
-    return 0;
-}
 
 /* ---------------------------------------------------------------- which programs run as a DFA */
 
@@ -167,7 +150,7 @@ static uint32_t intern(tt_rx_dfa *d, const uint32_t *keys, uint32_t n) {
         if (!s) {
             uint32_t id = d->n_states, at = d->state_start[id];
             if (id == d->max_states || (size_t)at + n > THREADS_BUDGET) return UINT32_MAX;
-            if (grow_u32(&d->threads, &d->threads_cap, (size_t)at + n + 1)) return UINT32_MAX;
+            if (grow_reserve(&d->threads, &d->threads_cap, (size_t)at + n + 1, sizeof(uint32_t))) return UINT32_MAX;
             if (n) memcpy(d->threads + at, keys, n * sizeof(uint32_t));
             if (id >= d->trans_rows) {
                 uint32_t rows = d->trans_rows ? 2 * d->trans_rows : 16;
@@ -232,13 +215,13 @@ static tt_rx_dfa *dfa_for(const tt_rx *rx, tt_rx_mem *m) {
 static inline int emit(tt_rx_dfa *d, uint32_t key, uint32_t *n_out) {
     if (d->emitted[key] == d->gen) return 0;
     d->emitted[key] = d->gen;
-    if (grow_u32(&d->out, &d->out_cap, (size_t)*n_out + 1)) return -1;
+    if (grow_reserve(&d->out, &d->out_cap, (size_t)*n_out + 1, sizeof(uint32_t))) return -1;
     d->out[(*n_out)++] = key;
     return 0;
 }
 
 static inline int push(tt_rx_dfa *d, uint32_t key, size_t *sp) {
-    if (grow_u32(&d->stack, &d->stack_cap, *sp + 1)) return -1;
+    if (grow_reserve(&d->stack, &d->stack_cap, *sp + 1, sizeof(uint32_t))) return -1;
     d->stack[(*sp)++] = key;
     return 0;
 }
@@ -319,8 +302,8 @@ static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *t
                 col = rx->ascii_class[b];
                 len = 1;
             } else {
-                col = tt_rx_class(rx, decode(text, p));
-                len = tt_char_len(b);
+                col = tt_rx_class(rx, utf8_decode(text + p, NULL));
+                len = utf8_char_len(b);
             }
         } else {
             col = n_cols - 1;
@@ -335,10 +318,10 @@ static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *t
             const int32_t *same = d->trans + row;
             while (p < hi) {
                 uint8_t b = text[p];
-                uint32_t c = b < 0x80 ? rx->ascii_class[b] : tt_rx_class(rx, decode(text, p));
+                uint32_t c = b < 0x80 ? rx->ascii_class[b] : tt_rx_class(rx, utf8_decode(text + p, NULL));
                 if (same[c] != t) break;
                 if (t & 1) last = p;
-                p += b < 0x80 ? 1 : tt_char_len(b);
+                p += b < 0x80 ? 1 : utf8_char_len(b);
             }
         }
         row = next;
@@ -353,8 +336,8 @@ static inline uint32_t skip_to_start(const tt_rx *rx, const uint8_t *text, uint3
             if (rx->ascii_starts[b]) return p;
             p++;
         } else {
-            if (rx->class_starts[tt_rx_class(rx, decode(text, p))]) return p;
-            p += tt_char_len(b);
+            if (rx->class_starts[tt_rx_class(rx, utf8_decode(text + p, NULL))]) return p;
+            p += utf8_char_len(b);
         }
     }
     return hi;
@@ -380,12 +363,12 @@ size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, ui
             end = match_from(d, rx, text, start, hi);
             if (end == -2) return TT_RX_OOM;
             if (end >= 0 || start >= hi) break;
-            start += tt_char_len(text[start]);
+            start += utf8_char_len(text[start]);
         }
         if (end < 0) break;
         if ((uint32_t)end == start && have_last && last_end == (uint32_t)end) {
             if (search >= hi) break;
-            search += tt_char_len(text[search]);
+            search += utf8_char_len(text[search]);
             continue;
         }
         if (prev != start) out[n++] = (tt_seg){prev, start, 0};

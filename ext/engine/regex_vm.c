@@ -15,18 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "regex_internal.h"
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap) return 0;
-    size_t n = *cap ? *cap : 256;
-    while (n < need) n *= 2;
-    void *p = realloc(*buf, n * elem);
-    if (!p) return -1;
-    *buf = p;
-    *cap = n;
-    return 0;
-}
 
 static void *dup(const void *src, size_t bytes) {
     void *p = malloc(bytes ? bytes : 1);
@@ -129,14 +120,6 @@ typedef struct {
     int oom;
 } ctx;
 
-static inline uint32_t decode(const uint8_t *s, uint32_t p) {
-    uint32_t b = s[p];
-    if (b < 0x80) return b;
-    if (b < 0xE0) return (b & 0x1F) << 6 | (s[p + 1] & 0x3F);
-    if (b < 0xF0) return (b & 0x0F) << 12 | (s[p + 1] & 0x3F) << 6 | (s[p + 2] & 0x3F);
-    return (b & 0x07) << 18 | (s[p + 1] & 0x3F) << 12 | (s[p + 2] & 0x3F) << 6 | (s[p + 3] & 0x3F);
-}
-
 static inline int in_set(const tt_rx *rx, uint32_t set, uint32_t cp) {
     return tt_rx_set_has(rx, set, tt_rx_class(rx, cp));
 }
@@ -155,8 +138,9 @@ static int assertion(const ctx *x, int32_t kind, int32_t word_set, uint32_t pos)
     case RX_TEXT_END: return pos == x->hi;
     case RX_TEXT_END_NL: return pos == x->hi || (pos + 1 == x->hi && t[pos] == '\n');
     default: {
-        int before = pos > x->lo && in_set(x->rx, (uint32_t)word_set, decode(t, prev_start(t, x->lo, pos)));
-        int after = pos < x->hi && in_set(x->rx, (uint32_t)word_set, decode(t, pos));
+        int before = pos > x->lo
+                     && in_set(x->rx, (uint32_t)word_set, utf8_decode(t + prev_start(t, x->lo, pos), NULL));
+        int after = pos < x->hi && in_set(x->rx, (uint32_t)word_set, utf8_decode(t + pos, NULL));
         return (before != after) == (kind == RX_WORD_B);
     }
     }
@@ -164,7 +148,7 @@ static int assertion(const ctx *x, int32_t kind, int32_t word_set, uint32_t pos)
 
 static inline int push(ctx *x, uint32_t pc, uint32_t pos) {
     tt_rx_mem *m = x->m;
-    if (grow((void **)&m->stack, &m->stack_cap, m->sp + 2, sizeof(uint32_t))) return x->oom = 1, -1;
+    if (grow_reserve(&m->stack, &m->stack_cap, m->sp + 2, sizeof(uint32_t))) return x->oom = 1, -1;
     m->stack[m->sp++] = pc;
     m->stack[m->sp++] = pos;
     return 0;
@@ -184,8 +168,8 @@ static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) {
         for (;;) {
             const int32_t *in = rx->code + 4 * pc;
             if (in[0] == RX_SET) {
-                if (pos >= x->hi || !in_set(rx, (uint32_t)in[1], decode(x->text, pos))) break;
-                pos = pos + tt_char_len(x->text[pos]);
+                if (pos >= x->hi || !in_set(rx, (uint32_t)in[1], utf8_decode(x->text + pos, NULL))) break;
+                pos = pos + utf8_char_len(x->text[pos]);
                 pc++;
             } else if (in[0] == RX_SPLIT) {
                 uint32_t k = (uint32_t)in[3];
@@ -203,8 +187,8 @@ static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) {
                 pc = (uint32_t)in[1];
             } else if (in[0] == RX_RUN) {
                 uint32_t got = 0, limit = in[3] < 0 ? UINT32_MAX : (uint32_t)in[3];
-                while (got < limit && pos < x->hi && in_set(rx, (uint32_t)in[1], decode(x->text, pos))) {
-                    pos += tt_char_len(x->text[pos]);
+                while (got < limit && pos < x->hi && in_set(rx, (uint32_t)in[1], utf8_decode(x->text + pos, NULL))) {
+                    pos += utf8_char_len(x->text[pos]);
                     got++;
                 }
                 if (got < (uint32_t)in[2]) break;
@@ -252,11 +236,11 @@ static int vm_prepare(const tt_rx *rx, tt_rx_mem *m, uint32_t lo, uint32_t hi) {
     size_t width = (size_t)hi - lo + 1;
     size_t memo_words = (width * rx->n_main_splits + 63) / 64;
     size_t n_stamps = width * (rx->n_splits - rx->n_main_splits);
-    if (grow((void **)&m->memo, &m->memo_cap, memo_words ? memo_words : 1, sizeof(uint64_t)) ||
-        grow((void **)&m->looks, &m->looks_cap, width * rx->n_looks + 1, 1))
+    if (grow_reserve(&m->memo, &m->memo_cap, memo_words ? memo_words : 1, sizeof(uint64_t)) ||
+        grow_reserve(&m->looks, &m->looks_cap, width * rx->n_looks + 1, 1))
         return -1;
     if (n_stamps > m->stamps_cap) {
-        if (grow((void **)&m->stamps, &m->stamps_cap, n_stamps, sizeof(uint32_t))) return -1;
+        if (grow_reserve(&m->stamps, &m->stamps_cap, n_stamps, sizeof(uint32_t))) return -1;
         memset(m->stamps, 0, m->stamps_cap * sizeof(uint32_t));
         m->gen = 0;
     } else if (n_stamps) {
@@ -285,19 +269,19 @@ size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t 
         uint32_t start = search;
         for (;;) {
             if (rx->first_set >= 0) { /* no match can start on a char outside first_set */
-                while (start < hi && !in_set(rx, (uint32_t)rx->first_set, decode(v->text, start)))
-                    start += tt_char_len(v->text[start]);
+                while (start < hi && !in_set(rx, (uint32_t)rx->first_set, utf8_decode(v->text + start, NULL)))
+                    start += utf8_char_len(v->text[start]);
                 if (start >= hi) break;
             }
             end = run(&x, 0, start, 0);
             if (x.oom) return TT_RX_OOM;
             if (end >= 0 || start >= hi) break;
-            start = start + tt_char_len(v->text[start]);
+            start = start + utf8_char_len(v->text[start]);
         }
         if (end < 0) break;
         if ((uint32_t)end == start && have_last && last_end == (uint32_t)end) {
             if (search >= hi) break;
-            search = search + tt_char_len(v->text[search]);
+            search = search + utf8_char_len(v->text[search]);
             continue;
         }
         if (prev != start) n = emit(out, n, prev, start, 0);

@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_alloc.h"
+#include "grow.h"
 #include "tp_engine.h"
 #include "tp_hash.h"
 #include "tp_word_cache.h"
+#include "utf8.h"
 
 #define NO_ID UINT32_MAX
 
@@ -280,21 +281,21 @@ void tp_bpe_scratch_free(tp_bpe_scratch *s) {
 
 static int reserve(tp_bpe_scratch *s, size_t symbols, size_t words, size_t longest) {
     if (symbols > s->cap) {
-        size_t cap = tp_capacity(s->cap, symbols);
-        if (tp_grow(&s->ids, cap, 4) || tp_grow(&s->starts, cap, 4) || tp_grow(&s->ends, cap, 4) ||
-            tp_grow(&s->steps, cap, sizeof(merge_step))) return -1;
+        size_t cap = grow_capacity(s->cap, symbols);
+        if (grow_to(&s->ids, cap, 4) || grow_to(&s->starts, cap, 4) || grow_to(&s->ends, cap, 4) ||
+            grow_to(&s->steps, cap, sizeof(merge_step))) return -1;
         s->cap = cap;
     }
     if (words > s->words_cap) {
-        size_t cap = tp_capacity(s->words_cap, words);
-        if (tp_grow(&s->first, cap, 4) || tp_grow(&s->count, cap, 4) || tp_grow(&s->missed, cap, 4) ||
-            tp_grow(&s->twin_of, cap, 4) || tp_grow(&s->hash, cap, 8) || tp_grow(&s->todo, cap, sizeof(merging)))
+        size_t cap = grow_capacity(s->words_cap, words);
+        if (grow_to(&s->first, cap, 4) || grow_to(&s->count, cap, 4) || grow_to(&s->missed, cap, 4) ||
+            grow_to(&s->twin_of, cap, 4) || grow_to(&s->hash, cap, 8) || grow_to(&s->todo, cap, sizeof(merging)))
             return -1;
         s->words_cap = cap;
     }
     if (longest > s->long_cap) {
-        size_t cap = tp_capacity(s->long_cap, longest);
-        if (tp_grow(&s->next, cap, 4) || tp_grow(&s->prev, cap, 4) || tp_grow(&s->heap, cap * 3, sizeof(heap_entry)))
+        size_t cap = grow_capacity(s->long_cap, longest);
+        if (grow_to(&s->next, cap, 4) || grow_to(&s->prev, cap, 4) || grow_to(&s->heap, cap * 3, sizeof(heap_entry)))
             return -1;
         s->long_cap = cap;
     }
@@ -419,10 +420,6 @@ static void merge_short(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *wor
         for (uint32_t i = 0; i + 1 < w->n; i++) step_pair(bpe, s, w->base + i);
     }
     for (size_t k = 0; k < n_words; k++) s->count[words[k].word] = (uint32_t)merge_in_place(bpe, s, &words[k]);
-}
-
-static size_t utf8_char_len(uint8_t lead) {
-    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
 }
 
 /* HF's Word::add: a symbol's range starts where the previous one ended (so ranges shift left past

@@ -13,6 +13,7 @@
 #include "normalization_tables.h"
 #include "tagtok.h"
 #include "tagtok_tables.h"
+#include "utf8.h"
 
 /* The fast path: the whole pipeline's output for each char of planes 0-2 alone (the BMP, emoji, the CJK
  * extensions: nearly all text), valid in context unless a char is not LOCAL (its own alignment is not
@@ -119,18 +120,10 @@ static const tt_norm_set *step_removes(uint8_t kind) {
          : kind == TP_NORM_STRIP_ACCENTS ? &tt_norm_strip_accents : kind == TP_NORM_NMT ? &tt_norm_nmt_remove : NULL;
 }
 
-static size_t utf8_put(uint8_t *p, uint32_t c) {
-    if (c < 0x80) { p[0] = (uint8_t)c; return 1; }
-    if (c < 0x800) { p[0] = 0xC0 | (c >> 6); p[1] = 0x80 | (c & 0x3F); return 2; }
-    if (c < 0x10000) { p[0] = 0xE0 | (c >> 12); p[1] = 0x80 | ((c >> 6) & 0x3F); p[2] = 0x80 | (c & 0x3F); return 3; }
-    p[0] = 0xF0 | (c >> 18); p[1] = 0x80 | ((c >> 12) & 0x3F); p[2] = 0x80 | ((c >> 6) & 0x3F); p[3] = 0x80 | (c & 0x3F);
-    return 4;
-}
-
 /* Rust char::is_whitespace: the engine's WS property of the char's atom. */
 static int is_whitespace(uint32_t c) {
     uint8_t bytes[4], tags[4];
-    size_t n = utf8_put(bytes, c);
+    size_t n = utf8_encode(c, bytes);
     tp_engine->classify(TT_ALPHABET_ATOMS, bytes, n, tags, NULL);
     return (tp_engine->atom_props[tags[0]] & TT_PROP_WS) != 0;
 }
@@ -186,14 +179,6 @@ static void compose(chars *out, int32_t *change, const uint32_t *rank) {
     out->n = o;
 }
 
-static uint32_t utf8_get(const uint8_t *p, size_t *len) {
-    uint8_t b = p[0];
-    if (b < 0x80) { *len = 1; return b; }
-    if (b < 0xE0) { *len = 2; return ((uint32_t)(b & 0x1F) << 6) | (p[1] & 0x3F); }
-    if (b < 0xF0) { *len = 3; return ((uint32_t)(b & 0x0F) << 12) | ((uint32_t)(p[1] & 0x3F) << 6) | (p[2] & 0x3F); }
-    *len = 4;
-    return ((uint32_t)(b & 0x07) << 18) | ((uint32_t)(p[1] & 0x3F) << 12) | ((uint32_t)(p[2] & 0x3F) << 6) | (p[3] & 0x3F);
-}
 
 /* Stock's transform rule: a char with change c <= 0 takes the next unconsumed input char's range and
  * consumes 1 - c of them, an inserted one (c > 0) takes the last consumed range ([0, 0) if none).
@@ -316,7 +301,7 @@ static void apply(const step *st, const chars *in, chars *out, int32_t *change, 
         } else if (kind == TP_NORM_BYTE_LEVEL) { /* every byte's char keeps the char's range (stock: the
                                                  * first replaces it, the others are inserted after it) */
             uint8_t bytes[4];
-            size_t n = utf8_put(bytes, c);
+            size_t n = utf8_encode(c, bytes);
             for (size_t k = 0; k < n; k++) push(out, st->content[bytes[k]], s, e);
         } else if (kind == TP_NORM_CHINESE) {
             int pad = in_set(&tt_norm_chinese, c);
@@ -409,7 +394,7 @@ static int emit_replacement(const step *st, long at, size_t old, chars *out, int
     size_t added = 0;
     while (p < end && *p) {
         size_t n;
-        uint32_t c = utf8_get(p, &n);
+        uint32_t c = utf8_decode(p, &n);
         change[out->n] = 0;
         push(out, c, 0, 0);
         p += n;
@@ -432,9 +417,9 @@ static int precompiled(const step *st, const chars *in, chars *out, int32_t *cha
     uint8_t buf[8];
     for (size_t i = 0; i < in->n;) {
         size_t end = grapheme_end(in->cp, in->n, i), len = 0;
-        for (size_t k = i; k < end && len < 6; k++) len += utf8_put(buf, in->cp[k]);
+        for (size_t k = i; k < end && len < 6; k++) len += utf8_encode(in->cp[k], buf);
         if (len < 6) {
-            for (size_t k = i, b = 0; k < end; k++) b += utf8_put(buf + b, in->cp[k]);
+            for (size_t k = i, b = 0; k < end; k++) b += utf8_encode(in->cp[k], buf + b);
             long at = trie_first(st->trie, st->trie_n, buf, len);
             if (at >= 0) {
                 shifted |= emit_replacement(st, at, end - i, out, change, mid_text ? &skip : NULL);
@@ -443,7 +428,7 @@ static int precompiled(const step *st, const chars *in, chars *out, int32_t *cha
             }
         }
         for (; i < end; i++) {
-            long at = trie_first(st->trie, st->trie_n, buf, utf8_put(buf, in->cp[i]));
+            long at = trie_first(st->trie, st->trie_n, buf, utf8_encode(in->cp[i], buf));
             if (at >= 0) shifted |= emit_replacement(st, at, 1, out, change, mid_text ? &skip : NULL);
             else { change[out->n] = 0; push(out, in->cp[i], 0, 0); }
         }
@@ -488,7 +473,7 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
     in->n = 0;
     for (size_t pos = 0; pos < len;) {
         size_t n;
-        uint32_t c = utf8_get(text + pos, &n);
+        uint32_t c = utf8_decode(text + pos, &n);
         push(in, c, (uint32_t)pos, (uint32_t)(pos + n));
         pos += n;
     }
@@ -519,7 +504,7 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
     if (out_reserve(s, at + in->n * 4 + 1)) return -1;
     size_t o = at;
     for (size_t i = 0; i < in->n; i++) {
-        size_t n = utf8_put(s->out + o, in->cp[i]);
+        size_t n = utf8_encode(in->cp[i], s->out + o);
         for (size_t b = 0; b < n; b++) { s->from[o + b] = (uint32_t)(base + in->start[i]); s->to[o + b] = (uint32_t)(base + in->end[i]); }
         o += n;
     }
@@ -531,7 +516,7 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
 static uint8_t flags_at(const tp_normalizer *nz, const uint8_t *text, size_t pos, uint32_t *c, size_t *n) {
     *c = text[pos];
     *n = 1;
-    if (*c >= 0x80) *c = utf8_get(text + pos, n);
+    if (*c >= 0x80) *c = utf8_decode(text + pos, n);
     return *c < TABLE_CHARS ? nz->char_flags[*c] : 0;
 }
 
@@ -639,7 +624,7 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
     }
     memcpy(s->joined, nz->prefix, p);
     memcpy(s->joined + p, text, len);
-    utf8_get(text, &first);
+    utf8_decode(text, &first);
     int rc = nz->per_char ? normalize_by_table_or_clusters(nz, s, s->joined, p + len, out_len)
                           : normalize_chars(nz, s, s->joined, p + len, 0, 0, out_len, NULL);
     for (size_t b = 0; rc == 0 && b < *out_len; b++) {
@@ -684,7 +669,7 @@ static int build_char_table(tp_normalizer *nz) {
     if (!s || !nz->per_char || !nz->char_flags || !nz->pool) { tp_norm_scratch_free(s); return -1; }
     for (uint32_t c = 0; c < TABLE_CHARS; c++) {
         uint8_t bytes[4];
-        size_t n = utf8_put(bytes, c), out_len;
+        size_t n = utf8_encode(c, bytes), out_len;
         char_info info = {0, 0, 0, 0, 0};
         nz->per_char[c] = 0;
         if (c >= 0xD800 && c < 0xE000) continue; /* not in valid UTF-8: never looked up */
@@ -715,7 +700,7 @@ static int build_char_table(tp_normalizer *nz) {
 static uint32_t *code_points(const uint8_t *text, size_t len, size_t *n) {
     uint32_t *cps = malloc((len ? len : 1) * 4);
     *n = 0;
-    for (size_t pos = 0, k; cps && pos < len; pos += k) cps[(*n)++] = utf8_get(text + pos, &k);
+    for (size_t pos = 0, k; cps && pos < len; pos += k) cps[(*n)++] = utf8_decode(text + pos, &k);
     return cps;
 }
 

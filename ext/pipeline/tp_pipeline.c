@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_alloc.h"
+#include "grow.h"
 #include "tp_pool.h"
+#include "utf8.h"
 
 #define GROUP_PIECES 64 /* pieces whose words go to the model together (their lookups overlap) */
 
@@ -74,7 +75,7 @@ void tp_columns_free(tp_columns *c) {
 
 /* Grow *column to cap elements of size bytes when kept, else drop it; columns are NULL or of capacity cap. */
 static int grow_column(void *column, int kept, size_t cap, size_t size) {
-    if (kept) return tp_grow(column, cap, size);
+    if (kept) return grow_to(column, cap, size);
     free(*(void **)column);
     *(void **)column = NULL;
     return 0;
@@ -84,7 +85,7 @@ int tp_columns_reserve(tp_columns *c, size_t extra) {
     if (c->n + extra <= c->cap) return 0;
     size_t cap = c->cap ? c->cap : 256;
     while (cap < c->n + extra) cap *= 2;
-    if (tp_grow(&c->ids, cap, 4) || grow_column(&c->offsets, !c->no_offsets, cap, 16) ||
+    if (grow_to(&c->ids, cap, 4) || grow_column(&c->offsets, !c->no_offsets, cap, 16) ||
         grow_column(&c->type_ids, !c->lean, cap, 4) || grow_column(&c->special, !c->lean, cap, 1) ||
         grow_column(&c->words, !c->lean, cap, 4)) return -1;
     c->cap = cap;
@@ -110,33 +111,16 @@ typedef struct {
     size_t pos, chars; /* chars = char starts in [0, pos) */
 } char_cursor;
 
-/* Char starts among the first n (1..8) of these 8 bytes: the bytes that are not 10xxxxxx. */
-static size_t char_starts(const uint8_t *bytes8, size_t n) {
-    uint64_t bytes;
-    memcpy(&bytes, bytes8, 8);
-    uint64_t continuation = (bytes & ~(bytes << 1) & 0x8080808080808080ULL) >> 7; /* one bit per byte */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    if (n < 8) continuation >>= 8 * (8 - n);
-#else
-    if (n < 8) continuation &= (1ULL << (8 * n)) - 1;
-#endif
-    return n - (size_t)((continuation * 0x0101010101010101ULL) >> 56); /* sum of the byte bits */
-}
-
 static size_t chars_before(char_cursor *cur, size_t pos) {
     const uint8_t *text = cur->text;
     size_t at = cur->pos, chars = cur->chars; /* locals: the column stores may alias *cur */
     for (; at > pos; at--) chars -= (text[at - 1] & 0xC0) != 0x80; /* overlapping added tokens */
-    for (; at + 8 <= pos; at += 8) chars += char_starts(text + at, 8);
-    if (at < pos && at + 8 <= cur->len) { chars += char_starts(text + at, pos - at); at = pos; }
+    for (; at + 8 <= pos; at += 8) chars += 8 - utf8_continuations8(text + at, 8);
+    if (at < pos && at + 8 <= cur->len) { chars += pos - at - utf8_continuations8(text + at, pos - at); at = pos; }
     for (; at < pos; at++) chars += (text[at] & 0xC0) != 0x80;
     cur->pos = at;
     cur->chars = chars;
     return chars;
-}
-
-static size_t utf8_len(uint8_t lead) {
-    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
 }
 
 typedef struct {
@@ -249,7 +233,7 @@ static int render_group(const tp_pipeline *p, tp_workspace *ws, const uint8_t *t
         pw->end = base + pieces[j].end;
         pw->prefix = (pieces[j].flags & TT_PIECE_PREFIX) ? 1 : 0;
         /* the prefix char aligns to the char it precedes (also when the piece is only the prefix) */
-        pw->prefix_end = pw->start + (pw->start < limit ? utf8_len(text[pw->start]) : 0);
+        pw->prefix_end = pw->start + (pw->start < limit ? utf8_char_len(text[pw->start]) : 0);
         pw->rendered = at;
         size_t len = pw->end - pw->start + pw->prefix;
         if (p->n_replacement) {
@@ -554,18 +538,8 @@ static inline __attribute__((always_inline)) long utf8_of(const void *data, int 
         i = run;
         if (i >= len) break;
         uint32_t c = unit_at(data, unit, i++);
-        if (c < 0x80) {
-            *o++ = (uint8_t)c;
-        } else if (c < 0x800) {
-            *o++ = (uint8_t)(0xC0 | c >> 6); *o++ = (uint8_t)(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            if (c >= 0xD800 && c < 0xE000) return -1;
-            *o++ = (uint8_t)(0xE0 | c >> 12); *o++ = (uint8_t)(0x80 | (c >> 6 & 0x3F));
-            *o++ = (uint8_t)(0x80 | (c & 0x3F));
-        } else {
-            *o++ = (uint8_t)(0xF0 | c >> 18); *o++ = (uint8_t)(0x80 | (c >> 12 & 0x3F));
-            *o++ = (uint8_t)(0x80 | (c >> 6 & 0x3F)); *o++ = (uint8_t)(0x80 | (c & 0x3F));
-        }
+        if (c - 0xD800u < 0x800u) return -1;
+        o += utf8_encode(c, o);
     }
     return (long)(o - out);
 }
@@ -584,11 +558,7 @@ static int text_bytes(tp_workspace *ws, const tp_text *t, const uint8_t **bytes,
         *len = t->len;
         return 0;
     }
-    size_t need = t->len * 4 + 1;
-    if (need > ws->utf8_cap) {
-        if (tp_grow(&ws->utf8, tp_capacity(ws->utf8_cap, need), 1)) return -1;
-        ws->utf8_cap = tp_capacity(ws->utf8_cap, need);
-    }
+    if (grow_reserve(&ws->utf8, &ws->utf8_cap, t->len * 4 + 1, 1)) return -1;
     long n = utf8_of_units(t, ws->utf8);
     if (n < 0) return TP_TEXT_SURROGATE;
     *bytes = ws->utf8;

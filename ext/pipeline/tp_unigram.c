@@ -1,28 +1,21 @@
-/* The vocabulary is a byte trie in one open-addressing table of edges (parent node, byte) -> child, so a
- * common-prefix search from each char boundary is one walk. */
+/* The vocabulary is a byte trie (tp_trie.h), so a common-prefix search from each char boundary is one walk. */
 #include "tp_unigram.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_alloc.h"
+#include "grow.h"
 #include "tp_hash.h"
+#include "tp_trie.h"
 #include "tp_word_cache.h"
+#include "utf8.h"
 
-#define NO_TOKEN UINT32_MAX
+#define NO_TOKEN TP_TRIE_NO_TOKEN
 #define UNK_PENALTY 10.0
 
-typedef struct {
-    uint64_t key; /* parent node << 8 | byte, + 1 (0 = empty) */
-    uint32_t child;
-} edge;
-
 struct tp_unigram {
-    edge *edges;
-    size_t edge_mask;
-    uint32_t *token_of; /* per trie node: the id of the piece ending there, or NO_TOKEN */
-    double *score_of;   /* per trie node: that id's score */
-    uint32_t n_nodes;
+    tp_trie trie;     /* per node: the id of the piece ending there */
+    double *score_of; /* per trie node: that id's score */
     uint32_t unk_id;
     double unk_score;
     int byte_fallback;
@@ -48,35 +41,11 @@ struct tp_unigram_scratch {
     tp_word_cache cache;
 };
 
-static uint32_t child_of(const tp_unigram *m, uint32_t node, uint8_t byte) {
-    uint64_t key = (((uint64_t)node << 8) | byte) + 1;
-    for (size_t i = tp_mix64(key) & m->edge_mask;; i = (i + 1) & m->edge_mask) {
-        if (m->edges[i].key == key) return m->edges[i].child;
-        if (!m->edges[i].key) return 0; /* the root is never a child */
-    }
-}
-
-static uint32_t insert(tp_unigram *m, const uint8_t *bytes, size_t len) {
-    uint32_t node = 0;
-    for (size_t b = 0; b < len; b++) {
-        uint64_t key = (((uint64_t)node << 8) | bytes[b]) + 1;
-        size_t i = tp_mix64(key) & m->edge_mask;
-        while (m->edges[i].key && m->edges[i].key != key) i = (i + 1) & m->edge_mask;
-        if (!m->edges[i].key) {
-            m->edges[i].key = key;
-            m->edges[i].child = m->n_nodes;
-            m->token_of[m->n_nodes++] = NO_TOKEN;
-        }
-        node = m->edges[i].child;
-    }
-    return node;
-}
-
 /* The id of the piece exactly word[0, len), or NO_TOKEN. */
 static uint32_t lookup(const tp_unigram *m, const uint8_t *word, size_t len) {
     uint32_t node = 0;
-    for (size_t b = 0; b < len && (b == 0 || node); b++) node = child_of(m, node, word[b]);
-    return len && node ? m->token_of[node] : NO_TOKEN;
+    for (size_t b = 0; b < len && (b == 0 || node); b++) node = tp_trie_child(&m->trie, node, word[b]);
+    return len && node ? m->trie.token_of[node] : NO_TOKEN;
 }
 
 tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, const double *scores, uint32_t n,
@@ -90,22 +59,17 @@ tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, c
         total += lens[i];
         if (scores[i] < min_score) min_score = scores[i];
     }
-    size_t max_nodes = total + 1, size = 16;
-    while (size < 2 * max_nodes) size *= 2;
-    m->edges = calloc(size, sizeof(edge));
-    m->token_of = malloc(max_nodes * sizeof(uint32_t));
-    if (!m->edges || !m->token_of) { tp_unigram_free(m); return NULL; }
-    m->edge_mask = size - 1;
-    m->token_of[0] = NO_TOKEN;
-    m->n_nodes = 1;
+    if (total + 1 >= UINT32_MAX || tp_trie_init(&m->trie, total + 1, 1)) { tp_unigram_free(m); return NULL; }
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t node = insert(m, tokens[i], lens[i]);
-        if (node) m->token_of[node] = i; /* the empty piece is never matched */
+        uint32_t node = tp_trie_insert(&m->trie, 0, tokens[i], lens[i]);
+        if (node) m->trie.token_of[node] = i; /* the empty piece is never matched */
     }
-    m->score_of = malloc((size_t)m->n_nodes * sizeof(double));
+    if (tp_trie_shrink(&m->trie)) { tp_unigram_free(m); return NULL; }
+    const uint32_t *token_of = m->trie.token_of;
+    m->score_of = malloc((size_t)m->trie.n_nodes * sizeof(double));
     if (!m->score_of) { tp_unigram_free(m); return NULL; }
-    for (uint32_t node = 0; node < m->n_nodes; node++)
-        m->score_of[node] = m->token_of[node] == NO_TOKEN ? 0.0 : scores[m->token_of[node]];
+    for (uint32_t node = 0; node < m->trie.n_nodes; node++)
+        m->score_of[node] = token_of[node] == NO_TOKEN ? 0.0 : scores[token_of[node]];
     m->unk_id = unk_id == n ? TP_UNIGRAM_RAISES : unk_id;
     m->unk_score = min_score - UNK_PENALTY;
     m->byte_fallback = byte_fallback;
@@ -119,8 +83,7 @@ tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, c
 
 void tp_unigram_free(tp_unigram *m) {
     if (!m) return;
-    free(m->edges);
-    free(m->token_of);
+    tp_trie_free(&m->trie);
     free(m->score_of);
     free(m);
 }
@@ -140,26 +103,22 @@ void tp_unigram_scratch_free(tp_unigram_scratch *s) {
 
 static int reserve(tp_unigram_scratch *s, size_t tokens, size_t words, size_t longest) {
     if (tokens > s->cap) {
-        size_t cap = tp_capacity(s->cap, tokens);
-        if (tp_grow(&s->ids, cap, 4) || tp_grow(&s->starts, cap, 4) || tp_grow(&s->ends, cap, 4)) return -1;
+        size_t cap = grow_capacity(s->cap, tokens);
+        if (grow_to(&s->ids, cap, 4) || grow_to(&s->starts, cap, 4) || grow_to(&s->ends, cap, 4)) return -1;
         s->cap = cap;
     }
     if (words > s->words_cap) {
-        size_t cap = tp_capacity(s->words_cap, words);
-        if (tp_grow(&s->first, cap, 4) || tp_grow(&s->count, cap, 4) || tp_grow(&s->hash, cap, 8)) return -1;
+        size_t cap = grow_capacity(s->words_cap, words);
+        if (grow_to(&s->first, cap, 4) || grow_to(&s->count, cap, 4) || grow_to(&s->hash, cap, 8)) return -1;
         s->words_cap = cap;
     }
     if (longest + 1 > s->best_cap) {
-        size_t cap = tp_capacity(s->best_cap, longest + 1);
-        if (tp_grow(&s->best, cap, sizeof(best_node)) || tp_grow(&s->path_start, cap, 4) ||
-            tp_grow(&s->path_end, cap, 4) || tp_grow(&s->path_id, cap, 4)) return -1;
+        size_t cap = grow_capacity(s->best_cap, longest + 1);
+        if (grow_to(&s->best, cap, sizeof(best_node)) || grow_to(&s->path_start, cap, 4) ||
+            grow_to(&s->path_end, cap, 4) || grow_to(&s->path_id, cap, 4)) return -1;
         s->best_cap = cap;
     }
     return 0;
-}
-
-static size_t utf8_len(uint8_t lead) {
-    return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
 }
 
 static void consider(best_node *target, double score, size_t start, uint32_t id) {
@@ -177,13 +136,13 @@ static size_t viterbi(const tp_unigram *m, tp_unigram_scratch *s, const uint8_t 
     for (size_t b = 0; b <= len; b++) best[b] = (best_node){0.0, -1, 0};
     for (size_t start = 0; start < len;) {
         double here = best[start].score;
-        size_t char_len = utf8_len(word[start]);
+        size_t char_len = utf8_char_len(word[start]);
         int single = 0;
         uint32_t node = 0;
         for (size_t b = start; b < len; b++) {
-            node = child_of(m, node, word[b]);
+            node = tp_trie_child(&m->trie, node, word[b]);
             if (!node) break;
-            uint32_t id = m->token_of[node];
+            uint32_t id = m->trie.token_of[node];
             if (id == NO_TOKEN) continue;
             consider(&best[b + 1], m->score_of[node] + here, start, id);
             single |= b + 1 - start == char_len;

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tp_alloc.h"
+#include "grow.h"
 #include "tp_hash.h"
+#include "tp_trie.h"
 #include "tp_word_cache.h"
+#include "utf8.h"
 
 typedef struct {
     uint64_t hash;
@@ -18,20 +20,10 @@ typedef struct {
     uint32_t len, id;
 } slot;
 
-#define NO_TOKEN UINT32_MAX
-
-typedef struct {
-    uint32_t key;   /* parent node << 8 | byte, + 1 (0 = empty) */
-    uint32_t child;
-} edge;
-
 struct tp_wordpiece {
     slot *slots;
     size_t mask;
-    edge *edges;
-    size_t edge_mask;
-    uint32_t *token_of; /* per trie node: the id ending there, or NO_TOKEN */
-    uint32_t n_nodes;   /* node 0: word-start root, node 1: continuation root */
+    tp_trie trie; /* WordPiece; roots: 0 at a word's start, 1 after it (the prefix stripped) */
     uint8_t *arena;
     uint8_t prefix[64];
     size_t prefix_len, max_chars;
@@ -57,72 +49,19 @@ static const slot *find(const tp_wordpiece *wp, const uint8_t *bytes, size_t len
     }
 }
 
-static uint32_t child_of(const tp_wordpiece *wp, uint32_t node, uint8_t byte) {
-    uint32_t key = ((node << 8) | byte) + 1;
-    for (size_t i = tp_mix64(key) & wp->edge_mask;; i = (i + 1) & wp->edge_mask) {
-        if (wp->edges[i].key == key) return wp->edges[i].child;
-        if (!wp->edges[i].key) return 0; /* node 0 is a root, never a child */
-    }
-}
-
-static void insert(tp_wordpiece *wp, uint32_t node, const uint8_t *bytes, size_t len, uint32_t id) {
-    for (size_t b = 0; b < len; b++) {
-        uint32_t key = ((node << 8) | bytes[b]) + 1;
-        size_t i = tp_mix64(key) & wp->edge_mask;
-        while (wp->edges[i].key && wp->edges[i].key != key) i = (i + 1) & wp->edge_mask;
-        if (!wp->edges[i].key) {
-            wp->edges[i].key = key;
-            wp->edges[i].child = wp->n_nodes;
-            wp->token_of[wp->n_nodes++] = NO_TOKEN;
-        }
-        node = wp->edges[i].child;
-    }
-    wp->token_of[node] = id;
-}
-
-static size_t edge_table_size(size_t edges) {
-    size_t size = 16;
-    while (size < 2 * edges) size *= 2;
-    return size;
-}
-
-/* The trie is built in a table sized for the worst case (every byte a node), then moved to one sized for
- * the edges it has: a quarter of the memory for real vocabularies, so more of a walk stays in cache. */
-static int shrink_edges(tp_wordpiece *wp) {
-    size_t old_size = wp->edge_mask + 1, size = edge_table_size(wp->n_nodes);
-    edge *edges = calloc(size, sizeof(edge)), *old = wp->edges;
-    if (!edges) return -1;
-    for (size_t k = 0; k < old_size; k++) {
-        if (!old[k].key) continue;
-        size_t i = tp_mix64(old[k].key) & (size - 1);
-        while (edges[i].key) i = (i + 1) & (size - 1);
-        edges[i] = old[k];
-    }
-    free(old);
-    wp->edges = edges;
-    wp->edge_mask = size - 1;
-    return 0;
-}
-
 static int build_trie(tp_wordpiece *wp, const uint8_t *const *tokens, const uint32_t *lens, const uint32_t *ids,
                       size_t n, size_t total_bytes) {
-    size_t max_nodes = 2 + 2 * total_bytes, size = edge_table_size(max_nodes);
-    if (max_nodes >= (1u << 24)) return -1; /* node ids must fit beside the byte in 32 bits */
-    wp->edges = calloc(size, sizeof(edge));
-    wp->token_of = malloc(max_nodes * sizeof(uint32_t));
-    if (!wp->edges || !wp->token_of) return -1;
-    wp->edge_mask = size - 1;
-    wp->token_of[0] = wp->token_of[1] = NO_TOKEN;
-    wp->n_nodes = 2;
+    size_t max_nodes = 2 + 2 * total_bytes;
+    if (max_nodes >= UINT32_MAX || tp_trie_init(&wp->trie, max_nodes, 2)) return -1;
     for (size_t i = 0; i < n; i++) {
         if (lens[i] == 0) continue;
-        insert(wp, 0, tokens[i], lens[i], ids[i]);
-        if (lens[i] > wp->prefix_len && memcmp(tokens[i], wp->prefix, wp->prefix_len) == 0)
-            insert(wp, 1, tokens[i] + wp->prefix_len, lens[i] - wp->prefix_len, ids[i]);
+        wp->trie.token_of[tp_trie_insert(&wp->trie, 0, tokens[i], lens[i])] = ids[i];
+        if (lens[i] > wp->prefix_len && memcmp(tokens[i], wp->prefix, wp->prefix_len) == 0) {
+            uint32_t node = tp_trie_insert(&wp->trie, 1, tokens[i] + wp->prefix_len, lens[i] - wp->prefix_len);
+            wp->trie.token_of[node] = ids[i];
+        }
     }
-    uint32_t *token_of = realloc(wp->token_of, (size_t)wp->n_nodes * sizeof(uint32_t));
-    if (token_of) wp->token_of = token_of;
-    return shrink_edges(wp);
+    return tp_trie_shrink(&wp->trie);
 }
 
 static int build_hash(tp_wordpiece *wp, const uint8_t *const *tokens, const uint32_t *lens, const uint32_t *ids,
@@ -170,8 +109,7 @@ void tp_wordpiece_free(tp_wordpiece *wp) {
     if (!wp) return;
     free(wp->slots);
     free(wp->arena);
-    free(wp->edges);
-    free(wp->token_of);
+    tp_trie_free(&wp->trie);
     free(wp);
 }
 
@@ -189,22 +127,16 @@ void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s) {
 
 static int reserve(tp_wordpiece_scratch *s, size_t tokens, size_t words) {
     if (tokens > s->cap) {
-        size_t cap = tp_capacity(s->cap, tokens);
-        if (tp_grow(&s->ids, cap, 4) || tp_grow(&s->starts, cap, 4) || tp_grow(&s->ends, cap, 4)) return -1;
+        size_t cap = grow_capacity(s->cap, tokens);
+        if (grow_to(&s->ids, cap, 4) || grow_to(&s->starts, cap, 4) || grow_to(&s->ends, cap, 4)) return -1;
         s->cap = cap;
     }
     if (words > s->words_cap) {
-        size_t cap = tp_capacity(s->words_cap, words);
-        if (tp_grow(&s->first, cap, 4) || tp_grow(&s->count, cap, 4) || tp_grow(&s->hash, cap, 8)) return -1;
+        size_t cap = grow_capacity(s->words_cap, words);
+        if (grow_to(&s->first, cap, 4) || grow_to(&s->count, cap, 4) || grow_to(&s->hash, cap, 8)) return -1;
         s->words_cap = cap;
     }
     return 0;
-}
-
-static size_t count_chars(const uint8_t *word, size_t len) {
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++) n += (word[i] & 0xC0) != 0x80;
-    return n;
 }
 
 /* End of the longest vocabulary entry (prefixed unless at the word start) starting at `start`, or 0. */
@@ -212,9 +144,9 @@ static size_t longest(const tp_wordpiece *wp, const uint8_t *word, size_t len, s
     uint32_t node = start ? 1 : 0;
     size_t best = 0;
     for (size_t b = start; b < len; b++) {
-        node = child_of(wp, node, word[b]);
+        node = tp_trie_child(&wp->trie, node, word[b]);
         if (!node) break;
-        if (wp->token_of[node] != NO_TOKEN) { best = b + 1; *id = wp->token_of[node]; }
+        if (wp->trie.token_of[node] != TP_TRIE_NO_TOKEN) { best = b + 1; *id = wp->trie.token_of[node]; }
     }
     return best;
 }
@@ -229,7 +161,7 @@ static size_t split_word(const tp_wordpiece *wp, const uint8_t *word, size_t len
         ids[0] = hit->id; starts[0] = 0; ends[0] = (uint32_t)len;
         return 1;
     }
-    if (count_chars(word, len) > wp->max_chars) goto unknown;
+    if (utf8_count_chars(word, len) > wp->max_chars) goto unknown;
     for (size_t start = 0; start < len;) {
         uint32_t id;
         size_t end = longest(wp, word, len, start, &id);

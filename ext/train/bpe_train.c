@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 typedef struct {
     uint32_t left, right;
     int64_t count;
@@ -17,7 +19,7 @@ typedef struct {
     uint32_t pair;
 } heap_entry;
 
-struct tt_bpe {
+struct bpe_trainer {
     uint32_t byte_base;
     /* words: symbols[sym_start[w] .. sym_start[w] + sym_len[w]) */
     uint32_t *symbols;
@@ -52,20 +54,9 @@ struct tt_bpe {
     int64_t step;
 };
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem) {
-    if (need <= *cap) return 0;
-    size_t cap2 = *cap ? *cap : 16;
-    while (cap2 < need) cap2 *= 2;
-    void *p = realloc(*buf, cap2 * elem);
-    if (!p) return -1;
-    *buf = p;
-    *cap = cap2;
-    return 0;
-}
-
 static int grow32(void **buf, uint32_t *cap, size_t need, size_t elem) {
     size_t c = *cap;
-    if (grow(buf, &c, need, elem)) return -1;
+    if (grow_reserve(buf, &c, need, elem)) return -1;
     *cap = (uint32_t)c;
     return 0;
 }
@@ -86,14 +77,14 @@ static uint64_t hash_bytes(const uint8_t *s, size_t n) {
 
 /* ------------------------------------------------------------------ tokens */
 
-static const uint8_t *tok_bytes(const tt_bpe *b, uint32_t id, size_t *len) {
+static const uint8_t *tok_bytes(const bpe_trainer *b, uint32_t id, size_t *len) {
     *len = b->tok_len[id];
     return b->arena + b->tok_off[id];
 }
 
-static void tok_table_insert(tt_bpe *b, uint32_t id);
+static void tok_table_insert(bpe_trainer *b, uint32_t id);
 
-static int tok_table_rehash(tt_bpe *b) {
+static int tok_table_rehash(bpe_trainer *b) {
     size_t cap = b->tok_table_cap ? b->tok_table_cap * 2 : 1024;
     uint32_t *t = calloc(cap, sizeof *t);
     if (!t) return -1;
@@ -104,7 +95,7 @@ static int tok_table_rehash(tt_bpe *b) {
     return 0;
 }
 
-static void tok_table_insert(tt_bpe *b, uint32_t id) {
+static void tok_table_insert(bpe_trainer *b, uint32_t id) {
     size_t len;
     const uint8_t *s = tok_bytes(b, id, &len);
     size_t mask = b->tok_table_cap - 1, i = hash_bytes(s, len) & mask;
@@ -112,7 +103,7 @@ static void tok_table_insert(tt_bpe *b, uint32_t id) {
     b->tok_table[i] = id + 1;
 }
 
-static int64_t tok_find(const tt_bpe *b, const uint8_t *s, size_t len) {
+static int64_t tok_find(const bpe_trainer *b, const uint8_t *s, size_t len) {
     size_t mask = b->tok_table_cap - 1, i = hash_bytes(s, len) & mask;
     for (; b->tok_table[i]; i = (i + 1) & mask) {
         uint32_t id = b->tok_table[i] - 1;
@@ -124,7 +115,7 @@ static int64_t tok_find(const tt_bpe *b, const uint8_t *s, size_t len) {
 }
 
 /* Appends a token whose bytes are already at the end of the arena (arena_len - len). */
-static int64_t tok_add_tail(tt_bpe *b, size_t len) {
+static int64_t tok_add_tail(bpe_trainer *b, size_t len) {
     if (b->n_tokens == b->cap_tokens) {
         uint32_t cap = b->cap_tokens * 2;
         size_t *off = realloc(b->tok_off, cap * sizeof(size_t));
@@ -143,9 +134,9 @@ static int64_t tok_add_tail(tt_bpe *b, size_t len) {
 }
 
 /* The id of left+right: an existing token with those bytes, or a new one. */
-static int64_t tok_concat(tt_bpe *b, uint32_t left, uint32_t right) {
+static int64_t tok_concat(bpe_trainer *b, uint32_t left, uint32_t right) {
     size_t ll = b->tok_len[left], lr = b->tok_len[right];
-    if (grow((void **)&b->arena, &b->arena_cap, b->arena_len + ll + lr, 1)) return -1;
+    if (grow_reserve(&b->arena, &b->arena_cap, b->arena_len + ll + lr, 1)) return -1;
     memcpy(b->arena + b->arena_len, b->arena + b->tok_off[left], ll);
     memcpy(b->arena + b->arena_len + ll, b->arena + b->tok_off[right], lr);
     int64_t found = tok_find(b, b->arena + b->arena_len, ll + lr);
@@ -158,14 +149,14 @@ static int64_t tok_concat(tt_bpe *b, uint32_t left, uint32_t right) {
 
 static uint64_t pair_key(uint32_t l, uint32_t r) { return ((uint64_t)l << 32) | r; }
 
-static void pair_table_place(tt_bpe *b, uint32_t idx) {
+static void pair_table_place(bpe_trainer *b, uint32_t idx) {
     size_t mask = b->pair_table_cap - 1;
     size_t i = mix64(pair_key(b->pairs[idx].left, b->pairs[idx].right)) & mask;
     while (b->pair_table[i]) i = (i + 1) & mask;
     b->pair_table[i] = idx + 1;
 }
 
-static int pair_table_rehash(tt_bpe *b) {
+static int pair_table_rehash(bpe_trainer *b) {
     size_t cap = b->pair_table_cap ? b->pair_table_cap * 2 : 4096;
     uint32_t *t = calloc(cap, sizeof *t);
     if (!t) return -1;
@@ -177,7 +168,7 @@ static int pair_table_rehash(tt_bpe *b) {
 }
 
 /* Index of pair (l, r), created with count 0 when absent; -1 on OOM. */
-static int64_t pair_get(tt_bpe *b, uint32_t l, uint32_t r) {
+static int64_t pair_get(bpe_trainer *b, uint32_t l, uint32_t r) {
     size_t mask = b->pair_table_cap - 1, i = mix64(pair_key(l, r)) & mask;
     for (; b->pair_table[i]; i = (i + 1) & mask) {
         pair_t *p = &b->pairs[b->pair_table[i] - 1];
@@ -205,12 +196,12 @@ static int pair_add_word(pair_t *p, uint32_t word) {
 }
 
 /* Records the pair's count before its first change in this step, so increases can be pushed. */
-static int pair_touch(tt_bpe *b, uint32_t idx) {
+static int pair_touch(bpe_trainer *b, uint32_t idx) {
     pair_t *p = &b->pairs[idx];
     if (p->step_seen == b->step) return 0;
     p->step_seen = b->step;
     p->count_before_step = p->count;
-    if (grow((void **)&b->touched, &b->cap_touched, b->n_touched + 1, sizeof(uint32_t))) return -1;
+    if (grow_reserve(&b->touched, &b->cap_touched, b->n_touched + 1, sizeof(uint32_t))) return -1;
     b->touched[b->n_touched++] = idx;
     return 0;
 }
@@ -224,7 +215,7 @@ static int bytes_cmp(const uint8_t *a, size_t la, const uint8_t *b, size_t lb) {
 }
 
 /* 1 when x must be merged before y: higher count, then smaller left bytes, then smaller right. */
-static int heap_before(const tt_bpe *b, const heap_entry *x, const heap_entry *y) {
+static int heap_before(const bpe_trainer *b, const heap_entry *x, const heap_entry *y) {
     if (x->count != y->count) return x->count > y->count;
     const pair_t *px = &b->pairs[x->pair], *py = &b->pairs[y->pair];
     size_t l1, l2;
@@ -236,8 +227,8 @@ static int heap_before(const tt_bpe *b, const heap_entry *x, const heap_entry *y
     return bytes_cmp(s1, l1, s2, l2) < 0;
 }
 
-static int heap_push(tt_bpe *b, int64_t count, uint32_t pair) {
-    if (grow((void **)&b->heap, &b->heap_cap, b->heap_len + 1, sizeof(heap_entry))) return -1;
+static int heap_push(bpe_trainer *b, int64_t count, uint32_t pair) {
+    if (grow_reserve(&b->heap, &b->heap_cap, b->heap_len + 1, sizeof(heap_entry))) return -1;
     size_t i = b->heap_len++;
     heap_entry e = {count, pair};
     while (i > 0) {
@@ -250,7 +241,7 @@ static int heap_push(tt_bpe *b, int64_t count, uint32_t pair) {
     return 0;
 }
 
-static heap_entry heap_pop(tt_bpe *b) {
+static heap_entry heap_pop(bpe_trainer *b) {
     heap_entry top = b->heap[0], last = b->heap[--b->heap_len];
     size_t i = 0, n = b->heap_len;
     for (;;) {
@@ -267,7 +258,7 @@ static heap_entry heap_pop(tt_bpe *b) {
 
 /* ------------------------------------------------------------------ build */
 
-void tt_bpe_free(tt_bpe *b) {
+void bpe_trainer_free(bpe_trainer *b) {
     if (!b) return;
     for (uint32_t i = 0; i < b->n_pairs; i++) free(b->pairs[i].words);
     free(b->symbols); free(b->sym_start); free(b->sym_len); free(b->word_count); free(b->word_stamp);
@@ -276,7 +267,7 @@ void tt_bpe_free(tt_bpe *b) {
     free(b);
 }
 
-static int add_word_pairs(tt_bpe *b, uint32_t w) {
+static int add_word_pairs(bpe_trainer *b, uint32_t w) {
     const uint32_t *s = b->symbols + b->sym_start[w];
     for (uint32_t i = 0; i + 1 < b->sym_len[w]; i++) {
         int64_t idx = pair_get(b, s[i], s[i + 1]);
@@ -286,9 +277,9 @@ static int add_word_pairs(tt_bpe *b, uint32_t w) {
     return 0;
 }
 
-tt_bpe *tt_bpe_new(const uint8_t *word_bytes, const int64_t *word_offsets, const int64_t *word_counts,
+bpe_trainer *bpe_trainer_new(const uint8_t *word_bytes, const int64_t *word_offsets, const int64_t *word_counts,
                    size_t n_words, uint32_t byte_base) {
-    tt_bpe *b = calloc(1, sizeof *b);
+    bpe_trainer *b = calloc(1, sizeof *b);
     if (!b) return NULL;
     b->byte_base = byte_base;
     b->n_words = n_words;
@@ -324,13 +315,13 @@ tt_bpe *tt_bpe_new(const uint8_t *word_bytes, const int64_t *word_offsets, const
         if (b->pairs[i].count > 0 && heap_push(b, b->pairs[i].count, i)) goto fail;
     return b;
 fail:
-    tt_bpe_free(b);
+    bpe_trainer_free(b);
     return NULL;
 }
 
 /* ------------------------------------------------------------------ merge loop */
 
-static int pair_change(tt_bpe *b, uint32_t l, uint32_t r, int64_t delta, int64_t word) {
+static int pair_change(bpe_trainer *b, uint32_t l, uint32_t r, int64_t delta, int64_t word) {
     int64_t idx = pair_get(b, l, r);
     if (idx < 0 || pair_touch(b, (uint32_t)idx)) return -1;
     b->pairs[idx].count += delta;
@@ -340,7 +331,7 @@ static int pair_change(tt_bpe *b, uint32_t l, uint32_t r, int64_t delta, int64_t
 /* Rewrites word w with every non-overlapping (left, right) -> merged, left to right. Only pairs next
  * to a merge change: the old ones around each match lose the word's weight, the new ones around
  * each merged symbol gain it (and index the word, since they hold the new symbol). */
-static int merge_word(tt_bpe *b, uint32_t w, uint32_t left, uint32_t right, uint32_t merged) {
+static int merge_word(bpe_trainer *b, uint32_t w, uint32_t left, uint32_t right, uint32_t merged) {
     uint32_t *s = b->symbols + b->sym_start[w];
     uint32_t n = b->sym_len[w];
     int64_t weight = b->word_count[w];
@@ -360,7 +351,7 @@ static int merge_word(tt_bpe *b, uint32_t w, uint32_t left, uint32_t right, uint
         }
     }
     if (!found) return 0; /* stale index entry: the word no longer holds the pair */
-    if (grow((void **)&b->fresh, &b->cap_fresh, n, sizeof(uint32_t))) return -1;
+    if (grow_reserve(&b->fresh, &b->cap_fresh, n, sizeof(uint32_t))) return -1;
     size_t n_fresh = 0;
     for (k = 0; k < n; out++) {
         if (k + 1 < n && s[k] == left && s[k + 1] == right) {
@@ -385,7 +376,7 @@ static int merge_word(tt_bpe *b, uint32_t w, uint32_t left, uint32_t right, uint
 }
 
 /* Pops the best pair whose heap entry is current; -1 when none reaches min_pair_freq. */
-static int64_t pop_best(tt_bpe *b, int64_t min_pair_freq, int *oom) {
+static int64_t pop_best(bpe_trainer *b, int64_t min_pair_freq, int *oom) {
     while (b->heap_len) {
         heap_entry e = heap_pop(b);
         int64_t actual = b->pairs[e.pair].count;
@@ -399,11 +390,11 @@ static int64_t pop_best(tt_bpe *b, int64_t min_pair_freq, int *oom) {
     return -1;
 }
 
-static int merge_step(tt_bpe *b, uint32_t pair_idx) {
+static int merge_step(bpe_trainer *b, uint32_t pair_idx) {
     uint32_t left = b->pairs[pair_idx].left, right = b->pairs[pair_idx].right;
     int64_t merged = tok_concat(b, left, right);
     if (merged < 0) return -1;
-    if (grow((void **)&b->merges, &b->cap_merges, 3 * (b->n_merges + 1), sizeof(uint32_t))) return -1;
+    if (grow_reserve(&b->merges, &b->cap_merges, 3 * (b->n_merges + 1), sizeof(uint32_t))) return -1;
     uint32_t *m = b->merges + 3 * b->n_merges++;
     m[0] = left, m[1] = right, m[2] = (uint32_t)merged;
 
@@ -429,7 +420,7 @@ static int merge_step(tt_bpe *b, uint32_t pair_idx) {
     return 0;
 }
 
-int64_t tt_bpe_run(tt_bpe *b, uint32_t vocab_size, int64_t min_pair_freq, int64_t max_steps) {
+int64_t bpe_trainer_run(bpe_trainer *b, uint32_t vocab_size, int64_t min_pair_freq, int64_t max_steps) {
     int64_t done = 0;
     while (done < max_steps && b->n_tokens < vocab_size) {
         int oom = 0;
@@ -442,14 +433,14 @@ int64_t tt_bpe_run(tt_bpe *b, uint32_t vocab_size, int64_t min_pair_freq, int64_
     return done;
 }
 
-size_t tt_bpe_n_merges(const tt_bpe *b) { return b->n_merges; }
+size_t bpe_trainer_n_merges(const bpe_trainer *b) { return b->n_merges; }
 
-void tt_bpe_merge(const tt_bpe *b, size_t i, uint32_t *left, uint32_t *right, uint32_t *result) {
+void bpe_trainer_merge(const bpe_trainer *b, size_t i, uint32_t *left, uint32_t *right, uint32_t *result) {
     *left = b->merges[3 * i];
     *right = b->merges[3 * i + 1];
     *result = b->merges[3 * i + 2];
 }
 
-uint32_t tt_bpe_vocab_size(const tt_bpe *b) { return b->n_tokens; }
+uint32_t bpe_trainer_vocab_size(const bpe_trainer *b) { return b->n_tokens; }
 
-const uint8_t *tt_bpe_token(const tt_bpe *b, uint32_t id, size_t *len) { return tok_bytes(b, id, len); }
+const uint8_t *bpe_trainer_token(const bpe_trainer *b, uint32_t id, size_t *len) { return tok_bytes(b, id, len); }

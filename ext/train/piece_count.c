@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct tt_counts {
+struct piece_counts {
     uint8_t *arena; /* entry bytes, back to back */
     size_t arena_len, arena_cap;
     int64_t *start; /* n + 1 entries */
@@ -29,8 +29,8 @@ static uint64_t hash_bytes(const uint8_t *s, size_t n) {
     return h ^ (h >> 33);
 }
 
-tt_counts *tt_counts_new(void) {
-    tt_counts *c = calloc(1, sizeof *c);
+piece_counts *piece_counts_new(void) {
+    piece_counts *c = calloc(1, sizeof *c);
     if (!c) return NULL;
     c->cap = 1024;
     c->table_cap = 4096;
@@ -41,20 +41,20 @@ tt_counts *tt_counts_new(void) {
     c->table = calloc(c->table_cap, sizeof(uint32_t));
     c->arena = malloc(c->arena_cap);
     if (!c->start || !c->count || !c->hashes || !c->table || !c->arena) {
-        tt_counts_free(c);
+        piece_counts_free(c);
         return NULL;
     }
     c->start[0] = 0;
     return c;
 }
 
-void tt_counts_free(tt_counts *c) {
+void piece_counts_free(piece_counts *c) {
     if (!c) return;
     free(c->arena); free(c->start); free(c->count); free(c->hashes); free(c->table);
     free(c);
 }
 
-static int rehash(tt_counts *c) {
+static int rehash(piece_counts *c) {
     size_t cap = c->table_cap * 2;
     uint32_t *t = calloc(cap, sizeof *t);
     if (!t) return -1;
@@ -69,7 +69,7 @@ static int rehash(tt_counts *c) {
     return 0;
 }
 
-static int reserve(tt_counts *c, size_t len) {
+static int reserve(piece_counts *c, size_t len) {
     if (c->n == c->cap) {
         size_t cap = c->cap * 2;
         int64_t *start = realloc(c->start, (cap + 1) * sizeof(int64_t));
@@ -92,7 +92,7 @@ static int reserve(tt_counts *c, size_t len) {
     return 0;
 }
 
-static int add_hashed(tt_counts *c, const uint8_t *s, size_t len, uint64_t h, int64_t times) {
+static int add_hashed(piece_counts *c, const uint8_t *s, size_t len, uint64_t h, int64_t times) {
     size_t mask = c->table_cap - 1, i = h & mask;
     for (; c->table[i]; i = (i + 1) & mask) {
         size_t e = c->table[i] - 1;
@@ -113,7 +113,7 @@ static int add_hashed(tt_counts *c, const uint8_t *s, size_t len, uint64_t h, in
     return c->n * 2 > c->table_cap ? rehash(c) : 0;
 }
 
-int tt_counts_add(tt_counts *c, const uint8_t *s, size_t len, int64_t times) {
+int piece_counts_add(piece_counts *c, const uint8_t *s, size_t len, int64_t times) {
     return add_hashed(c, s, len, hash_bytes(s, len), times);
 }
 
@@ -129,7 +129,7 @@ static int seek_char(const uint8_t *text, size_t len, size_t *byte, int64_t *chr
     return 0;
 }
 
-int tt_counts_add_pieces(tt_counts *c, const uint8_t *text, size_t len, const int64_t *char_offsets,
+int piece_counts_add_pieces(piece_counts *c, const uint8_t *text, size_t len, const int64_t *char_offsets,
                          size_t n_pieces) {
     size_t byte = 0;
     int64_t chr = 0;
@@ -137,12 +137,12 @@ int tt_counts_add_pieces(tt_counts *c, const uint8_t *text, size_t len, const in
         if (seek_char(text, len, &byte, &chr, char_offsets[2 * p])) return -1;
         size_t begin = byte;
         if (seek_char(text, len, &byte, &chr, char_offsets[2 * p + 1])) return -1;
-        if (byte > begin && tt_counts_add(c, text + begin, byte - begin, 1)) return -1;
+        if (byte > begin && piece_counts_add(c, text + begin, byte - begin, 1)) return -1;
     }
     return 0;
 }
 
-int tt_counts_merge(tt_counts *dst, const tt_counts *src) {
+int piece_counts_merge(piece_counts *dst, const piece_counts *src) {
     for (size_t e = 0; e < src->n; e++) {
         const uint8_t *s = src->arena + src->start[e];
         size_t len = (size_t)(src->start[e + 1] - src->start[e]);
@@ -151,11 +151,11 @@ int tt_counts_merge(tt_counts *dst, const tt_counts *src) {
     return 0;
 }
 
-size_t tt_counts_size(const tt_counts *c) { return c->n; }
+size_t piece_counts_size(const piece_counts *c) { return c->n; }
 
-size_t tt_counts_total_bytes(const tt_counts *c) { return c->arena_len; }
+size_t piece_counts_total_bytes(const piece_counts *c) { return c->arena_len; }
 
-void tt_counts_export(const tt_counts *c, uint8_t *bytes, int64_t *offsets, int64_t *counts) {
+void piece_counts_export(const piece_counts *c, uint8_t *bytes, int64_t *offsets, int64_t *counts) {
     memcpy(bytes, c->arena, c->arena_len);
     memcpy(offsets, c->start, (c->n + 1) * sizeof(int64_t));
     memcpy(counts, c->count, c->n * sizeof(int64_t));

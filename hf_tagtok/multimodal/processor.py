@@ -530,7 +530,7 @@ class MultimodalProcessor(ProcessorMixin):
 
 
 def _accelerated(tokenizer):
-    """The TagTokenizerFast twin when hf_tagtok.fast can build one, else the tokenizer unchanged."""
+    """The accelerated TagTokenizerFast copy when hf_tagtok.fast can build one, else the tokenizer unchanged."""
     if tokenizer is None or importlib.util.find_spec("hf_tagtok.fast") is None:
         return tokenizer
     from hf_tagtok.fast import accelerate
