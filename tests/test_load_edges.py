@@ -72,8 +72,7 @@ def llama3_stock():
 
 def test_pre_tokenizer_shape_the_program_refuses_falls_back_with_a_reason():
     stock = llama3_stock()
-    stock.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.ByteLevel(use_regex=False),
-                                                   pre_tokenizers.Digits(True)])
+    stock.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Metaspace(), pre_tokenizers.Digits(True)])
     ours = hf_tagtok.Tokenizer.from_hf(stock)
     report = ours.acceleration["pre_tokenizer"]
     assert not report["native"] and report["reason"].startswith("pre-tokenizer:")
@@ -85,8 +84,7 @@ def test_pre_tokenizer_shape_the_program_refuses_falls_back_in_transformers(tmp_
     from hf_tagtok.fast import TagTokenizerFast
 
     stock = llama3_stock()
-    stock.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.ByteLevel(use_regex=False),
-                                                   pre_tokenizers.Digits(True)])
+    stock.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Metaspace(), pre_tokenizers.Digits(True)])
     stock.save(str(tmp_path / "tokenizer.json"))
     fast = TagTokenizerFast.from_pretrained(str(tmp_path))
     assert fast("ab 123 4567")["input_ids"] == stock.encode("ab 123 4567").ids

@@ -136,7 +136,7 @@ def test_unigram_added_tokens_take_the_ids_stock_gives(token_id):
 
 
 CHILD = """
-import json, resource, sys, time
+import json, resource, sys
 import tokenizers
 import hf_tagtok
 vocab = {"a": 0, "b": 1, "c": 2, "ab": int(sys.argv[1])}
@@ -145,14 +145,12 @@ text = json.dumps({"version": "1.0", "added_tokens": [], "normalizer": None, "pr
                    "model": {"type": "BPE", "vocab": vocab, "merges": ["a b"]}})
 open(sys.argv[2], "w").write(text)
 stock = tokenizers.Tokenizer.from_str(text)
-start = time.perf_counter()
 loaded = [hf_tagtok.Tokenizer.from_str(text), hf_tagtok.Tokenizer.from_file(sys.argv[2]),
           hf_tagtok.Tokenizer.from_hf(stock)]
-seconds = time.perf_counter() - start
 for ours in loaded:
     print(json.dumps([ours.encode("ab c").ids, ours.encode("ab c").tokens, ours.acceleration["model"]]))
 print(json.dumps([stock.encode("ab c").ids, stock.encode("ab c").tokens]))
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, seconds)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
@@ -169,8 +167,7 @@ def test_sparse_ids_never_make_anything_allocate_per_id(largest, tmp_path):
     assert from_str[2]["native"] and from_file[2]["native"]
     # stock cannot write this vocabulary cheaply, and from_hf has nothing else to read the merges from
     assert not from_hf[2]["native"] and "sparse" in from_hf[2]["reason"]
-    max_rss_kib, seconds = usage.split()
-    assert int(max_rss_kib) < 400 * 1024 and float(seconds) < 10  # 4 bytes per id would be 400 MB at 10**8
+    assert int(usage) < 400 * 1024  # max RSS in KiB: 4 bytes per id would be 400 MB at 10**8
 
 
 def test_transformers_loads_a_sparse_vocabulary_without_writing_it(tmp_path):
