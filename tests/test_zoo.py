@@ -61,10 +61,12 @@ def test_harness_names_the_path_that_ran(capsys):
     differences = tokenizer_mode.run(["--tokenizers", "small_bytelevel", "--limit", "3"])
     assert differences == 0
     assert "plain              single 3 texts, 0 differ  [native]" in capsys.readouterr().out
-    unigram = tokenizers.Tokenizer(tokenizers.models.Unigram([("a", -1.0)]))  # no unk_id: stock may raise
+    refused = tokenizers.Tokenizer(tokenizers.models.BPE({"a": 0, "\u2581": 1}, []))
+    refused.pre_tokenizer = tokenizers.pre_tokenizers.Sequence([tokenizers.pre_tokenizers.Metaspace(),
+                                                                tokenizers.pre_tokenizers.Digits(True)])
     with pytest.warns(hf_tagtok.FallbackWarning):
-        label = tokenizer_mode.path_label(hf_tagtok.Tokenizer.from_hf(unigram), "a")
-    assert label.startswith("stock; model: Unigram without unk_id is not native"), label
+        label = tokenizer_mode.path_label(hf_tagtok.Tokenizer.from_hf(refused), "a")
+    assert label.startswith("stock; pre_tokenizer: pre-tokenizer: a Metaspace step must be the last"), label
 
 
 def test_metaspace_first_prepends_only_where_the_input_starts():
