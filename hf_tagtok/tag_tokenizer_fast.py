@@ -178,7 +178,9 @@ class TagTokenizerFast(TokenizersBackend):
         batch = None
         if native.fully_native and split_inputs is not None:
             texts, pairs = split_inputs
-            batch = native.tokenizer._native_batch(texts, pairs, add_special, words, overflowing, True,
+            # offsets and word ids only when returned: .encodings re-encode with them if ever read
+            batch = native.tokenizer._native_batch(texts, pairs, add_special, words, overflowing,
+                                                   call["return_offsets_mapping"], False,
                                                    settings=(truncation, padding))
         if batch is None:  # stock encodes this call (or raises its own exception for it)
             columns, encodings = self._stock_columns(call, inputs, split, overflowing)
@@ -340,14 +342,15 @@ class _NativeEncodings(collections.abc.Sequence):
     asked), as views on the batch's columns.
 
     A call that does not return overflow encodes none (`main_only`), but stock's encodings still list
-    theirs in `overflowing`: such a batch is encoded again natively, with overflow, the first time an
-    encoding is read."""
+    theirs in `overflowing`; a plain call computes no offsets or word ids unless it returns them: such a
+    batch is encoded again natively, with everything, the first time an encoding is read."""
 
     def __init__(self, batch, encoder, texts, pairs, add_special_tokens, pretokenized, truncation, padding,
                  overflowing, count):
         self._batch, self._count = batch, count
         self._again = None
-        if truncation is not None and not overflowing:
+        lean = batch.columns[2] is None or batch.columns[4] is None
+        if lean or (truncation is not None and not overflowing):
             self._again = (encoder, texts, pairs, add_special_tokens, pretokenized, truncation, padding)
         self._encodings = None
 
@@ -358,7 +361,7 @@ class _NativeEncodings(collections.abc.Sequence):
                 encoder, texts, pairs, add_special, pretokenized, truncation, padding = self._again
                 batch = native_batch(encoder, texts, pairs, add_special, pretokenized, truncation, padding,
                                      overflowing=True)
-                firsts = batch.firsts.tolist()
+                firsts = range(len(batch.records)) if batch.firsts is None else batch.firsts.tolist()
                 items = range(len(firsts))
             else:
                 firsts = range(len(batch.records))
