@@ -343,19 +343,15 @@ static inline uint32_t skip_to_start(const tt_rx *rx, const uint8_t *text, uint3
     return hi;
 }
 
-/* onig's find_iter over [lo, hi) as tokenizers' find_matches turns it into segments (the VM's loop in
- * regex_vm.c, with the DFA's match inlined). */
+/* tt_rx_segments over [lo, hi), each match found by the DFA. */
 size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
                           tt_seg *out) {
     tt_rx_dfa *d = dfa_for(rx, m);
     if (!d) return TT_RX_OOM;
-    size_t n = 0;
-    uint32_t prev = lo, search = lo;
-    int have_last = 0;
-    uint32_t last_end = 0;
-    while (search <= hi) {
+    tt_rx_segments it = tt_rx_segments_begin(out, lo);
+    while (it.search <= hi) {
         int64_t end = -1;
-        uint32_t start = search;
+        uint32_t start = it.search;
         for (;;) {
             if (rx->first_set >= 0) {
                 if ((start = skip_to_start(rx, text, start, hi)) >= hi) break;
@@ -365,17 +361,7 @@ size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, ui
             if (end >= 0 || start >= hi) break;
             start += utf8_char_len(text[start]);
         }
-        if (end < 0) break;
-        if ((uint32_t)end == start && have_last && last_end == (uint32_t)end) {
-            if (search >= hi) break;
-            search += utf8_char_len(text[search]);
-            continue;
-        }
-        if (prev != start) out[n++] = (tt_seg){prev, start, 0};
-        out[n++] = (tt_seg){start, (uint32_t)end, 1};
-        prev = last_end = search = (uint32_t)end;
-        have_last = 1;
+        if (end < 0 || tt_rx_segments_take(&it, text, hi, start, (uint32_t)end) < 0) break;
     }
-    if (prev != hi) out[n++] = (tt_seg){prev, hi, 0};
-    return n;
+    return tt_rx_segments_end(&it, hi);
 }

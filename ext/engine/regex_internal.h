@@ -56,4 +56,40 @@ size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, ui
                           tt_seg *out);
 void tt_rx_dfa_free_all(tt_rx_mem *m);
 
+/* onig's find_iter over [lo, hi) as tokenizers' find_matches turns it into segments, one match at a time
+ * (shared by the VM and the DFA, which differ only in how they find a match). */
+typedef struct {
+    tt_seg *out;
+    size_t n;
+    uint32_t prev, search, last_end;
+    int have_last;
+} tt_rx_segments;
+
+static inline tt_rx_segments tt_rx_segments_begin(tt_seg *out, uint32_t lo) {
+    return (tt_rx_segments){out, 0, lo, lo, 0, 0};
+}
+
+/* A match [start, end) found searching from it->search. An empty match right where the previous one ended
+ * is skipped by moving the search one char on (0; -1 when the search is at hi already); any other becomes a
+ * segment after the unmatched gap before it (1). */
+static inline int tt_rx_segments_take(tt_rx_segments *it, const uint8_t *text, uint32_t hi, uint32_t start,
+                                      uint32_t end) {
+    if (end == start && it->have_last && it->last_end == end) {
+        if (it->search >= hi) return -1;
+        it->search += utf8_char_len(text[it->search]);
+        return 0;
+    }
+    if (it->prev != start) it->out[it->n++] = (tt_seg){it->prev, start, 0};
+    it->out[it->n++] = (tt_seg){start, end, 1};
+    it->prev = it->last_end = it->search = end;
+    it->have_last = 1;
+    return 1;
+}
+
+/* The segment count, with the unmatched tail up to hi. */
+static inline size_t tt_rx_segments_end(tt_rx_segments *it, uint32_t hi) {
+    if (it->prev != hi) it->out[it->n++] = (tt_seg){it->prev, hi, 0};
+    return it->n;
+}
+
 #endif

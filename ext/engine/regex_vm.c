@@ -226,11 +226,6 @@ static int look(ctx *x, uint32_t id, uint32_t sub, uint32_t pos) {
     return r >= 0;
 }
 
-static inline size_t emit(tt_seg *out, size_t n, uint32_t start, uint32_t end, uint32_t match) {
-    out[n] = (tt_seg){start, end, match};
-    return n + 1;
-}
-
 /* Clears the VM's per-piece memo for [lo, hi]. */
 static int vm_prepare(const tt_rx *rx, tt_rx_mem *m, uint32_t lo, uint32_t hi) {
     size_t width = (size_t)hi - lo + 1;
@@ -253,20 +248,16 @@ static int vm_prepare(const tt_rx *rx, tt_rx_mem *m, uint32_t lo, uint32_t hi) {
     return 0;
 }
 
-/* onig's find_iter over [lo, hi) as tokenizers' find_matches turns it into segments: an empty match
- * right where the previous match ended is skipped by moving the search start one char on. */
+/* tt_rx_segments over [lo, hi), each match found by the DFA when the program has one, else by the VM. */
 size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *m,
                        tt_seg *out) {
     if (rx->key_base) return tt_rx_dfa_segments(rx, m, v->text, lo, hi, out);
     if (vm_prepare(rx, m, lo, hi)) return TT_RX_OOM;
     ctx x = {rx, m, v->text, lo, hi, 0};
-    size_t n = 0;
-    uint32_t prev = lo, search = lo;
-    int have_last = 0;
-    uint32_t last_end = 0;
-    while (search <= hi) {
+    tt_rx_segments it = tt_rx_segments_begin(out, lo);
+    while (it.search <= hi) {
         int64_t end = -1;
-        uint32_t start = search;
+        uint32_t start = it.search;
         for (;;) {
             if (rx->first_set >= 0) { /* no match can start on a char outside first_set */
                 while (start < hi && !in_set(rx, (uint32_t)rx->first_set, utf8_decode(v->text + start, NULL)))
@@ -279,22 +270,12 @@ size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t 
             start = start + utf8_char_len(v->text[start]);
         }
         if (end < 0) break;
-        if ((uint32_t)end == start && have_last && last_end == (uint32_t)end) {
-            if (search >= hi) break;
-            search = search + utf8_char_len(v->text[search]);
-            continue;
-        }
-        if (prev != start) n = emit(out, n, prev, start, 0);
-        n = emit(out, n, start, (uint32_t)end, 1);
-        prev = (uint32_t)end;
-        have_last = 1;
-        last_end = (uint32_t)end;
-        search = (uint32_t)end;
-        if (rx->n_main_splits) { /* the success path passed through this column */
+        int took = tt_rx_segments_take(&it, v->text, hi, start, (uint32_t)end);
+        if (took < 0) break;
+        if (took && rx->n_main_splits) { /* the success path passed through this column */
             size_t first = (size_t)(end - lo) * rx->n_main_splits;
             for (size_t b = first; b < first + rx->n_main_splits; b++) m->memo[b >> 6] &= ~(1ull << (b & 63));
         }
     }
-    if (prev != hi) n = emit(out, n, prev, hi, 0);
-    return n;
+    return tt_rx_segments_end(&it, hi);
 }

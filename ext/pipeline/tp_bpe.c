@@ -373,10 +373,8 @@ static void prefetch_pairs(const tp_bpe *bpe, const tp_bpe_scratch *s, const mer
     for (uint32_t i = 0; i + 1 < w->n; i++) prefetch_merge(bpe, s, s->ids[w->base + i], s->ids[w->base + i + 1]);
 }
 
-#define HOLE UINT32_MAX
-
 /* A short word merges in place, in the heap's order (leftmost lowest-rank pair first): the symbol a merge
- * absorbs becomes a hole (id HOLE, step NO_STEP) that the scans pass over, so a merge moves nothing, and
+ * absorbs becomes a hole (id NO_ID, step NO_STEP) that the scans pass over, so a merge moves nothing, and
  * the word is compacted once at the end. steps[i]: the pair of live symbol i and the next live one. Returns
  * the symbol count. */
 static size_t merge_in_place(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *w) {
@@ -390,21 +388,21 @@ static size_t merge_in_place(const tp_bpe *bpe, tp_bpe_scratch *s, const merging
             if (steps[i] < steps[best]) best = i;
         if (steps[best] == NO_STEP) break;
         size_t right = best + 1, after, left = best;
-        while (ids[right] == HOLE) right++;
+        while (ids[right] == NO_ID) right++;
         ids[best] = step_merged(steps[best]);
         ends[best] = ends[right];
-        ids[right] = HOLE;
+        ids[right] = NO_ID;
         steps[right] = NO_STEP;
-        for (after = right + 1; after < n && ids[after] == HOLE; after++) {}
+        for (after = right + 1; after < n && ids[after] == NO_ID; after++) {}
         steps[best] = after < n ? pair_step(bpe, s, ids[best], ids[after]) : NO_STEP;
         if (best > 0) { /* symbol 0 is never absorbed: a live one lies to the left */
-            while (ids[--left] == HOLE) {}
+            while (ids[--left] == NO_ID) {}
             steps[left] = pair_step(bpe, s, ids[left], ids[best]);
         }
     }
     size_t live = 0;
     for (size_t i = 0; i < n; i++)
-        if (ids[i] != HOLE) { ids[live] = ids[i]; starts[live] = starts[i]; ends[live] = ends[i]; live++; }
+        if (ids[i] != NO_ID) { ids[live] = ids[i]; starts[live] = starts[i]; ends[live] = ends[i]; live++; }
     return live;
 }
 

@@ -527,6 +527,20 @@ static int is_safe(const tp_normalizer *nz, const uint8_t *text, size_t pos, siz
     return (flags_at(nz, text, pos, &c, n) & (CHAR_LOCAL | CHAR_LEAD | CHAR_TRANSPARENT)) == CHAR_LOCAL;
 }
 
+/* The per-char table's output for char c (input bytes [pos, pos + n)) at *o, each byte aligned to the char. */
+static int put_table_output(const tp_normalizer *nz, tp_norm_scratch *s, uint32_t c, size_t pos, size_t n, size_t *o) {
+    size_t m = nz->per_char[c] & 0xFF;
+    const uint8_t *src = nz->pool + (nz->per_char[c] >> 8);
+    if (*o + m > s->out_cap && out_reserve(s, *o + m)) return -1;
+    for (size_t k = 0; k < m; k++) {
+        s->out[*o + k] = src[k];
+        s->from[*o + k] = (uint32_t)pos;
+        s->to[*o + k] = (uint32_t)(pos + n);
+    }
+    *o += m;
+    return 0;
+}
+
 /* Table lookups char by char; where a char needs context, the general path redoes the stretch from
  * the last safe char up to the next one. */
 static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
@@ -547,15 +561,7 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
         }
         if ((flags & (CHAR_LEAD | CHAR_TRANSPARENT)) == 0) { safe_pos = pos; safe_o = o; }
         if (!(flags & CHAR_TRANSPARENT)) previous_trail = flags & CHAR_TRAIL;
-        size_t m = nz->per_char[c] & 0xFF;
-        const uint8_t *src = nz->pool + (nz->per_char[c] >> 8);
-        if (o + m > s->out_cap && out_reserve(s, o + m)) return -1;
-        for (size_t k = 0; k < m; k++) {
-            s->out[o + k] = src[k];
-            s->from[o + k] = (uint32_t)pos;
-            s->to[o + k] = (uint32_t)(pos + n);
-        }
-        o += m;
+        if (put_table_output(nz, s, c, pos, n, &o)) return -1;
         pos += n;
     }
     *out_len = o;
@@ -593,15 +599,7 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
         safe_pos = pos;
         safe_o = o;
         previous = g;
-        size_t m = nz->per_char[c] & 0xFF;
-        const uint8_t *src = nz->pool + (nz->per_char[c] >> 8);
-        if (o + m > s->out_cap && out_reserve(s, o + m)) return -1;
-        for (size_t k = 0; k < m; k++) {
-            s->out[o + k] = src[k];
-            s->from[o + k] = (uint32_t)pos;
-            s->to[o + k] = (uint32_t)(pos + n);
-        }
-        o += m;
+        if (put_table_output(nz, s, c, pos, n, &o)) return -1;
         pos += n;
     }
     *out_len = o;
