@@ -1,14 +1,15 @@
 # cython: language_level=3
 """hf_tagtok._native: the native encode pipeline (ext/pipeline/*.c) behind hf_tagtok.Tokenizer.
 
-`Pipeline(spec)` takes the engine-neutral spec built by hf_tagtok.models (steps, byte vocabulary,
-merges, added tokens, post-processor layout) and encodes batches of str with the GIL released:
+`Pipeline(spec)` takes the engine-neutral `hf_tagtok.planner.PipelineSpec` (one frozen dataclass per
+stage, read here by attribute: steps, byte vocabulary, merges, added tokens, post-processor layout) and
+encodes batches of str with the GIL released:
 `encode` for single texts with no truncation or padding, `assemble` for the rest (pairs, truncation
 with overflow, padding; ext/pipeline/tp_assemble.h).
 The pre-tokenizer program is the engine's `Program` (cimported from hf_tagtok._engine); the pipeline's C code
 calls the engine through the table `engine_api()` returns, so the engine is linked into _engine only.
-The configuration readers the planner uses while it builds the spec (`member_span`, `pair_ids_in`,
-`token_bytes`) are hf_tagtok._config's, reached from here too.
+The configuration readers hf_tagtok.models uses while it builds the model spec (`member_span`,
+`pair_ids_in`, `token_bytes`) are hf_tagtok._config's, reached from here too.
 """
 cimport tagtok as tt
 from hf_tagtok._engine cimport Program, _utf8, engine_api
@@ -21,7 +22,8 @@ from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIN
 
 import numpy as np
 
-from hf_tagtok._config import member_span, pair_ids_in, token_bytes  # noqa: F401  (the planner's readers)
+from hf_tagtok._config import member_span, pair_ids_in, token_bytes  # noqa: F401  (the model spec's readers)
+from hf_tagtok.encoding import RECORD_COLUMNS
 
 
 cdef extern from "pipeline/tp_engine.h" nogil:
@@ -217,8 +219,9 @@ def precompiled_valid(bytes charsmap):
     return tp_precompiled_valid(<const uint8_t *><const char *>charsmap, len(charsmap)) == 1
 
 
-cdef tp_normalizer *_build_normalizer(dict spec) except NULL:
-    steps = [(item,) if isinstance(item, str) else tuple(item) for item in spec["steps"]]
+cdef tp_normalizer *_build_normalizer(spec) except NULL:
+    """spec: hf_tagtok.normalizers.NormalizerSpec."""
+    steps = [(item,) if isinstance(item, str) else tuple(item) for item in spec.steps]
     cdef size_t n = len(steps), k
     cdef tp_norm_step *c_steps = <tp_norm_step *>calloc(n or 1, sizeof(tp_norm_step))
     cdef tp_normalizer *nz = NULL
@@ -263,14 +266,15 @@ cdef tp_normalizer *_build_normalizer(dict spec) except NULL:
     return nz
 
 
-cdef tp_wordpiece *_build_wordpiece(dict model) except NULL:
-    tokens, token_ids = model["tokens"], model["ids"]
+cdef tp_wordpiece *_build_wordpiece(model) except NULL:
+    """model: hf_tagtok.models.VocabSpec."""
+    tokens, token_ids = model.tokens, model.ids
     cdef size_t n = len(tokens), i
     cdef const uint8_t **ptrs = <const uint8_t **>malloc((n or 1) * sizeof(uint8_t *))
     cdef uint32_t *lens = <uint32_t *>malloc((n or 1) * sizeof(uint32_t))
     cdef uint32_t *ids = <uint32_t *>malloc((n or 1) * sizeof(uint32_t))
     cdef tp_wordpiece *wp = NULL
-    prefix = model["prefix"]
+    prefix = model.prefix
     try:
         if ptrs == NULL or lens == NULL or ids == NULL:
             raise MemoryError()
@@ -279,7 +283,7 @@ cdef tp_wordpiece *_build_wordpiece(dict model) except NULL:
             lens[i] = len(tokens[i])
             ids[i] = token_ids[i]
         wp = tp_wordpiece_new(ptrs, lens, ids, n, <const uint8_t *><const char *>prefix, len(prefix),
-                              model["max_chars"], model["unk_id"], model["type"] == "WordLevel")
+                              model.max_chars, model.unk_id, model.kind == "WordLevel")
     finally:
         free(ptrs); free(lens); free(ids)
     if wp == NULL:
@@ -290,10 +294,11 @@ cdef tp_wordpiece *_build_wordpiece(dict model) except NULL:
 UNIGRAM_RAISES = 0xFFFFFFFE  # TP_UNIGRAM_RAISES
 
 
-cdef tp_unigram *_build_unigram(dict model) except NULL:
-    tokens, scores = model["tokens"], model["scores"]
+cdef tp_unigram *_build_unigram(model) except NULL:
+    """model: hf_tagtok.models.UnigramSpec."""
+    tokens, scores = model.tokens, model.scores
     cdef size_t n = len(tokens), i
-    unk_id = n if model["unk_id"] is None else model["unk_id"]  # n: no unk piece (see tp_unigram.h)
+    unk_id = n if model.unk_id is None else model.unk_id  # n: no unk piece (see tp_unigram.h)
     if n == 0 or not 0 <= unk_id <= n:
         raise ValueError("Unigram needs a non-empty vocabulary holding unk_id")
     cdef const uint8_t **ptrs = <const uint8_t **>malloc(n * sizeof(uint8_t *))
@@ -307,7 +312,7 @@ cdef tp_unigram *_build_unigram(dict model) except NULL:
             ptrs[i] = <const uint8_t *><const char *>tokens[i]
             lens[i] = len(tokens[i])
             c_scores[i] = scores[i]
-        model_ = tp_unigram_new(ptrs, lens, c_scores, n, unk_id, model["byte_fallback"])
+        model_ = tp_unigram_new(ptrs, lens, c_scores, n, unk_id, model.byte_fallback)
     finally:
         free(ptrs); free(lens); free(c_scores)
     if model_ == NULL:
@@ -321,7 +326,7 @@ cdef class Normalizer:
     cdef tp_normalizer *_nz
     cdef tp_norm_scratch *_scratch
 
-    def __cinit__(self, dict spec):
+    def __cinit__(self, spec):
         self._nz = _build_normalizer(spec)
         self._scratch = tp_norm_scratch_new()
         if self._scratch == NULL:
@@ -354,7 +359,7 @@ cdef class WordPiece:
     cdef tp_wordpiece *_wp
     cdef tp_wordpiece_scratch *_scratch
 
-    def __cinit__(self, dict model):
+    def __cinit__(self, model):
         self._wp = _build_wordpiece(model)
         self._scratch = tp_wordpiece_scratch_new()
         if self._scratch == NULL:
@@ -379,7 +384,7 @@ cdef class Unigram:
     cdef tp_unigram *_model
     cdef tp_unigram_scratch *_scratch
 
-    def __cinit__(self, dict model):
+    def __cinit__(self, model):
         self._model = _build_unigram(model)
         self._scratch = tp_unigram_scratch_new()
         if self._scratch == NULL:
@@ -415,13 +420,14 @@ cdef tp_special *_specials(list items) except NULL:
     return out
 
 
-cdef int _side(tp_side *side, dict spec) except -1:
-    side.before = _specials(spec["before"])
-    side.n_before = len(spec["before"])
-    side.after = _specials(spec["after"])
-    side.n_after = len(spec["after"])
-    side.main_type, side.window_type = spec["main_type"], spec["window_type"]
-    side.main_range, side.window_range = spec["main_range"], spec["window_range"]
+cdef int _side(tp_side *side, spec) except -1:
+    """spec: hf_tagtok.processors.Side."""
+    side.before = _specials(list(spec.before))
+    side.n_before = len(spec.before)
+    side.after = _specials(list(spec.after))
+    side.n_after = len(spec.after)
+    side.main_type, side.window_type = spec.main_type, spec.window_type
+    side.main_range, side.window_range = spec.main_range, spec.window_range
     return 0
 
 
@@ -447,9 +453,10 @@ cdef class Pipeline:
     cdef Program _program, _program_later
     cdef bytes _trim_lead, _trim_trail, _trim_ids, _model_ids
 
-    def __cinit__(self, dict spec):
-        self._program = Program(spec["pre_tokenizer"])
-        steps = list(spec["pre_tokenizer"])
+    def __cinit__(self, spec):
+        """spec: hf_tagtok.planner.PipelineSpec."""
+        self._program = Program(spec.pre_tokenizer.steps)
+        steps = list(spec.pre_tokenizer.steps)
         final = steps.pop() if steps else {}  # (no negative indexing: wraparound is off)
         if final.get("kind") == "metaspace" and final.get("prepend_scheme") == "first":
             # stock prepends only on the split at original offset 0
@@ -459,60 +466,62 @@ cdef class Pipeline:
             replacement = self._program._prefix.encode("utf-8")
             memcpy(self._p.replacement, <const char *>replacement, len(replacement))
             self._p.n_replacement = len(replacement)
-        if spec["model"].get("type") in ("WordPiece", "WordLevel"):
-            self._wordpiece = _build_wordpiece(spec["model"])
-        elif spec["model"].get("type") == "Unigram":
-            self._unigram = _build_unigram(spec["model"])
+        model = spec.model
+        if model.kind in ("WordPiece", "WordLevel"):
+            self._wordpiece = _build_wordpiece(model)
+        elif model.kind == "Unigram":
+            self._unigram = _build_unigram(model)
         else:
-            self._build_bpe(spec["model"])
-        if spec["model"].get("model_ids") is not None:
-            self._model_ids = spec["model"]["model_ids"].astype(np.uint32).tobytes()
-            self._p.model_ids = <const uint32_t *><const char *>self._model_ids
-        if spec.get("normalizer") is not None:
-            self._normalizer = _build_normalizer(spec["normalizer"])
+            self._build_bpe(model)
+            if model.model_ids is not None:
+                self._model_ids = model.model_ids.astype(np.uint32).tobytes()
+                self._p.model_ids = <const uint32_t *><const char *>self._model_ids
+        if spec.normalizer is not None:
+            self._normalizer = _build_normalizer(spec.normalizer)
         self._p.normalizer = self._normalizer
         self._p.wordpiece = self._wordpiece
         self._p.unigram = self._unigram
-        self._build_added(spec["added_tokens"], spec["encode_special_tokens"])
-        post = spec["post_processor"]
+        self._build_added(list(spec.added_tokens), spec.encode_special_tokens)
+        post = spec.post_processor
         self._p.program = self._program._prog
         self._p.bpe = self._bpe
         self._p.added = self._added
         for add_special in range(2):
-            _side(&self._assembly.single[add_special], post["single"][add_special])
+            _side(&self._assembly.single[add_special], post.single[add_special])
             for sequence in range(2):
-                _side(&self._assembly.pair[add_special][sequence], post["pair"][add_special][sequence])
+                _side(&self._assembly.pair[add_special][sequence], post.pair[add_special][sequence])
         # the plain path: a single text with special tokens (its type id is the same without them)
         self._p.before, self._p.n_before = self._assembly.single[1].before, self._assembly.single[1].n_before
         self._p.after, self._p.n_after = self._assembly.single[1].after, self._assembly.single[1].n_after
         self._p.type_id = self._assembly.single[1].main_type
         self._assembly.p = &self._p
-        self._assembly.added_single, self._assembly.added_pair = spec["added"]
-        trim = spec.get("trim")
+        self._assembly.added_single, self._assembly.added_pair = spec.added
+        trim = spec.trim
         if trim is not None:
-            self._trim_lead, self._trim_trail = trim["lead"], trim["trail"]
+            self._trim_lead, self._trim_trail = trim.lead, trim.trail
             self._p.trim_lead = <const uint8_t *><const char *>self._trim_lead
             self._p.trim_trail = <const uint8_t *><const char *>self._trim_trail
             self._p.trim_len = len(self._trim_lead)
-            if trim["ids"] is not None:
-                self._trim_ids = trim["ids"].astype(np.uint32).tobytes()
+            if trim.ids is not None:
+                self._trim_ids = trim.ids.astype(np.uint32).tobytes()
                 self._p.trim_ids = <const uint32_t *><const char *>self._trim_ids
-            self._p.trim_add_prefix_space = trim["add_prefix_space"]
+            self._p.trim_add_prefix_space = trim.add_prefix_space
         self._n_workspaces = tp_pool_threads()
         self._workspaces = <tp_workspace **>calloc(self._n_workspaces, sizeof(tp_workspace *))
         if self._workspaces == NULL:
             raise MemoryError()
 
-    cdef _build_bpe(self, dict model):
-        tokens = model["tokens"]
-        cdef const uint32_t[:, ::1] merges = model["merges"]
+    cdef _build_bpe(self, model):
+        """model: hf_tagtok.models.BpeSpec."""
+        tokens = model.tokens
+        cdef const uint32_t[:, ::1] merges = model.merges
         cdef size_t n = len(tokens), m = merges.shape[0], i
         cdef const uint8_t **ptrs = <const uint8_t **>malloc((n or 1) * sizeof(uint8_t *))
         cdef uint32_t *lens = <uint32_t *>malloc((n or 1) * sizeof(uint32_t))
         cdef tp_merge *c_merges = <tp_merge *>malloc((m or 1) * sizeof(tp_merge))
         cdef tp_bpe_options options
         cdef uint32_t byte_tokens[256]
-        prefix, suffix = model.get("prefix", b""), model.get("suffix", b"")
+        prefix, suffix = model.prefix, model.suffix
         try:
             if ptrs == NULL or lens == NULL or c_merges == NULL:
                 raise MemoryError()
@@ -527,16 +536,16 @@ cdef class Pipeline:
             for i in range(m):
                 c_merges[i].left, c_merges[i].right, c_merges[i].merged = merges[i, 0], merges[i, 1], merges[i, 2]
             memset(&options, 0, sizeof(options))
-            options.ignore_merges = model["ignore_merges"]
-            options.char_level = model.get("char_level", False)
-            options.byte_fallback = model.get("byte_tokens") is not None
-            options.unk_id = 0xFFFFFFFF if model.get("unk_id") is None else model["unk_id"]
-            options.fuse_unk = model.get("fuse_unk", False)
+            options.ignore_merges = model.ignore_merges
+            options.char_level = model.char_level
+            options.byte_fallback = model.byte_tokens is not None
+            options.unk_id = 0xFFFFFFFF if model.unk_id is None else model.unk_id
+            options.fuse_unk = model.fuse_unk
             options.prefix, options.prefix_len = <const uint8_t *><const char *>prefix, len(prefix)
             options.suffix, options.suffix_len = <const uint8_t *><const char *>suffix, len(suffix)
             if options.byte_fallback:
                 for i in range(256):
-                    byte_tokens[i] = 0xFFFFFFFF if model["byte_tokens"][i] is None else model["byte_tokens"][i]
+                    byte_tokens[i] = 0xFFFFFFFF if model.byte_tokens[i] is None else model.byte_tokens[i]
                 options.byte_tokens = byte_tokens
             self._bpe = tp_bpe_new(ptrs, lens, n, c_merges, m, &options)
         finally:
@@ -545,6 +554,7 @@ cdef class Pipeline:
             raise ValueError("BPE affix too long, vocabulary beyond the native table limits, or out of memory")
 
     cdef _build_added(self, list added, bint encode_special_tokens):
+        """added: hf_tagtok.added_tokens.AddedTokenSpec per token."""
         cdef size_t n = len(added), i
         if n == 0:
             return
@@ -562,14 +572,14 @@ cdef class Pipeline:
                 raise MemoryError()
             for i in range(n):
                 token = added[i]
-                ptrs[i] = <const uint8_t *><const char *>token["content"]
-                lens[i] = len(token["content"])
-                ids[i] = token["id"]
-                passes[i] = 1 if token["normalized"] else 0
-                skip[i] = 1 if (encode_special_tokens and token["special"]) else 0
-                lstrip[i] = token["lstrip"]
-                rstrip[i] = token["rstrip"]
-                single_word[i] = token["single_word"]
+                ptrs[i] = <const uint8_t *><const char *>token.content
+                lens[i] = len(token.content)
+                ids[i] = token.id
+                passes[i] = 1 if token.normalized else 0
+                skip[i] = 1 if (encode_special_tokens and token.special) else 0
+                lstrip[i] = token.lstrip
+                rstrip[i] = token.rstrip
+                single_word[i] = token.single_word
             self._added = tp_added_new(ptrs, lens, ids, passes, skip, lstrip, rstrip, single_word, n)
         finally:
             free(ptrs); free(lens); free(ids); free(passes); free(skip); free(lstrip); free(rstrip); free(single_word)
@@ -634,8 +644,8 @@ cdef class Pipeline:
 
         truncation: None or (max_length, stride, strategy name, left); padding: None or (length or None
         for the batch's longest, multiple or 0, left, pad_id, pad_type_id). Returns None when stock raises for this input, else
-        (ids, type_ids, offsets, special, words, attention, encodings (n, 7): start, end, split, range
-        of sequence 0, range of sequence 1 (-1: none) per encoding, windows (n_items, 2)).
+        (ids, type_ids, offsets, special, words, attention, encoding records (n, RECORD_COLUMNS): the columns
+        hf_tagtok.encoding.RECORD_* name, windows (n_items, 2)).
         """
         cdef size_t n = len(is_pair), n_pieces = len(pieces), i, n_chunks = 0, target, rows, n_encodings
         cdef const uint8_t **ptrs = <const uint8_t **>calloc(n_pieces or 1, sizeof(uint8_t *))
@@ -686,13 +696,13 @@ cdef class Pipeline:
             special = np.empty(rows, dtype=np.uint8)
             words = np.empty(rows, dtype=np.int32)
             attention = np.empty(rows, dtype=np.uint8)
-            encodings = np.empty((n_encodings, 8), dtype=np.int64)
+            encodings = np.empty((n_encodings, sizeof(tp_encoding) // sizeof(int64_t)), dtype=np.int64)
             out.ids, out.type_ids = _u32(ids), _u32(type_ids)
             out.offsets, out.special, out.words = _i64(offsets), _u8(special), _i32(words)
             attention_ptr, records = _u8(attention), <tp_encoding *>_i64(encodings)
             with nogil:
                 tp_assembled_gather(chunks, n_chunks, &pad, target, &out, attention_ptr, records)
-            return ids, type_ids, offsets, special, words, attention, encodings[:, :7], windows
+            return ids, type_ids, offsets, special, words, attention, encodings[:, :RECORD_COLUMNS], windows
         finally:
             free(ptrs); free(lens); free(c_bounds)
             tp_assembled_free(chunks, n_chunks)

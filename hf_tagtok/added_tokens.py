@@ -2,7 +2,22 @@
 
 Per token: the string matched, its id and flags, as stock's AddedVocabulary matches them.
 """
+from dataclasses import dataclass
+
 from hf_tagtok.errors import Unsupported
+
+
+@dataclass(frozen=True)
+class AddedTokenSpec:
+    """One token of tp_added_new's table (ext/pipeline/tp_added.h)."""
+    content: bytes  # UTF-8 of the matched string
+    pattern: str  # the matched string: the content, or a normalized token's content as the normalizer outputs it
+    id: int
+    single_word: bool
+    lstrip: bool
+    rstrip: bool
+    normalized: bool  # matched on normalized text
+    special: bool  # skipped when encode_special_tokens is on
 
 
 def loaded(stock):
@@ -14,9 +29,10 @@ def loaded(stock):
 
 
 def spec(added_tokens, normalizer, model_emits):
-    """Per added token: the string matched ("pattern": stock matches a normalized=true token's content
-    as the normalizer outputs it, on normalized text, and names the token by that match), id, flags.
-    model_emits(content): whether the model can also output that token (it would then need another name)."""
+    """Per added token its AddedTokenSpec: the string matched (pattern: stock matches a normalized=true
+    token's content as the normalizer outputs it, on normalized text, and names the token by that match),
+    id, flags. model_emits(content): whether the model can also output that token (it would then need
+    another name)."""
     spec = []
     for token in added_tokens:
         content = pattern = token["content"]
@@ -31,14 +47,14 @@ def spec(added_tokens, normalizer, model_emits):
         if renamed and model_emits(content):
             raise Unsupported(f"added token {content!r} is named by the text it matches but the model can also "
                               "output it; not native (the two would need different token strings)")
-        spec.append({"content": pattern.encode(), "pattern": pattern, "id": token["id"],
-                     "single_word": token["single_word"], "lstrip": token["lstrip"],
-                     "rstrip": token["rstrip"], "normalized": token["normalized"], "special": token["special"]})
-    patterns = [token["pattern"] for token in spec if token["normalized"]]
+        spec.append(AddedTokenSpec(content=pattern.encode(), pattern=pattern, id=token["id"],
+                                   single_word=token["single_word"], lstrip=token["lstrip"],
+                                   rstrip=token["rstrip"], normalized=token["normalized"], special=token["special"]))
+    patterns = [token.pattern for token in spec if token.normalized]
     if len(set(patterns)) < len(patterns):
         # stock keeps both in its matcher and which one wins depends on hash order (differs between copies)
         raise Unsupported("two normalized added tokens normalize to the same text; not native")
-    if any(token["rstrip"] for token in spec) and any(t["lstrip"] and _starts_with_space(t["pattern"]) for t in spec):
+    if any(token.rstrip for token in spec) and any(t.lstrip and _starts_with_space(t.pattern) for t in spec):
         # a match inside the previous rstrip then strips back to that rstrip's end, which can pass its own
         # end (stock panics there); the native splitter reproduces the overlapping splits of the other cases
         raise Unsupported("rstrip together with an lstrip added token that starts with whitespace is not native")

@@ -9,6 +9,14 @@ operations `_Fields` follows step by step.
 
 NAMELESS = -(1 << 31)  # word column: a text token with no word id and no token string (encode_batch_fast)
 
+# The columns of a native batch's encoding records (int64, a row per encoding): the fields of tp_encoding
+# (ext/pipeline/tp_assemble.h) in order, up to its ranges.
+RECORD_START, RECORD_END = 0, 1  # the encoding's rows [start, end) of the batch's columns
+RECORD_BOUNDS = slice(RECORD_START, RECORD_END + 1)
+RECORD_SPLIT = 2  # the first row of its second sequence's part (end for a single sequence)
+RECORD_RANGES = slice(3, 7)  # token ranges it records for sequences 0 and 1, relative to start (-1: none)
+RECORD_COLUMNS = 7
+
 
 def _unsigned(value):
     if value < 0:  # stock's index arguments are Rust usize
@@ -157,7 +165,7 @@ class Encoding:
         """{sequence id: (start, end)} as stock's sequence_ranges."""
         if self._own is not None:
             return dict(self._own.ranges)
-        r = self._batch.records[self._index, 3:].tolist()
+        r = self._batch.records[self._index, RECORD_RANGES].tolist()
         return {sequence: (r[2 * sequence], r[2 * sequence + 1]) for sequence in (0, 1) if r[2 * sequence] >= 0}
 
     def _range(self, sequence_index):
@@ -223,7 +231,7 @@ class Encoding:
         batch = self._batch
         native = batch.native
         names, post_names = native.token_names, native.post_names
-        split = int(batch.records[self._index, 2]) - self._start
+        split = int(batch.records[self._index, RECORD_SPLIT]) - self._start
         tokens = []
         for index, (token_id, word, (start, end)) in enumerate(zip(self._column(0), self._column(4),
                                                                     self._column(2))):
@@ -246,7 +254,7 @@ class Encoding:
         if self._own is not None:  # stock hands out copies: changing one leaves this encoding as it is
             return [Encoding._of(part.copy()) for part in self._own.overflowing]
         batch = self._batch
-        return [Encoding(batch, index, self._item, *batch.records[index, :2].tolist())
+        return [Encoding(batch, index, self._item, *batch.records[index, RECORD_BOUNDS].tolist())
                 for index in batch.overflow_of(self._index, self._item)]
 
     def set_sequence_id(self, sequence_id):

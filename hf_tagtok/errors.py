@@ -3,7 +3,7 @@ engine's `UnsupportedShape` (a pre-tokenizer program it cannot build); `native_m
 pipeline or Unsupported.
 
 Every stage module raises these; none imports another stage module for them, so the planner
-(`hf_tagtok.models`) imports the stages without a cycle.
+(`hf_tagtok.planner`) imports the stages without a cycle.
 """
 
 

@@ -16,7 +16,7 @@ import sys
 import types
 import weakref
 
-from hf_tagtok import models
+from hf_tagtok import planner
 from hf_tagtok._after_import import call_after_import
 
 _DATASETS_PICKLER = "datasets.utils._dill"
@@ -112,4 +112,4 @@ def _signature(backend):
     added = tuple((token_id, repr(token)) for token_id, token in sorted(backend.get_added_tokens_decoder().items()))
     size = backend.get_vocab_size(with_added_tokens=False)
     probes = tuple(model.id_to_token(token_id) for token_id in range(0, size, max(1, size // _PROBES)))
-    return models.plan_key(backend), decoder, settings, added, probes
+    return planner.plan_key(backend), decoder, settings, added, probes

@@ -1,6 +1,6 @@
 """Translate a normalizer config (tokenizer.json dict) into the native normalizer spec.
 
-A normalizer becomes {"steps": [...]}: steps the C normalizer (ext/pipeline/tp_normalize.c) runs in
+A normalizer becomes a `NormalizerSpec`: steps the C normalizer (ext/pipeline/tp_normalize.c) runs in
 order, each with stock's alignment rules: names for the per-char ones, ("replace", pattern, content),
 ("prepend", text), ("strip", left, right), ("replace_run", char, shortest run, content),
 ("byte_level", the 256 chars bytes become) and ("precompiled", the decoded SentencePiece charsmap) for the
@@ -10,8 +10,15 @@ others. Configs with no exact native twin raise
 import base64
 import binascii
 import re
+from dataclasses import dataclass
 
 from hf_tagtok.errors import Unsupported, native_module
+
+
+@dataclass(frozen=True)
+class NormalizerSpec:
+    """What tp_normalizer_new builds (ext/pipeline/tp_normalize.h)."""
+    steps: list  # step names and (name, *arguments) tuples, run in order (see the module docstring)
 
 _SIMPLE = {"NFD": ["nfd"], "NFKD": ["nfkd"], "NFC": ["nfc"], "NFKC": ["nfkc"], "Lowercase": ["lowercase"], "StripAccents": ["strip_accents"]}
 
@@ -84,8 +91,8 @@ def _precompiled_step(config):
 
 
 def spec(config):
-    """None when there is no normalizer, else {"steps": [...]}; raises Unsupported."""
+    """None when there is no normalizer, else its NormalizerSpec; raises Unsupported."""
     if config is None:
         return None
-    return {"steps": _steps(config)}
+    return NormalizerSpec(_steps(config))
 

@@ -15,12 +15,14 @@ object with `tokenizers.pre_tokenizers.PreTokenizer.custom` so it runs inside an
 import functools
 import json
 import operator
+from dataclasses import dataclass
 
 import numpy as np
 from tokenizers import PreTokenizedString, Regex
 from tokenizers import pre_tokenizers as _hf
 
 from . import regex_compiler
+from .errors import Unsupported
 
 __all__ = [
     "PreTokenizer", "Whitespace", "WhitespaceSplit", "BertPreTokenizer", "Punctuation", "Digits",
@@ -673,3 +675,17 @@ def engine_steps(config):
     steps = _from_json(config)._steps()
     _engine().Program(steps)  # one program or none: e.g. a Metaspace before further splits raises UnsupportedShape
     return steps
+
+
+@dataclass(frozen=True)
+class PreTokenizerSpec:
+    """The native pipeline's pre-tokenizer: one engine program (hf_tagtok._engine.Program)."""
+    steps: list  # engine program steps, as engine_steps returns them ([]: no pre-tokenizer)
+
+
+def spec(config):
+    """The PreTokenizerSpec of a pre-tokenizer JSON dict (None: no pre-tokenizer); raises Unsupported."""
+    try:
+        return PreTokenizerSpec(engine_steps(config))
+    except ValueError as error:
+        raise Unsupported(f"pre-tokenizer: {error}")

@@ -2,18 +2,38 @@
 
 Stock `PostProcessor::process` first gives each sequence i (0 = A, 1 = B) type id i and records its
 token range, on the main encoding and its overflow windows alike; each processor then wraps the
-sequences. The spec says, per `add_special_tokens` (index 0 = off, 1 = on) and per sequence, what the
-result is (a "side"):
-
-    {"before": [(id, type_id, name)], "after": [...],   # post-processor tokens around the sequence
-     "main_type": int, "window_type": int,             # type id of its tokens: main encoding / overflow
-     "main_range": bool, "window_range": bool}         # whether the encoding records its token range
-
-`name` indexes `names`, the table of post-processor token strings. Spec:
-    {"trim": None | {"add_prefix_space": bool}, "names": [str],
-     "single": [side, side], "pair": [[side_a, side_b], [side_a, side_b]]}
+sequences. The `ProcessorSpec` says, per `add_special_tokens` (index 0 = off, 1 = on) and per sequence,
+what the result is (a `Side`, tp_side of ext/pipeline/tp_assemble.h), and whether byte-level offsets are
+trimmed (`Trim`).
 """
+from dataclasses import dataclass
+
 from hf_tagtok.errors import Unsupported
+
+
+@dataclass(frozen=True)
+class Side:
+    """One sequence of an encoding as the post-processor lays it out (tp_side)."""
+    before: tuple  # post-processor tokens before the sequence: (id, type_id, name), name indexes `names`
+    after: tuple  # and after it
+    main_type: int  # type id of the sequence's tokens in the main encoding
+    window_type: int  # and in its overflow windows
+    main_range: bool  # whether the main encoding records the sequence's token range
+    window_range: bool  # whether an overflow window does
+
+
+@dataclass(frozen=True)
+class Trim:
+    """Byte-level offset trimming as HF's process_offsets."""
+    add_prefix_space: bool
+
+
+@dataclass(frozen=True)
+class ProcessorSpec:
+    trim: Trim  # None: offsets are not trimmed
+    names: list  # post-processor token strings
+    single: tuple  # (Side without special tokens, Side with them)
+    pair: tuple  # ((Side A, Side B) without special tokens, (Side A, Side B) with them)
 
 
 def _side(index, ranged=True):
@@ -93,16 +113,26 @@ _ADDING = {"TemplateProcessing": _template, "BertProcessing": _bert, "RobertaPro
 
 
 def _trim(config):
-    # Byte-level offset trimming as HF's process_offsets; None when off.
-    return {"add_prefix_space": bool(config.get("add_prefix_space", True))} if config.get("trim_offsets") else None
+    # None when off.
+    return Trim(bool(config.get("add_prefix_space", True))) if config.get("trim_offsets") else None
+
+
+def _typed(side):
+    return Side(tuple(side["before"]), tuple(side["after"]), side["main_type"], side["window_type"],
+                side["main_range"], side["window_range"])
+
+
+def _spec(layout, trim, names):
+    return ProcessorSpec(trim, names, tuple(map(_typed, layout["single"])),
+                         tuple(tuple(map(_typed, sides)) for sides in layout["pair"]))
 
 
 def spec(config):
-    """The native layout spec of a post-processor config (see the module docstring).
+    """The ProcessorSpec of a post-processor config (see the module docstring).
 
     Raises Unsupported for anything the native pipeline does not cover."""
     if config is None:
-        return dict(_unprocessed(), trim=None, names=[])
+        return _spec(_unprocessed(), None, [])
     children = config["processors"] if config["type"] == "Sequence" else [config]
     layout, names, trim, adding = _processed(), _Names(), None, None
     for child in children:
@@ -118,4 +148,4 @@ def spec(config):
         if kind in _ADDING:
             _ADDING[kind](child, names, layout)
             adding = kind
-    return dict(layout, trim=trim, names=names.names)
+    return _spec(layout, trim, names.names)

@@ -27,7 +27,7 @@ import transformers
 from transformers.tokenization_utils_base import BatchEncoding, PaddingStrategy, TensorType, TruncationStrategy
 from transformers.tokenization_utils_tokenizers import TokenizersBackend
 
-from hf_tagtok import _lists, arrow, fingerprint, models
+from hf_tagtok import _lists, arrow, fingerprint, planner
 from hf_tagtok.fallback import warn_fallback
 from hf_tagtok.encoding import Encoding
 from hf_tagtok.tokenizer import STAGES, Tokenizer, native_batch
@@ -53,7 +53,7 @@ class NativeState(NamedTuple):
 
 class _Built(NamedTuple):
     backend: object  # the stock tokenizers.Tokenizer the states were built from
-    key: tuple  # models.components_key of that backend when they were built
+    key: tuple  # planner.components_key of that backend when they were built
     states: dict  # encode_special_tokens value -> NativeState
 
 
@@ -125,11 +125,11 @@ class TagTokenizerFast(TokenizersBackend):
     def _native_state(self, split=False):
         """The NativeState for the backend as it is now and an encode_special_tokens value.
 
-        The one staleness check: the backend object and its components key (models.components_key, a few
+        The one staleness check: the backend object and its components key (planner.components_key, a few
         µs) must be those the states were built from. Added tokens change neither, so the methods that add
         them forget the states."""
         backend = self._tokenizer
-        key = models.components_key(backend)
+        key = planner.components_key(backend)
         built = _NATIVE.get(self)
         if built is None or built.backend is not backend or built.key != key:
             built = _Built(backend, key, {})
@@ -305,7 +305,7 @@ def _build_native(tokenizer, backend, split):
     """The NativeState for one encode_special_tokens value. The native tokenizer wraps the backend itself
     (no second copy of the vocabulary to parse and hold); every call hands it its settings."""
     try:
-        text = models.config_text(backend)
+        text = planner.config_text(backend)
     except Exception as error:  # e.g. Python components: the backend cannot be serialized
         return NativeState(None, False, f"stock encodes: no native tokenizer ({error})")
     fingerprint.remember(tokenizer, backend, text)
@@ -437,7 +437,7 @@ def copy_backend(backend):
     """An independent copy of a stock tokenizer; one holding Python components cannot be copied, so share it."""
     import tokenizers
     try:
-        clone = tokenizers.Tokenizer.from_str(models.config_text(backend))
+        clone = tokenizers.Tokenizer.from_str(planner.config_text(backend))
     except Exception:  # custom (Python) components refuse to serialize
         return backend
     clone.encode_special_tokens = backend.encode_special_tokens

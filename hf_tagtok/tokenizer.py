@@ -1,6 +1,6 @@
 """`hf_tagtok.Tokenizer`: the stock `tokenizers.Tokenizer` encode API, run natively where we can.
 
-Every tokenizer keeps the stock object it was built from. `hf_tagtok.models.plan` decides once, from
+Every tokenizer keeps the stock object it was built from. `hf_tagtok.planner.plan` decides once, from
 the tokenizer's JSON, whether the whole pipeline runs natively (again at the next encode after added
 tokens or encode_special_tokens change it); when it does not (or an input is of
 a kind read only by stock, e.g. a numpy array of words), encoding runs on the stock object, so outputs
@@ -16,8 +16,9 @@ from typing import NamedTuple
 import numpy as np
 import tokenizers
 
-from hf_tagtok import models
-from hf_tagtok.encoding import NAMELESS, Encoding
+from hf_tagtok import planner
+from hf_tagtok.encoding import (NAMELESS, RECORD_BOUNDS, RECORD_COLUMNS, RECORD_END, RECORD_RANGES, RECORD_SPLIT,
+                                RECORD_START, Encoding)
 from hf_tagtok.fallback import SHADOWED, warn_fallback
 
 STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor", "truncation", "padding",
@@ -57,10 +58,10 @@ class Tokenizer:
         if not isinstance(stock, tokenizers.Tokenizer):
             raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
         self._stock = stock
-        self._plan = models.plan(stock, _config_text)
+        self._plan = planner.plan(stock, _config_text)
         # A key while the stock object is shared: someone else may change its components, so every call
         # compares it (~5 µs). None while private: it changes only through our methods, which replan.
-        self._plan_key = None if _private else models.plan_key(stock)
+        self._plan_key = None if _private else planner.plan_key(stock)
 
     def _replan(self):
         # A plan reads the whole configuration back (~0.25 s for Llama-3): after a change to the stock
@@ -69,13 +70,13 @@ class Tokenizer:
 
     def _planned(self):
         """(per-stage report, native encoder or None) for the stock tokenizer as it is now; a component
-        changed on a shared stock object is seen here (models.plan_key)."""
+        changed on a shared stock object is seen here (planner.plan_key)."""
         if self._plan_key is not None:
-            key = models.plan_key(self._stock)
+            key = planner.plan_key(self._stock)
             if key != self._plan_key:
                 self._plan, self._plan_key = None, key
         if self._plan is None:
-            self._plan = models.plan(self._stock)
+            self._plan = planner.plan(self._stock)
         return self._plan
 
     @property
@@ -118,7 +119,7 @@ class Tokenizer:
         if not isinstance(stock, tokenizers.Tokenizer):
             raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
         try:
-            text = models.config_text(stock)
+            text = planner.config_text(stock)
             clone = tokenizers.Tokenizer.from_str(text)
         except Exception:  # stock cannot write (sparse ids) or read back (tokens sharing an id) it: share `stock`
             return cls(stock)._checked()
@@ -298,7 +299,7 @@ class Tokenizer:
     def stock(self) -> tokenizers.Tokenizer:
         """The stock tokenizer inside (shares settings with this one; components changed on it are seen)."""
         if self._plan_key is None:
-            self._plan_key = models.plan_key(self._stock)
+            self._plan_key = planner.plan_key(self._stock)
         return self._stock
 
     def decode(self, ids, skip_special_tokens=True):
@@ -377,7 +378,7 @@ def _columns(encodings, overflowing=False, offsets=True, padded=True) -> BatchAr
 
 def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncation, padding, overflowing=True,
                  offsets=True, words=True):
-    """The `_Batch` of a native encoder (`models.NativeEncoder`) for these inputs under truncation and padding
+    """The `_Batch` of a native encoder (`planner.NativeEncoder`) for these inputs under truncation and padding
     (dicts as `tokenizers.Tokenizer` reports them, or None), or None: stock must run. Without `overflowing` it
     holds the main encodings only; without `offsets` or `words` a plain batch computes none (that column is
     None: for `encode_batch_arrays` only)."""
@@ -436,8 +437,8 @@ def _split_inputs(inputs, kind):
 class _Batch:
     """The columns of one native encode call, shared by the `Encoding` views into it.
 
-    records[k] = (start, end, split, r0, r1, r2, r3): encoding k's rows, the first row of its second
-    sequence's part, and the token ranges it records for sequences 0 and 1 (relative, -1: none).
+    records[k]: encoding k's rows, the first row of its second sequence's part and the token ranges it
+    records (columns RECORD_* of hf_tagtok.encoding).
     firsts[item] is the index of an input's main encoding, its overflowing ones follow;
     windows[item] = (overflow windows of text A, of text B or -1).
     """
@@ -450,17 +451,18 @@ class _Batch:
         ids, type_ids, offsets, special, words, lengths = native.pipeline.encode(texts, add_special_tokens, offsets,
                                                                                  words)
         side = native.single[bool(add_special_tokens)]
-        before, after = len(side["before"]), len(side["after"])
+        before, after = len(side.before), len(side.after)
         if len(texts) == 1:  # a single `encode`: plain ints cost less than seven tiny numpy operations
             n = int(lengths[0])
-            main = (before, n - after) if side["main_range"] else (-1, -1)
+            main = (before, n - after) if side.main_range else (-1, -1)
             records = np.array([[0, n, n, *main, -1, -1]], dtype=np.int64)
         else:
             ends = np.cumsum(lengths)
-            records = np.full((len(texts), 7), -1, dtype=np.int64)
-            records[:, 0], records[:, 1], records[:, 2] = ends - lengths, ends, ends
-            if side["main_range"]:
-                records[:, 3], records[:, 4] = before, lengths - after
+            records = np.full((len(texts), RECORD_COLUMNS), -1, dtype=np.int64)
+            records[:, RECORD_START], records[:, RECORD_END], records[:, RECORD_SPLIT] = ends - lengths, ends, ends
+            if side.main_range:
+                sequence_0 = records[:, RECORD_RANGES][:, :2]  # the first of the two [start, end) ranges
+                sequence_0[:, 0], sequence_0[:, 1] = before, lengths - after
         return cls(native, (ids, type_ids, offsets, special, words), None, records, None, None,
                    texts, [None] * len(texts), False, None)
 
@@ -511,7 +513,7 @@ class _Batch:
     def encodings(self):
         """The main encoding of every input."""
         firsts = range(len(self.texts)) if self.firsts is None else self.firsts.tolist()
-        bounds = self.records[:, :2].tolist()
+        bounds = self.records[:, RECORD_BOUNDS].tolist()
         return [Encoding(self, index, item, *bounds[index]) for item, index in enumerate(firsts)]
 
     def overflow_of(self, index, item):
@@ -535,7 +537,7 @@ class _Batch:
     def arrays(self, overflowing):
         ids, type_ids, offsets, special, _words = self.columns
         attention = self.attention if self.attention is not None else np.ones(len(ids), dtype=np.uint8)
-        starts, ends = self.records[:, 0], self.records[:, 1]
+        starts, ends = self.records[:, RECORD_START], self.records[:, RECORD_END]
         if self.firsts is None:
             samples = np.arange(len(starts), dtype=np.int64)
         else:

@@ -1,0 +1,240 @@
+"""Plan the native pipeline of a stock tokenizer, stage by stage.
+
+`analyse` asks each stage module (normalizers, added_tokens, pre_tokenizers, models, processors: one per
+C stage of ext/pipeline/) for its spec and says for each stage whether the native pipeline covers it and
+why not; `plan` builds the native pipeline (`hf_tagtok._native.Pipeline` over a `PipelineSpec`) when
+every stage is covered, else returns None (stock then runs the whole encode). `plan_key` tells when a
+plan is stale; `NativeEncoder` is a built pipeline plus what encodings need to name their tokens.
+"""
+import functools
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from hf_tagtok import added_tokens, models, normalizers, pre_tokenizers, processors
+from hf_tagtok.errors import Unsupported, native_module
+from hf_tagtok.pre_tokenizers import byte_chars, char_bytes
+
+_PIPELINE_STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor")
+
+
+@dataclass(frozen=True)
+class TrimSpec:
+    """Byte-level offset trimming (tp_pipeline's trim_* fields): per named token, how many leading and
+    trailing chars HF's trim_offsets counts as spaces."""
+    add_prefix_space: bool
+    lead: bytes  # per entry
+    trail: bytes
+    ids: np.ndarray  # sorted uint32 id of each entry, or None: entry k is id k
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """Everything `hf_tagtok._native.Pipeline` builds a pipeline from, one spec per stage."""
+    normalizer: normalizers.NormalizerSpec  # None: no normalizer
+    added_tokens: list  # added_tokens.AddedTokenSpec per added token
+    pre_tokenizer: pre_tokenizers.PreTokenizerSpec
+    model: object  # models.BpeSpec, models.VocabSpec or models.UnigramSpec
+    post_processor: processors.ProcessorSpec
+    encode_special_tokens: bool  # special added tokens are not matched
+    trim: TrimSpec  # None: offsets are not trimmed
+    added: tuple  # tokens the post-processor adds to a single sequence and to a pair
+
+
+def _token_names(stock, added_tokens):
+    """Token string by id: a list (None at unnamed ids) when the ids are dense enough, else a dict, so its
+    size follows the number of tokens, not the largest id."""
+    vocab = stock.get_vocab(with_added_tokens=True)
+    ids = [*vocab.values(), *(token.id for token in added_tokens)]
+    size = max(ids) + 1 if ids else 0
+    names = {} if size > 2 * len(ids) + 1024 else [None] * size
+    for token, token_id in vocab.items():
+        names[token_id] = token
+    for token in added_tokens:  # a normalized token is named by its normalized match, as stock does
+        names[token.id] = token.pattern
+    return names
+
+
+def _space_counts(token_names):
+    """(ids or None, lead, trail): per named token, the leading and trailing chars that HF's trim_offsets
+    counts as spaces (Ġ or whitespace); ids (sorted uint32) name the entries when token_names is a dict,
+    else entry k is id k.
+
+    Whitespace is what stock's WhitespaceSplit removes (Rust char::is_whitespace), probed per token; the
+    byte-level alphabet itself holds no whitespace char, so pure-alphabet tokens only count 'Ġ'."""
+    from tokenizers.pre_tokenizers import WhitespaceSplit
+
+    splitter, space, alphabet = WhitespaceSplit(), byte_chars()[ord(" ")], char_bytes()
+    ids = None
+    if isinstance(token_names, dict):
+        ids = np.array(sorted(token_names), dtype=np.uint32)
+        token_names = [token_names[token_id] for token_id in ids.tolist()]
+    lead, trail = bytearray(len(token_names)), bytearray(len(token_names))
+    for entry, token in enumerate(token_names):
+        if not token:
+            continue
+        if all(char in alphabet for char in token):
+            spaces = [char == space for char in token]
+        else:
+            inside = {i for piece, (start, end) in splitter.pre_tokenize_str(token) for i in range(start, end)}
+            spaces = [char == space or i not in inside for i, char in enumerate(token)]
+        lead[entry] = min(255, next((i for i, s in enumerate(spaces) if not s), len(spaces)))
+        trail[entry] = min(255, next((i for i, s in enumerate(reversed(spaces)) if not s), len(spaces)))
+    return ids, bytes(lead), bytes(trail)
+
+
+class NativeEncoder:
+    """A built pipeline plus what encodings need to name their tokens and place their sequences."""
+
+    def __init__(self, pipeline, stock, added_tokens, post, piece_named_id=None, stock_raises_id=None):
+        self.pipeline = pipeline
+        # an id the model emits for a word stock raises on (a Unigram without unk_id): such a call runs on stock
+        self.stock_raises_id = stock_raises_id
+        self._stock, self._added_tokens = stock, added_tokens
+        # added tokens whose token string is the matched text (with its spaces)
+        self.strip_ids = frozenset(token.id for token in added_tokens if token.lstrip or token.rstrip)
+        self.post_names = post.names  # post-processor token strings (word column -2 - index)
+        self.single = post.single  # single-sequence Side per add_special_tokens (hf_tagtok.processors)
+        # a Unigram unk token is named by the (normalized, pre-tokenized) text of the piece it covers
+        self.piece_named_id = piece_named_id
+        self._piece_names = (None, None)  # ((batch, item, second), names) of the last sequence read
+
+    def piece_name(self, batch, item, second, word, start, end, token_id):
+        """Stock's token string for a piece-named token: read from stock's own encoding of that sequence
+        (without truncation), which equals the native one token for token."""
+        (last, names), key = self._piece_names, (item, second)
+        if last is None or last[0] is not batch or last[1:] != key:
+            sequence = batch.pairs[item] if second else batch.texts[item]
+            untruncated = self._untruncated
+            untruncated.encode_special_tokens = self._stock.encode_special_tokens  # not part of the JSON
+            encoding = untruncated.encode(sequence, is_pretokenized=batch.pretokenized, add_special_tokens=False)
+            names = {(w, s, e, i): token for w, (s, e), i, token
+                     in zip(encoding.word_ids, encoding.offsets, encoding.ids, encoding.tokens)}
+            self._piece_names = ((batch, *key), names)  # tokens are read encoding by encoding
+        return names[(word, start, end, token_id)]
+
+    @functools.cached_property
+    def _untruncated(self):
+        from tokenizers import Tokenizer
+
+        copy = Tokenizer.from_str(self._stock.to_str())
+        copy.no_truncation()
+        copy.no_padding()
+        return copy
+
+    @functools.cached_property
+    def token_names(self):
+        """Token string per id. Built on first use (only `Encoding.tokens` needs it): reading the vocabulary
+        costs ~0.1 s for 128k tokens, and a list that long costs the collector a rescan on the first encode."""
+        return _token_names(self._stock, self._added_tokens)
+
+
+def _state(component):
+    try:
+        return None if component is None else component.__getstate__()
+    except Exception:  # a Python (custom) component: while one is set, stock runs everything anyway
+        return "custom"
+
+
+def plan_key(stock):
+    """What a plan depends on that is cheap to read (~5 µs a call for Llama-3): when it changes, the plan
+    is stale. Components set on the stock object directly (`backend_tokenizer.post_processor = ...`,
+    `model.dropout = ...`) change it. The model is read for its type, size and dropout only (its other
+    settings cost ~0.4 µs each), and added tokens not at all: adding them through hf_tagtok or
+    transformers replans."""
+    return components_key(stock) + (stock.encode_special_tokens,)
+
+
+def components_key(stock):
+    """`plan_key` without encode_special_tokens, for a caller that plans once per value of it."""
+    model = stock.model
+    return (tuple(map(_state, (stock.normalizer, stock.pre_tokenizer, stock.post_processor))), type(model),
+            getattr(model, "dropout", None), stock.get_vocab_size(with_added_tokens=False))
+
+
+# Stock writes a vocabulary by walking every id up to the largest and listing the missing ones (4 bytes
+# each): 2**31 - 1 costs it ~8 GB and ~30 s (or aborts the process), 10**8 ~400 MB.
+_MAX_WRITTEN_HOLES = 1 << 22
+
+
+def config_text(stock):
+    """stock.to_str(), or Unsupported when stock would spend memory and time per missing vocabulary id
+    writing it (ids far sparser than the vocabulary): planning then never asks stock for its JSON."""
+    if type(stock.model).__name__ in ("BPE", "WordPiece", "WordLevel"):
+        vocab = stock.get_vocab(with_added_tokens=False)
+        holes = max(vocab.values()) + 1 - len(vocab) if vocab else 0
+        if holes > _MAX_WRITTEN_HOLES:
+            raise Unsupported(f"vocabulary ids are sparse ({len(vocab)} tokens, largest id {max(vocab.values())}): "
+                              "stock's to_str() would allocate per missing id, so stock runs everything "
+                              "(load from the file or JSON text to run natively)")
+    return stock.to_str()
+
+
+def analyse(stock, text=None):
+    """(per-stage report, {stage name: its spec, "encode_special_tokens": bool} or None): the specs are
+    complete only when every stage is native."""
+    if text is None:
+        try:
+            text = config_text(stock)
+        except Unsupported as error:
+            return {name: {"native": False, "reason": str(error)} for name in _PIPELINE_STAGES}, None
+        except Exception as error:  # Python (custom) components: stock cannot write them, nor can we read them
+            reason = f"stock cannot serialize this tokenizer ({error}), so stock runs everything"
+            return {name: {"native": False, "reason": reason} for name in _PIPELINE_STAGES}, None
+    config = models.load_config(text)
+    report, spec = {}, {}
+
+    def stage(name, build):
+        try:
+            spec[name] = build()
+            absent = name in ("normalizer", "pre_tokenizer", "post_processor") and config.get(name) is None
+            report[name] = {"native": True, "reason": "none configured" if absent else "native"}
+        except Unsupported as error:
+            report[name] = {"native": False, "reason": str(error)}
+
+    stage("normalizer", lambda: normalizers.spec(config.get("normalizer")))
+    model_emits = models.model_emits(config["model"])
+    def added_spec():
+        loaded = added_tokens.loaded(stock)
+        added_tokens.check_ids(loaded, config["model"])
+        return added_tokens.spec(loaded, stock.normalizer, model_emits)
+
+    stage("added_tokens", added_spec)
+    stage("pre_tokenizer", lambda: pre_tokenizers.spec(config.get("pre_tokenizer")))
+    byte_level = '"ByteLevel"' in json.dumps(config.get("pre_tokenizer"))
+    stage("model", lambda: models.spec(models.loaded(stock, config["model"]), byte_level, config.get("pre_tokenizer")))
+    stage("post_processor", lambda: processors.spec(config.get("post_processor")))
+    complete = all(report[name]["native"] for name in _PIPELINE_STAGES)
+    spec["encode_special_tokens"] = bool(stock.encode_special_tokens)
+    return report, (spec if complete else None)
+
+
+def plan(stock, text=None):
+    """(per-stage report, native encoder or None when some stage is not covered)."""
+    report, spec = analyse(stock, text)
+    if spec is None:
+        return report, None
+    try:
+        native = native_module()
+    except Unsupported as error:
+        report["model"] = {"native": False, "reason": str(error)}
+        return report, None
+    trim = spec["post_processor"].trim
+    if trim is not None:
+        ids, lead, trail = _space_counts(_token_names(stock, spec["added_tokens"]))
+        trim = TrimSpec(trim.add_prefix_space, lead, trail, ids)
+    added = (stock.num_special_tokens_to_add(False), stock.num_special_tokens_to_add(True))
+    spec = PipelineSpec(**spec, trim=trim, added=added)
+    from hf_tagtok.errors import UnsupportedShape  # the compiled engine's, once it is loaded
+    try:
+        pipeline = native.Pipeline(spec)
+    except UnsupportedShape as error:
+        report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
+        return report, None
+    model = spec.model
+    unigram = model.kind == "Unigram"
+    piece_named_id = model.unk_id if unigram else None
+    stock_raises_id = native.UNIGRAM_RAISES if unigram and model.unk_id is None else None
+    return report, NativeEncoder(pipeline, stock, spec.added_tokens, spec.post_processor, piece_named_id,
+                                 stock_raises_id)
