@@ -146,6 +146,9 @@ def member_span(str text, tuple path):
 cdef extern from "pipeline/tp_hash.h" nogil:
     uint64_t tp_mix64(uint64_t x)
 
+cdef extern from "utf8.h" nogil:
+    uint32_t utf8_encoded_len(uint32_t cp)
+
 
 cdef struct _name_slot:
     uint64_t hash
@@ -223,14 +226,10 @@ cdef int _build_names(_names *names, dict table) except -1:
     return 0
 
 
-cdef inline Py_ssize_t _utf8_len(uint32_t c) noexcept:
-    return 1 if c < 0x80 else 2 if c < 0x800 else 3 if c < 0x10000 else 4
-
-
 cdef bint _strip_utf8(_text *t, Py_ssize_t strip) noexcept:
     """Drop the first `strip` UTF-8 bytes of t (all of a shorter t); False when that cuts a char."""
     while strip > 0 and t.start < t.end:
-        strip -= _utf8_len(<uint32_t>PyUnicode_READ(t.kind, t.data, t.start))
+        strip -= <Py_ssize_t>utf8_encoded_len(<uint32_t>PyUnicode_READ(t.kind, t.data, t.start))
         t.start += 1
     return strip >= 0
 

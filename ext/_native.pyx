@@ -354,52 +354,43 @@ cdef class Normalizer:
         return (<const char *>out)[:n].decode("utf-8"), starts, ends
 
 
-cdef class WordPiece:
-    """A native WordPiece/WordLevel model alone (for tests): encode(word str) -> [(id, start, end)] byte ranges."""
-    cdef tp_wordpiece *_wp
-    cdef tp_wordpiece_scratch *_scratch
+cdef class WordModel:
+    """A native WordPiece/WordLevel or Unigram model alone (for tests), from its hf_tagtok.models spec:
+    encode(word str) -> [(id, start, end)] byte ranges."""
+    cdef tp_wordpiece *_wordpiece
+    cdef tp_wordpiece_scratch *_wordpiece_scratch
+    cdef tp_unigram *_unigram
+    cdef tp_unigram_scratch *_unigram_scratch
 
     def __cinit__(self, model):
-        self._wp = _build_wordpiece(model)
-        self._scratch = tp_wordpiece_scratch_new()
-        if self._scratch == NULL:
-            raise MemoryError()
+        if model.kind == "Unigram":
+            self._unigram = _build_unigram(model)
+            self._unigram_scratch = tp_unigram_scratch_new()
+            if self._unigram_scratch == NULL:
+                raise MemoryError()
+        else:
+            self._wordpiece = _build_wordpiece(model)
+            self._wordpiece_scratch = tp_wordpiece_scratch_new()
+            if self._wordpiece_scratch == NULL:
+                raise MemoryError()
 
     def __dealloc__(self):
-        tp_wordpiece_free(self._wp)
-        tp_wordpiece_scratch_free(self._scratch)
+        tp_wordpiece_free(self._wordpiece)
+        tp_wordpiece_scratch_free(self._wordpiece_scratch)
+        tp_unigram_free(self._unigram)
+        tp_unigram_scratch_free(self._unigram_scratch)
 
     def encode(self, str word):
         data = word.encode("utf-8")
         cdef const uint8_t *bytes_ = <const uint8_t *><const char *>data
         cdef size_t length = len(data), i
         cdef tp_words out
-        if tp_wordpiece_encode_words(self._wp, self._scratch, &bytes_, &length, 1, &out):
-            raise MemoryError()
-        return [(out.ids[i], out.starts[i], out.ends[i]) for i in range(out.count[0])]
-
-
-cdef class Unigram:
-    """A native Unigram model alone (for tests): encode(word str) -> [(id, start, end)] byte ranges."""
-    cdef tp_unigram *_model
-    cdef tp_unigram_scratch *_scratch
-
-    def __cinit__(self, model):
-        self._model = _build_unigram(model)
-        self._scratch = tp_unigram_scratch_new()
-        if self._scratch == NULL:
-            raise MemoryError()
-
-    def __dealloc__(self):
-        tp_unigram_free(self._model)
-        tp_unigram_scratch_free(self._scratch)
-
-    def encode(self, str word):
-        data = word.encode("utf-8")
-        cdef const uint8_t *bytes_ = <const uint8_t *><const char *>data
-        cdef size_t length = len(data), i
-        cdef tp_words out
-        if tp_unigram_encode_words(self._model, self._scratch, &bytes_, &length, 1, &out):
+        cdef int rc
+        if self._unigram != NULL:
+            rc = tp_unigram_encode_words(self._unigram, self._unigram_scratch, &bytes_, &length, 1, &out)
+        else:
+            rc = tp_wordpiece_encode_words(self._wordpiece, self._wordpiece_scratch, &bytes_, &length, 1, &out)
+        if rc:
             raise MemoryError()
         return [(out.ids[i], out.starts[i], out.ends[i]) for i in range(out.count[0])]
 

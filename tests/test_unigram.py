@@ -19,7 +19,7 @@ _native = pytest.importorskip("hf_tagtok._native")
 
 def _diff(vocab, unk_id, byte_fallback, words):
     stock = Tokenizer(models.Unigram(vocab, unk_id, byte_fallback))
-    native = _native.Unigram(_unigram_spec({"vocab": vocab, "unk_id": unk_id, "byte_fallback": byte_fallback}, False))
+    native = _native.WordModel(_unigram_spec({"vocab": vocab, "unk_id": unk_id, "byte_fallback": byte_fallback}, False))
     for word in words:
         encoding = stock.encode(word)
         expected = list(zip(encoding.ids, encoding.offsets))

@@ -45,7 +45,7 @@ def _model_pair(config_json, whole_words=False):
     stock = Tokenizer.from_str(json.dumps({"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
                                            "normalizer": None, "pre_tokenizer": None, "post_processor": None,
                                            "decoder": None, "model": model}))
-    return stock, _native.WordPiece(_vocab_spec(model, None))
+    return stock, _native.WordModel(_vocab_spec(model, None))
 
 
 def _check_words(stock, native, words):

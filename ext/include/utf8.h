@@ -35,6 +35,11 @@ static inline uint32_t utf8_decode(const uint8_t *p, size_t *len) {
     return ((b & 0x07) << 18) | ((p[1] & 0x3Fu) << 12) | ((p[2] & 0x3Fu) << 6) | (p[3] & 0x3Fu);
 }
 
+/* The length in bytes of cp's UTF-8. */
+static inline uint32_t utf8_encoded_len(uint32_t cp) {
+    return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
 /* Writes cp's bytes to out (room for 4); returns their count. */
 static inline uint32_t utf8_encode(uint32_t cp, uint8_t *out) {
     if (cp < 0x80) {

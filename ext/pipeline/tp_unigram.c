@@ -30,11 +30,7 @@ typedef struct {
 } best_node;
 
 struct tp_unigram_scratch {
-    uint32_t *ids, *starts, *ends; /* word j's tokens from first[j] (room for its length in bytes + 1) */
-    size_t cap;
-    uint32_t *first, *count;
-    uint64_t *hash;
-    size_t words_cap;
+    tp_words_buffer words; /* room for each word's length in bytes + 1 tokens */
     best_node *best;
     uint32_t *path_start, *path_end, *path_id; /* the best path, back to front */
     size_t best_cap;
@@ -94,24 +90,14 @@ tp_unigram_scratch *tp_unigram_scratch_new(void) {
 
 void tp_unigram_scratch_free(tp_unigram_scratch *s) {
     if (!s) return;
-    free(s->ids); free(s->starts); free(s->ends);
-    free(s->first); free(s->count); free(s->hash);
+    tp_words_buffer_free(&s->words);
     free(s->best); free(s->path_start); free(s->path_end); free(s->path_id);
     tp_word_cache_release(&s->cache);
     free(s);
 }
 
 static int reserve(tp_unigram_scratch *s, size_t tokens, size_t words, size_t longest) {
-    if (tokens > s->cap) {
-        size_t cap = grow_capacity(s->cap, tokens);
-        if (grow_to(&s->ids, cap, 4) || grow_to(&s->starts, cap, 4) || grow_to(&s->ends, cap, 4)) return -1;
-        s->cap = cap;
-    }
-    if (words > s->words_cap) {
-        size_t cap = grow_capacity(s->words_cap, words);
-        if (grow_to(&s->first, cap, 4) || grow_to(&s->count, cap, 4) || grow_to(&s->hash, cap, 8)) return -1;
-        s->words_cap = cap;
-    }
+    if (tp_words_reserve(&s->words, tokens, words)) return -1;
     if (longest + 1 > s->best_cap) {
         size_t cap = grow_capacity(s->best_cap, longest + 1);
         if (grow_to(&s->best, cap, sizeof(best_node)) || grow_to(&s->path_start, cap, 4) ||
@@ -196,15 +182,16 @@ static size_t split_word(const tp_unigram *m, tp_unigram_scratch *s, const uint8
 }
 
 static size_t encode_word(const tp_unigram *m, tp_unigram_scratch *s, size_t j, const uint8_t *word, size_t len) {
-    uint32_t *ids = s->ids + s->first[j], *starts = s->starts + s->first[j], *ends = s->ends + s->first[j];
+    size_t first = s->words.first[j];
+    uint32_t *ids = s->words.ids + first, *starts = s->words.starts + first, *ends = s->words.ends + first;
     if (len > TP_CACHE_WORD) return split_word(m, s, word, len, ids, starts, ends);
-    const tp_cache_slot *slot = tp_word_cache_find(&s->cache, word, len, s->hash[j]);
+    const tp_cache_slot *slot = tp_word_cache_find(&s->cache, word, len, s->words.hash[j]);
     if (slot->at != TP_CACHE_EMPTY) {
         tp_word_cache_load(&s->cache, slot, ids, starts, ends);
         return slot->n;
     }
     size_t n = split_word(m, s, word, len, ids, starts, ends);
-    tp_word_cache_store(&s->cache, word, len, s->hash[j], ids, starts, ends, n);
+    tp_word_cache_store(&s->cache, word, len, s->words.hash[j], ids, starts, ends, n);
     return n;
 }
 
@@ -218,11 +205,11 @@ int tp_unigram_encode_words(const tp_unigram *m, tp_unigram_scratch *s, const ui
     if (reserve(s, tokens, n, longest)) return -1;
     if (!s->cache.slots && tp_word_cache_init(&s->cache)) return -1;
     for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) {
-        s->first[j] = (uint32_t)at;
-        s->hash[j] = tp_hash_bytes(words[j], lens[j]);
-        __builtin_prefetch(tp_word_cache_home(&s->cache, s->hash[j]));
+        s->words.first[j] = (uint32_t)at;
+        s->words.hash[j] = tp_hash_bytes(words[j], lens[j]);
+        __builtin_prefetch(tp_word_cache_home(&s->cache, s->words.hash[j]));
     }
-    for (size_t j = 0; j < n; j++) s->count[j] = (uint32_t)encode_word(m, s, j, words[j], lens[j]);
-    *out = (tp_words){s->ids, s->starts, s->ends, s->first, s->count};
+    for (size_t j = 0; j < n; j++) s->words.count[j] = (uint32_t)encode_word(m, s, j, words[j], lens[j]);
+    *out = tp_words_of(&s->words);
     return 0;
 }

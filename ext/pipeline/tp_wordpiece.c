@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
 #include "tp_hash.h"
 #include "tp_trie.h"
 #include "tp_word_cache.h"
@@ -32,11 +31,7 @@ struct tp_wordpiece {
 };
 
 struct tp_wordpiece_scratch {
-    uint32_t *ids, *starts, *ends; /* word j's tokens from first[j] (room for its length in bytes) */
-    size_t cap;
-    uint32_t *first, *count;
-    uint64_t *hash;
-    size_t words_cap;
+    tp_words_buffer words; /* room for each word's length in bytes + 1 tokens */
     tp_word_cache cache; /* WordPiece words; made at first use (WordLevel's one lookup needs none) */
 };
 
@@ -119,24 +114,9 @@ tp_wordpiece_scratch *tp_wordpiece_scratch_new(void) {
 
 void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s) {
     if (!s) return;
-    free(s->ids); free(s->starts); free(s->ends);
-    free(s->first); free(s->count); free(s->hash);
+    tp_words_buffer_free(&s->words);
     tp_word_cache_release(&s->cache);
     free(s);
-}
-
-static int reserve(tp_wordpiece_scratch *s, size_t tokens, size_t words) {
-    if (tokens > s->cap) {
-        size_t cap = grow_capacity(s->cap, tokens);
-        if (grow_to(&s->ids, cap, 4) || grow_to(&s->starts, cap, 4) || grow_to(&s->ends, cap, 4)) return -1;
-        s->cap = cap;
-    }
-    if (words > s->words_cap) {
-        size_t cap = grow_capacity(s->words_cap, words);
-        if (grow_to(&s->first, cap, 4) || grow_to(&s->count, cap, 4) || grow_to(&s->hash, cap, 8)) return -1;
-        s->words_cap = cap;
-    }
-    return 0;
 }
 
 /* End of the longest vocabulary entry (prefixed unless at the word start) starting at `start`, or 0. */
@@ -179,15 +159,16 @@ unknown:
 /* WordPiece words come from the thread's word cache when it has them (WordLevel's single lookup is as
  * cheap as the cache's). */
 static size_t encode_word(const tp_wordpiece *wp, tp_wordpiece_scratch *s, size_t j, const uint8_t *word, size_t len) {
-    uint32_t *ids = s->ids + s->first[j], *starts = s->starts + s->first[j], *ends = s->ends + s->first[j];
+    size_t first = s->words.first[j];
+    uint32_t *ids = s->words.ids + first, *starts = s->words.starts + first, *ends = s->words.ends + first;
     if (wp->whole_words || len > TP_CACHE_WORD) return split_word(wp, word, len, ids, starts, ends);
-    const tp_cache_slot *slot = tp_word_cache_find(&s->cache, word, len, s->hash[j]);
+    const tp_cache_slot *slot = tp_word_cache_find(&s->cache, word, len, s->words.hash[j]);
     if (slot->at != TP_CACHE_EMPTY) {
         tp_word_cache_load(&s->cache, slot, ids, starts, ends);
         return slot->n;
     }
     size_t n = split_word(wp, word, len, ids, starts, ends);
-    tp_word_cache_store(&s->cache, word, len, s->hash[j], ids, starts, ends, n);
+    tp_word_cache_store(&s->cache, word, len, s->words.hash[j], ids, starts, ends, n);
     return n;
 }
 
@@ -195,15 +176,15 @@ int tp_wordpiece_encode_words(const tp_wordpiece *wp, tp_wordpiece_scratch *s, c
                               const size_t *lens, size_t n, tp_words *out) {
     size_t tokens = 0;
     for (size_t j = 0; j < n; j++) tokens += lens[j] + 1;
-    if (reserve(s, tokens, n)) return -1;
+    if (tp_words_reserve(&s->words, tokens, n)) return -1;
     if (!wp->whole_words && !s->cache.slots && tp_word_cache_init(&s->cache)) return -1;
     for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) {
-        s->first[j] = (uint32_t)at;
+        s->words.first[j] = (uint32_t)at;
         if (wp->whole_words) continue;
-        s->hash[j] = tp_hash_bytes(words[j], lens[j]);
-        __builtin_prefetch(tp_word_cache_home(&s->cache, s->hash[j]));
+        s->words.hash[j] = tp_hash_bytes(words[j], lens[j]);
+        __builtin_prefetch(tp_word_cache_home(&s->cache, s->words.hash[j]));
     }
-    for (size_t j = 0; j < n; j++) s->count[j] = (uint32_t)encode_word(wp, s, j, words[j], lens[j]);
-    *out = (tp_words){s->ids, s->starts, s->ends, s->first, s->count};
+    for (size_t j = 0; j < n; j++) s->words.count[j] = (uint32_t)encode_word(wp, s, j, words[j], lens[j]);
+    *out = tp_words_of(&s->words);
     return 0;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "pipeline/tp_hash.h"
 
 typedef struct {
     uint32_t left, right;
@@ -61,18 +62,15 @@ static int grow32(void **buf, uint32_t *cap, size_t need, size_t elem) {
     return 0;
 }
 
-static uint64_t mix64(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
-static uint64_t hash_bytes(const uint8_t *s, size_t n) {
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
-    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 0x100000001b3ULL;
-    return mix64(h);
+/* An empty open-addressing table (0 = empty slot) of twice *cap slots, initial when there was none. */
+static int table_renew(uint32_t **table, size_t *cap, size_t initial) {
+    size_t bigger = *cap ? *cap * 2 : initial;
+    uint32_t *t = calloc(bigger, sizeof *t);
+    if (!t) return -1;
+    free(*table);
+    *table = t;
+    *cap = bigger;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ tokens */
@@ -85,12 +83,7 @@ static const uint8_t *tok_bytes(const bpe_trainer *b, uint32_t id, size_t *len) 
 static void tok_table_insert(bpe_trainer *b, uint32_t id);
 
 static int tok_table_rehash(bpe_trainer *b) {
-    size_t cap = b->tok_table_cap ? b->tok_table_cap * 2 : 1024;
-    uint32_t *t = calloc(cap, sizeof *t);
-    if (!t) return -1;
-    free(b->tok_table);
-    b->tok_table = t;
-    b->tok_table_cap = cap;
+    if (table_renew(&b->tok_table, &b->tok_table_cap, 1024)) return -1;
     for (uint32_t id = b->byte_base; id < b->n_tokens; id++) tok_table_insert(b, id);
     return 0;
 }
@@ -98,13 +91,13 @@ static int tok_table_rehash(bpe_trainer *b) {
 static void tok_table_insert(bpe_trainer *b, uint32_t id) {
     size_t len;
     const uint8_t *s = tok_bytes(b, id, &len);
-    size_t mask = b->tok_table_cap - 1, i = hash_bytes(s, len) & mask;
+    size_t mask = b->tok_table_cap - 1, i = tp_hash_bytes(s, len) & mask;
     while (b->tok_table[i]) i = (i + 1) & mask;
     b->tok_table[i] = id + 1;
 }
 
 static int64_t tok_find(const bpe_trainer *b, const uint8_t *s, size_t len) {
-    size_t mask = b->tok_table_cap - 1, i = hash_bytes(s, len) & mask;
+    size_t mask = b->tok_table_cap - 1, i = tp_hash_bytes(s, len) & mask;
     for (; b->tok_table[i]; i = (i + 1) & mask) {
         uint32_t id = b->tok_table[i] - 1;
         size_t l2;
@@ -151,25 +144,20 @@ static uint64_t pair_key(uint32_t l, uint32_t r) { return ((uint64_t)l << 32) | 
 
 static void pair_table_place(bpe_trainer *b, uint32_t idx) {
     size_t mask = b->pair_table_cap - 1;
-    size_t i = mix64(pair_key(b->pairs[idx].left, b->pairs[idx].right)) & mask;
+    size_t i = tp_mix64(pair_key(b->pairs[idx].left, b->pairs[idx].right)) & mask;
     while (b->pair_table[i]) i = (i + 1) & mask;
     b->pair_table[i] = idx + 1;
 }
 
 static int pair_table_rehash(bpe_trainer *b) {
-    size_t cap = b->pair_table_cap ? b->pair_table_cap * 2 : 4096;
-    uint32_t *t = calloc(cap, sizeof *t);
-    if (!t) return -1;
-    free(b->pair_table);
-    b->pair_table = t;
-    b->pair_table_cap = cap;
+    if (table_renew(&b->pair_table, &b->pair_table_cap, 4096)) return -1;
     for (uint32_t i = 0; i < b->n_pairs; i++) pair_table_place(b, i);
     return 0;
 }
 
 /* Index of pair (l, r), created with count 0 when absent; -1 on OOM. */
 static int64_t pair_get(bpe_trainer *b, uint32_t l, uint32_t r) {
-    size_t mask = b->pair_table_cap - 1, i = mix64(pair_key(l, r)) & mask;
+    size_t mask = b->pair_table_cap - 1, i = tp_mix64(pair_key(l, r)) & mask;
     for (; b->pair_table[i]; i = (i + 1) & mask) {
         pair_t *p = &b->pairs[b->pair_table[i] - 1];
         if (p->left == l && p->right == r) return b->pair_table[i] - 1;
