@@ -38,11 +38,11 @@ struct tp_workspace {
     size_t utf8_cap;
 };
 
-tp_workspace *tp_workspace_new(void) {
+tp_workspace *tp_workspace_new(int pooled) {
     tp_workspace *ws = calloc(1, sizeof(*ws));
     if (!ws) return NULL;
     ws->pre = tp_engine->scratch_new();
-    ws->bpe = tp_bpe_scratch_new();
+    ws->bpe = tp_bpe_scratch_new(pooled);
     ws->norm = tp_norm_scratch_new();
     ws->wordpiece = tp_wordpiece_scratch_new();
     ws->unigram = tp_unigram_scratch_new();
@@ -407,6 +407,7 @@ typedef struct {
     size_t range_end[TP_POOL_MAX];
     atomic_int failed;                     /* first nonzero code a chunk returned */
     int second_round;
+    int ran_private;                       /* the pool was busy: the pooled workspaces belong to its run */
 } batch;
 
 /* A thread works through its own range first (the same texts land on the same thread's word cache
@@ -428,8 +429,9 @@ static void fail(batch *b, int code) {
 }
 
 static tp_workspace *slot_workspace(batch *b, int slot) {
+    if (slot < 0) b->ran_private = 1;
     tp_workspace **ws = slot >= 0 ? &b->workspaces[slot] : &b->private_ws;
-    if (!*ws) *ws = tp_workspace_new();
+    if (!*ws) *ws = tp_workspace_new(slot >= 0);
     return *ws;
 }
 
@@ -454,9 +456,13 @@ static void claim_from_start(batch *b) {
     }
 }
 
+/* After the first round, still holding the pool: the pool threads' shared caches take in what they learnt. */
 static void between_rounds(void *arg) {
     batch *b = arg;
-    if (!atomic_load(&b->failed)) {
+    if (!b->ran_private)
+        for (int slot = 0; slot < tp_pool_threads(); slot++)
+            if (b->workspaces[slot]) tp_bpe_scratch_settle(b->workspaces[slot]->bpe);
+    if (b->between && !atomic_load(&b->failed)) {
         int code = b->between(b->job);
         if (code) fail(b, code);
     }
@@ -496,7 +502,7 @@ int tp_run_chunks_twice(tp_workspace **workspaces, const tp_plan *plan, tp_chunk
                  .job = job, .n_ranges = plan->threads};
     claim_from_start(b);
     atomic_init(&b->failed, 0);
-    tp_pool_run_twice(run_chunks, between ? between_rounds : NULL, between ? run_chunks : NULL, b, plan->threads);
+    tp_pool_run_twice(run_chunks, between_rounds, finish ? run_chunks : NULL, b, plan->threads);
     int failed = atomic_load(&b->failed);
     tp_workspace_free(b->private_ws);
     free(b);

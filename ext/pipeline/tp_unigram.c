@@ -199,7 +199,7 @@ static size_t encode_word(const tp_unigram *m, tp_unigram_scratch *s, size_t j, 
     uint32_t *ids = s->ids + s->first[j], *starts = s->starts + s->first[j], *ends = s->ends + s->first[j];
     if (len > TP_CACHE_WORD) return split_word(m, s, word, len, ids, starts, ends);
     const tp_cache_slot *slot = tp_word_cache_find(&s->cache, word, len, s->hash[j]);
-    if (slot->at != TP_CACHE_EMPTY) {
+    if (slot) {
         tp_word_cache_load(&s->cache, slot, ids, starts, ends);
         return slot->n;
     }

@@ -182,7 +182,7 @@ static size_t encode_word(const tp_wordpiece *wp, tp_wordpiece_scratch *s, size_
     uint32_t *ids = s->ids + s->first[j], *starts = s->starts + s->first[j], *ends = s->ends + s->first[j];
     if (wp->whole_words || len > TP_CACHE_WORD) return split_word(wp, word, len, ids, starts, ends);
     const tp_cache_slot *slot = tp_word_cache_find(&s->cache, word, len, s->hash[j]);
-    if (slot->at != TP_CACHE_EMPTY) {
+    if (slot) {
         tp_word_cache_load(&s->cache, slot, ids, starts, ends);
         return slot->n;
     }
