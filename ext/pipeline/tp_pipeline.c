@@ -273,6 +273,25 @@ static int emit_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c
     return 0;
 }
 
+/* The group's ids alone (columns that keep nothing else), in one reserve and one pass; emit_word's
+ * tokens. */
+static int put_ids(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, const tp_words *out, size_t n) {
+    size_t total = 0;
+    for (size_t j = 0; j < n; j++) total += out->count[j];
+    if (tp_columns_reserve(c, total)) return -1;
+    uint32_t *to = c->ids + c->n;
+    for (size_t j = 0; j < n; j++) {
+        if (p->n_replacement && ws->word_lens[j] == 0) continue; /* as emit_word */
+        const uint32_t *from = out->ids + out->first[j];
+        if (p->model_ids)
+            for (size_t k = 0; k < out->count[j]; k++) *to++ = p->model_ids[from[k]];
+        else
+            for (size_t k = 0; k < out->count[j]; k++) *to++ = from[k];
+    }
+    c->n = (size_t)(to - c->ids);
+    return 0;
+}
+
 static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                         const alignment *al) {
     tp_words out;
@@ -280,6 +299,7 @@ static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
                : p->unigram ? tp_unigram_encode_words(p->unigram, ws->unigram, ws->words, ws->word_lens, n, &out)
                : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, n, &out);
     if (failed) return -1;
+    if (c->lean && c->no_offsets) return put_ids(p, ws, c, &out, n); /* no word numbers either */
     for (size_t j = 0; j < n; j++) {
         size_t first = out.first[j];
         if (emit_word(p, ws, c, st, &ws->group[j], ws->word_lens[j], out.ids + first, out.starts + first,
@@ -532,6 +552,13 @@ static inline __attribute__((always_inline)) size_t copy_ascii_run(const void *d
             if ((a | b) & 0xFF80FF80FF80FF80ULL) break;
             for (int k = 0; k < 8; k++) out[k] = (uint8_t)u[i + k];
         }
+    } else {
+        const uint32_t *u = data;
+        for (uint64_t a, b, c, d; i + 8 <= len; i += 8, out += 8) {
+            memcpy(&a, u + i, 8); memcpy(&b, u + i + 2, 8); memcpy(&c, u + i + 4, 8); memcpy(&d, u + i + 6, 8);
+            if ((a | b | c | d) & 0xFFFFFF80FFFFFF80ULL) break;
+            for (int k = 0; k < 8; k++) out[k] = (uint8_t)u[i + k];
+        }
     }
     return i;
 }
@@ -542,10 +569,12 @@ static inline __attribute__((always_inline)) long utf8_of(const void *data, int 
         size_t run = copy_ascii_run(data, unit, len, i, o);
         o += run - i;
         i = run;
-        if (i >= len) break;
-        uint32_t c = unit_at(data, unit, i++);
-        if (c - 0xD800u < 0x800u) return -1;
-        o += utf8_encode(c, o);
+        while (i < len) { /* char by char up to the next ASCII one: runs of other scripts stay here */
+            uint32_t c = unit_at(data, unit, i++);
+            if (c < 0x80) { *o++ = (uint8_t)c; break; }
+            if (c - 0xD800u < 0x800u) return -1;
+            o += utf8_encode(c, o);
+        }
     }
     return (long)(o - out);
 }
