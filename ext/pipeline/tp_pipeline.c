@@ -111,7 +111,7 @@ typedef struct {
     size_t pos, chars; /* chars = char starts in [0, pos) */
 } char_cursor;
 
-static size_t chars_before(char_cursor *cur, size_t pos) {
+static inline __attribute__((always_inline)) size_t chars_before(char_cursor *cur, size_t pos) {
     const uint8_t *text = cur->text;
     size_t at = cur->pos, chars = cur->chars; /* locals: the column stores may alias *cur */
     for (; at > pos; at--) chars -= (text[at - 1] & 0xC0) != 0x80; /* overlapping added tokens */
@@ -130,7 +130,7 @@ typedef struct {
 
 /* Index of the char holding byte `start`. A token mostly starts on a char start where the previous one
  * ended: that count is the ends cursor's, and the starts cursor need not walk. */
-static int64_t start_char(text_state *st, size_t start) {
+static inline __attribute__((always_inline)) int64_t start_char(text_state *st, size_t start) {
     const char_cursor *ends = &st->ends;
     if (start == ends->pos && start < ends->len && (ends->text[start] & 0xC0) != 0x80) {
         st->starts = *ends;
@@ -292,6 +292,38 @@ static int put_ids(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, 
     return 0;
 }
 
+/* Columns with offsets for pieces of the text itself (no normalizer, no Metaspace): emit_word's tokens,
+ * the char cursors kept in locals for the group (the column stores cannot alias them). */
+static int put_tokens(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, text_state *st,
+                           const tp_words *out, size_t n) {
+    size_t total = 0;
+    for (size_t j = 0; j < n; j++) total += out->count[j];
+    if (tp_columns_reserve(c, total)) return -1;
+    text_state at = *st;
+    size_t k = c->n;
+    for (size_t j = 0; j < n; j++) {
+        const piece_word *pw = &ws->group[j];
+        const uint32_t *ids = out->ids + out->first[j], *from = out->starts + out->first[j];
+        const uint32_t *to = out->ends + out->first[j];
+        for (size_t t = 0; t < out->count[j]; t++, k++) {
+            size_t s = from[t] < pw->prefix ? pw->start : pw->start + from[t] - pw->prefix;
+            size_t e = to[t] <= pw->prefix ? pw->prefix_end : pw->start + to[t] - pw->prefix;
+            c->ids[k] = p->model_ids ? p->model_ids[ids[t]] : ids[t];
+            if (!c->lean) {
+                c->type_ids[k] = p->type_id;
+                c->special[k] = 0;
+                c->words[k] = at.word;
+            }
+            c->offsets[2 * k] = start_char(&at, s);
+            c->offsets[2 * k + 1] = (int64_t)chars_before(&at.ends, e);
+        }
+        at.word++;
+    }
+    c->n = k;
+    *st = at;
+    return 0;
+}
+
 static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                         const alignment *al) {
     tp_words out;
@@ -300,6 +332,7 @@ static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
                : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, n, &out);
     if (failed) return -1;
     if (c->lean && c->no_offsets) return put_ids(p, ws, c, &out, n); /* no word numbers either */
+    if (!c->no_offsets && !al && !p->n_replacement) return put_tokens(p, ws, c, st, &out, n);
     for (size_t j = 0; j < n; j++) {
         size_t first = out.first[j];
         if (emit_word(p, ws, c, st, &ws->group[j], ws->word_lens[j], out.ids + first, out.starts + first,
