@@ -91,9 +91,7 @@ struct tp_bpe_scratch {
     uint32_t *next, *prev; /* merge_long's list and heap, for the longest word of the call */
     heap_entry *heap;
     size_t long_cap;
-    int pooled;            /* a pool thread's scratch: it shares the model's word cache */
-    tp_word_cache *shared; /* that cache, while encoding for a model */
-    tp_word_cache cache;   /* this thread's words: all of them unless pooled, else those the shared had no room for */
+    tp_word_caches caches;
 };
 
 static uint64_t merge_hash(uint64_t key) { return tp_mix64(key); }
@@ -241,10 +239,7 @@ tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t 
     if (options->suffix_len) memcpy(bpe->suffix, options->suffix, options->suffix_len);
     bpe->opt.prefix = bpe->prefix; bpe->opt.suffix = bpe->suffix;
     if (build_vocab(bpe, tokens, lens, n_tokens) || build_merges(bpe, merges, n_merges)) goto fail;
-    if (!(bpe->words = malloc(sizeof(tp_word_cache))) || tp_word_cache_init(bpe->words)) {
-        free(bpe->words); bpe->words = NULL;
-        goto fail;
-    }
+    if (!(bpe->words = tp_word_cache_new())) goto fail;
     if (options->char_level) return bpe;
     for (unsigned kind = 0; kind < 4; kind++)
         for (int byte = 0; byte < 256; byte++) {
@@ -263,15 +258,14 @@ void tp_bpe_free(tp_bpe *bpe) {
     if (!bpe) return;
     free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes); free(bpe->vocab_slots);
     free(bpe->merges); free(bpe->pair_filter);
-    if (bpe->words) tp_word_cache_release(bpe->words);
-    free(bpe->words);
+    tp_word_cache_free(bpe->words);
     free(bpe);
 }
 
 /* The caches are made at the first call: a workspace of a WordPiece pipeline never needs them. */
 tp_bpe_scratch *tp_bpe_scratch_new(int pooled) {
     tp_bpe_scratch *s = calloc(1, sizeof(tp_bpe_scratch));
-    if (s) s->pooled = pooled;
+    if (s) s->caches.pooled = pooled;
     return s;
 }
 
@@ -282,9 +276,7 @@ static int make_pair_cache(tp_bpe_scratch *s) {
 }
 
 void tp_bpe_scratch_settle(tp_bpe_scratch *s) {
-    if (!s || !s->shared) return;
-    if (s->cache.used) tp_word_cache_absorb(s->shared, &s->cache);
-    tp_word_cache_settle(s->shared);
+    if (s) tp_caches_settle(&s->caches);
 }
 
 void tp_bpe_scratch_free(tp_bpe_scratch *s) {
@@ -292,7 +284,7 @@ void tp_bpe_scratch_free(tp_bpe_scratch *s) {
     free(s->ids); free(s->starts); free(s->ends); free(s->steps);
     free(s->first); free(s->count); free(s->missed); free(s->twin_of); free(s->hash); free(s->todo);
     free(s->next); free(s->prev); free(s->heap);
-    tp_word_cache_release(&s->cache); free(s->pairs);
+    tp_word_cache_release(&s->caches.own); free(s->pairs);
     free(s);
 }
 
@@ -541,15 +533,11 @@ static size_t byte_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
     return len;
 }
 
-/* The cache a word is looked for (and stored) first. */
-static const tp_word_cache *first_cache(const tp_bpe_scratch *s) { return s->shared ? s->shared : &s->cache; }
-
 /* The word's tokens from the word caches (they also remember words found whole in the vocab); 0 on a miss. */
 static int from_cache(tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len) {
     if (len > TP_CACHE_WORD) return 0;
-    const tp_word_cache *cache = first_cache(s);
-    const tp_cache_slot *slot = tp_word_cache_find(cache, word, len, s->hash[j]);
-    if (!slot && s->shared && s->cache.used) slot = tp_word_cache_find(cache = &s->cache, word, len, s->hash[j]);
+    const tp_word_cache *cache;
+    const tp_cache_slot *slot = tp_caches_find(&s->caches, &cache, word, len, s->hash[j]);
     if (!slot) return 0;
     size_t base = s->first[j];
     tp_word_cache_load(cache, slot, s->ids + base, s->starts + base, s->ends + base);
@@ -557,11 +545,6 @@ static int from_cache(tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t l
     return 1;
 }
 
-static void remember(tp_bpe_scratch *s, const uint8_t *word, size_t len, uint64_t hash, size_t base, size_t n) {
-    const uint32_t *ids = s->ids + base, *starts = s->starts + base, *ends = s->ends + base;
-    if (s->shared && tp_word_cache_offer(s->shared, word, len, hash, ids, starts, ends, n)) return;
-    if (s->cache.slots || !tp_word_cache_init(&s->cache)) tp_word_cache_store(&s->cache, word, len, hash, ids, starts, ends, n);
-}
 
 /* ignore_merges: a word found whole in the vocab is that one token. */
 static int from_vocab(const tp_bpe *bpe, tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len) {
@@ -597,13 +580,12 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
         if (lens[j] > longest) longest = lens[j];
     }
     if (reserve(s, symbols, n, per_byte * longest + 1) || (!s->pairs && make_pair_cache(s))) return -1;
-    s->shared = s->pooled ? bpe->words : NULL;
-    if (!s->shared && !s->cache.slots && tp_word_cache_init(&s->cache)) return -1;
+    if (tp_caches_begin(&s->caches, bpe->words)) return -1;
     /* Lookups go in rounds, each round's table lines requested before any is read. */
     for (size_t j = 0, at = 0; j < n; at += per_byte * lens[j] + 1, j++) {
         s->first[j] = (uint32_t)at;
         s->hash[j] = tp_hash_bytes(words[j], lens[j]);
-        __builtin_prefetch(tp_word_cache_home(first_cache(s), s->hash[j]));
+        __builtin_prefetch(tp_word_cache_home(tp_caches_first(&s->caches), s->hash[j]));
     }
     size_t n_missed = 0, n_todo = 0, n_short = 0;
     for (size_t j = 0; j < n; j++) {
@@ -633,7 +615,8 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
         if (s->twin_of[j] != j) {
             s->count[j] = s->count[s->twin_of[j]];
         } else if (lens[j] <= TP_CACHE_WORD) {
-            remember(s, words[j], lens[j], s->hash[j], base, s->count[j]);
+            tp_caches_remember(&s->caches, words[j], lens[j], s->hash[j], s->ids + base, s->starts + base,
+                               s->ends + base, s->count[j]);
         }
     }
     *out = (tp_words){s->ids, s->starts, s->ends, s->first, s->count};

@@ -44,8 +44,8 @@ tp_workspace *tp_workspace_new(int pooled) {
     ws->pre = tp_engine->scratch_new();
     ws->bpe = tp_bpe_scratch_new(pooled);
     ws->norm = tp_norm_scratch_new();
-    ws->wordpiece = tp_wordpiece_scratch_new();
-    ws->unigram = tp_unigram_scratch_new();
+    ws->wordpiece = tp_wordpiece_scratch_new(pooled);
+    ws->unigram = tp_unigram_scratch_new(pooled);
     if (!ws->pre || !ws->bpe || !ws->norm || !ws->wordpiece || !ws->unigram) { tp_workspace_free(ws); return NULL; }
     return ws;
 }
@@ -509,12 +509,18 @@ static void claim_from_start(batch *b) {
     }
 }
 
+static void settle(tp_workspace *ws) {
+    tp_bpe_scratch_settle(ws->bpe);
+    tp_wordpiece_scratch_settle(ws->wordpiece);
+    tp_unigram_scratch_settle(ws->unigram);
+}
+
 /* After the first round, still holding the pool: the pool threads' shared caches take in what they learnt. */
 static void between_rounds(void *arg) {
     batch *b = arg;
     if (!b->ran_private)
         for (int slot = 0; slot < tp_pool_threads(); slot++)
-            if (b->workspaces[slot]) tp_bpe_scratch_settle(b->workspaces[slot]->bpe);
+            if (b->workspaces[slot]) settle(b->workspaces[slot]);
     if (b->between && !atomic_load(&b->failed)) {
         int code = b->between(b->job);
         if (code) fail(b, code);

@@ -263,4 +263,55 @@ static inline void tp_word_cache_absorb(tp_word_cache *into, tp_word_cache *from
     tp_word_cache_clear(from);
 }
 
+static inline tp_word_cache *tp_word_cache_new(void) {
+    tp_word_cache *cache = malloc(sizeof(*cache));
+    if (cache && tp_word_cache_init(cache)) { free(cache); return NULL; }
+    return cache;
+}
+
+static inline void tp_word_cache_free(tp_word_cache *cache) {
+    if (cache) tp_word_cache_release(cache);
+    free(cache);
+}
+
+/* The word caches one scratch of a model reads: the model's shared one (a pooled scratch only) and its own. */
+typedef struct {
+    int pooled;            /* a pool thread's scratch (see tp_workspace_new) */
+    tp_word_cache *shared; /* the model's, while a pooled scratch encodes for it */
+    tp_word_cache own;     /* every word of an unpooled scratch; those the shared one had no room for */
+} tp_word_caches;
+
+/* Before a call's words for a model whose shared cache is model_cache. 0, or -1 on OOM. */
+static inline int tp_caches_begin(tp_word_caches *c, tp_word_cache *model_cache) {
+    c->shared = c->pooled ? model_cache : NULL;
+    return !c->shared && !c->own.slots ? tp_word_cache_init(&c->own) : 0;
+}
+
+/* The cache a word is looked for (and kept) first. */
+static inline const tp_word_cache *tp_caches_first(const tp_word_caches *c) { return c->shared ? c->shared : &c->own; }
+
+/* The slot holding the word (in *in), or NULL. */
+static inline const tp_cache_slot *tp_caches_find(const tp_word_caches *c, const tp_word_cache **in,
+                                                  const uint8_t *word, size_t len, uint64_t hash) {
+    *in = tp_caches_first(c);
+    const tp_cache_slot *slot = tp_word_cache_find(*in, word, len, hash);
+    if (!slot && c->shared && c->own.used) slot = tp_word_cache_find(*in = &c->own, word, len, hash);
+    return slot;
+}
+
+/* Remember a word (len <= TP_CACHE_WORD). Best effort: on OOM it is not cached. */
+static inline void tp_caches_remember(tp_word_caches *c, const uint8_t *word, size_t len, uint64_t hash,
+                                      const uint32_t *ids, const uint32_t *starts, const uint32_t *ends, size_t n) {
+    if (c->shared && tp_word_cache_offer(c->shared, word, len, hash, ids, starts, ends, n)) return;
+    if (c->own.slots || !tp_word_cache_init(&c->own)) tp_word_cache_store(&c->own, word, len, hash, ids, starts, ends, n);
+}
+
+/* Between pool rounds (no thread encoding): the scratch's own words go to the shared cache, which makes
+ * room for the next round. */
+static inline void tp_caches_settle(tp_word_caches *c) {
+    if (!c->shared) return;
+    if (c->own.used) tp_word_cache_absorb(c->shared, &c->own);
+    tp_word_cache_settle(c->shared);
+}
+
 #endif
