@@ -463,8 +463,8 @@ typedef struct {
     int ran_private;                       /* the pool was busy: the pooled workspaces belong to its run */
 } batch;
 
-/* A thread works through its own range first (the same texts land on the same thread's word cache
- * call after call), then helps with the others'. Returns n_chunks when nothing is left. */
+/* A thread works through its own range first (the threads rarely claim from one counter at once), then
+ * helps with the others'. Returns n_chunks when nothing is left. */
 static size_t claim_chunk(batch *b, int slot) {
     int own = slot > 0 ? slot : 0;
     for (int k = 0; k < b->n_ranges; k++) {
