@@ -10,7 +10,9 @@
  * Concurrency: a slot goes EMPTY -> BUSY (claimed by one compare-and-swap) -> filled (its key written,
  * then its meta released); a filled slot and its arena entry never change until the cache is grown or
  * emptied, which happens only while no thread uses it. A reader passes BUSY slots over: at worst it
- * encodes a word that is being cached at that moment.
+ * encodes a word that is being cached at that moment. A writer waits for a BUSY slot on its way, but not
+ * forever: in a process forked while a slot was being filled, that slot stays BUSY (the word may then be
+ * cached twice, which is harmless).
  *
  * Header-only: the find and load run once per piece and must inline into the model's loop. */
 #ifndef TP_WORD_CACHE_H
@@ -49,6 +51,7 @@ typedef union {
 #define TP_CACHE_BUSY (UINT64_MAX - 1)   /* meta of a slot being filled */
 #define TP_CACHE_KEY_BYTES 8
 #define TP_CACHE_INLINE 0x8000u
+#define TP_CACHE_SPINS 4096 /* waits for a slot being filled (a few stores) before passing it over */
 
 typedef struct {
     tp_cache_slot *slots;
@@ -174,10 +177,11 @@ static inline int tp_cache_place(tp_word_cache *cache, uint64_t key, uint64_t ha
     for (size_t i = hash & cache->mask;; i = (i + 1) & cache->mask) {
         tp_cache_slot *slot = &cache->slots[i];
         uint64_t seen = __atomic_load_n(&slot->meta, __ATOMIC_ACQUIRE);
-        while (seen == TP_CACHE_BUSY) { /* another thread is writing this slot's key */
-            tp_cpu_relax();
+        for (int spins = 0; seen == TP_CACHE_BUSY && spins < TP_CACHE_SPINS; spins++) {
+            tp_cpu_relax(); /* another thread is writing this slot's key */
             seen = __atomic_load_n(&slot->meta, __ATOMIC_ACQUIRE);
         }
+        if (seen == TP_CACHE_BUSY) continue; /* never finished (its thread forked away): pass it over */
         if (seen == TP_CACHE_EMPTY) {
             if (__atomic_load_n(&cache->used, __ATOMIC_RELAXED) >= room) return 0;
             if (!__atomic_compare_exchange_n(&slot->meta, &seen, TP_CACHE_BUSY, 0, __ATOMIC_ACQUIRE,
