@@ -10,7 +10,7 @@ it raises its own exception. `acceleration` reports per stage what runs natively
 """
 import asyncio
 import copy
-from itertools import chain
+from itertools import chain, repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -384,7 +384,7 @@ def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncat
     None: for `encode_batch_arrays` only)."""
     raises = native.stock_raises_id
     try:
-        if truncation is None and padding is None and not pretokenized and all(pair is None for pair in pairs):
+        if truncation is None and padding is None and not pretokenized and pairs.count(None) == len(pairs):
             batch = _Batch.plain(native, texts, add_special_tokens, offsets, words)
         else:  # overflow kept when a token may show that stock raises: truncation must not hide it
             batch = _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
@@ -394,6 +394,9 @@ def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncat
     if raises is not None and batch is not None and (batch.columns[0] == raises).any():
         return None  # stock raises for this call (a Unigram without unk_id meets a char it cannot cover)
     return batch
+
+
+_STR = {str}
 
 
 def _is_text(item):
@@ -421,6 +424,8 @@ def _split_inputs(inputs, kind):
     """(sequences, pairs) as stock reads an encode_batch input: a sequence of `kind` (text, or words when
     pre-tokenized) or a pair of them (tuple or list), pairs[i] None for a single one; None for anything
     else (stock then raises its own exception)."""
+    if kind is _is_text and set(map(type, inputs)) == _STR:  # a list of exact str, without a call per item
+        return list(inputs), [None] * len(inputs)
     sequences, pairs = [], []
     for item in inputs:
         if kind(item):
@@ -512,9 +517,12 @@ class _Batch:
 
     def encodings(self):
         """The main encoding of every input."""
-        firsts = range(len(self.texts)) if self.firsts is None else self.firsts.tolist()
+        if self.firsts is None:  # one encoding per input
+            n = len(self.texts)
+            return list(map(Encoding, repeat(self, n), range(n), range(n), self.records[:, RECORD_START].tolist(),
+                            self.records[:, RECORD_END].tolist()))
         bounds = self.records[:, RECORD_BOUNDS].tolist()
-        return [Encoding(self, index, item, *bounds[index]) for item, index in enumerate(firsts)]
+        return [Encoding(self, index, item, *bounds[index]) for item, index in enumerate(self.firsts.tolist())]
 
     def overflow_of(self, index, item):
         """Encoding indices stock lists in `overflowing` of encoding `index` (of input `item`)."""

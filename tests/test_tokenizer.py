@@ -193,7 +193,7 @@ def test_child_forked_after_encoding_encodes():
 
 
 def test_word_cache_overflow_and_long_words_match_stock():
-    # More distinct words than the per-thread BPE word cache holds (it empties itself when full), words
+    # More distinct words than the BPE word cache holds (it empties itself when full), words
     # near and past its longest cacheable length, then the same words again (hits after the flush).
     name = "llama3" if "llama3" in NAMES else "small_bytelevel"
     stock = tokenizer_zoo.load(name)
@@ -221,8 +221,9 @@ def test_word_repeated_before_it_is_cached_matches_stock(name):
 
 
 def test_word_cache_keeps_stock_ids_while_it_grows_past_its_first_size():
-    # 3 x 40,000 distinct words: the per-thread word cache starts at 65,536 slots and doubles when half
-    # full, so these passes cross several growths; the second pass reads every word back from it.
+    # 120,000 distinct words in one call: the model's shared word cache starts at 65,536 slots and takes
+    # half of them in a round, so the pool threads keep the rest in their own caches; between rounds it
+    # takes those in and doubles. The second pass reads every word back from it.
     import random
 
     stock = tokenizer_zoo.load("small_bytelevel")

@@ -1,5 +1,6 @@
-/* BPE over raw bytes: vocab and merge tables are open-addressing hashes built once; each thread's
- * scratch carries its own word cache, so encoding shares nothing mutable. */
+/* BPE over raw bytes: vocab and merge tables are open-addressing hashes built once. Encoded words go to
+ * the model's word cache, which the pool threads of a call share (tp_word_cache.h); everything else a
+ * call changes is in its thread's scratch. */
 #include "tp_bpe.h"
 
 #include <stdlib.h>
@@ -48,6 +49,7 @@ struct tp_bpe {
     int byte_gaps; /* byte level: some byte has no initial symbol in some position (see gap_symbols) */
     uint32_t byte_tokens[256];
     uint8_t prefix[TP_BPE_AFFIX_MAX], suffix[TP_BPE_AFFIX_MAX];
+    tp_word_cache *words; /* the pool threads' shared word cache */
 };
 
 /* Which affixes a word's symbol at position i of n carries: bit 1 prefix (not first), bit 0 suffix (last). */
@@ -89,7 +91,7 @@ struct tp_bpe_scratch {
     uint32_t *next, *prev; /* merge_long's list and heap, for the longest word of the call */
     heap_entry *heap;
     size_t long_cap;
-    tp_word_cache cache;
+    tp_word_caches caches;
 };
 
 static uint64_t merge_hash(uint64_t key) { return tp_mix64(key); }
@@ -237,6 +239,7 @@ tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t 
     if (options->suffix_len) memcpy(bpe->suffix, options->suffix, options->suffix_len);
     bpe->opt.prefix = bpe->prefix; bpe->opt.suffix = bpe->suffix;
     if (build_vocab(bpe, tokens, lens, n_tokens) || build_merges(bpe, merges, n_merges)) goto fail;
+    if (!(bpe->words = tp_word_cache_new())) goto fail;
     if (options->char_level) return bpe;
     for (unsigned kind = 0; kind < 4; kind++)
         for (int byte = 0; byte < 256; byte++) {
@@ -255,19 +258,25 @@ void tp_bpe_free(tp_bpe *bpe) {
     if (!bpe) return;
     free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes); free(bpe->vocab_slots);
     free(bpe->merges); free(bpe->pair_filter);
+    tp_word_cache_free(bpe->words);
     free(bpe);
 }
 
 /* The caches are made at the first call: a workspace of a WordPiece pipeline never needs them. */
-tp_bpe_scratch *tp_bpe_scratch_new(void) {
-    return calloc(1, sizeof(tp_bpe_scratch));
+tp_bpe_scratch *tp_bpe_scratch_new(int pooled) {
+    tp_bpe_scratch *s = calloc(1, sizeof(tp_bpe_scratch));
+    if (s) s->caches.pooled = pooled;
+    return s;
 }
 
-static int make_caches(tp_bpe_scratch *s) {
-    if (!s->pairs && !(s->pairs = malloc(PAIR_CACHE * sizeof(merge_slot)))) return -1;
-    if (tp_word_cache_init(&s->cache)) return -1;
+static int make_pair_cache(tp_bpe_scratch *s) {
+    if (!(s->pairs = malloc(PAIR_CACHE * sizeof(merge_slot)))) return -1;
     memset(s->pairs, 0xFF, PAIR_CACHE * sizeof(merge_slot)); /* all ones: no pair of valid ids */
     return 0;
+}
+
+void tp_bpe_scratch_settle(tp_bpe_scratch *s) {
+    if (s) tp_caches_settle(&s->caches);
 }
 
 void tp_bpe_scratch_free(tp_bpe_scratch *s) {
@@ -275,7 +284,7 @@ void tp_bpe_scratch_free(tp_bpe_scratch *s) {
     free(s->ids); free(s->starts); free(s->ends); free(s->steps);
     free(s->first); free(s->count); free(s->missed); free(s->twin_of); free(s->hash); free(s->todo);
     free(s->next); free(s->prev); free(s->heap);
-    tp_word_cache_release(&s->cache); free(s->pairs);
+    tp_word_cache_release(&s->caches.own); free(s->pairs);
     free(s);
 }
 
@@ -524,17 +533,18 @@ static size_t byte_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
     return len;
 }
 
-/* The word's tokens from the thread's word cache (it also remembers words found whole in the vocab);
- * 0 on a miss. */
+/* The word's tokens from the word caches (they also remember words found whole in the vocab); 0 on a miss. */
 static int from_cache(tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len) {
     if (len > TP_CACHE_WORD) return 0;
-    const tp_cache_slot *slot = tp_word_cache_find(&s->cache, word, len, s->hash[j]);
-    if (slot->at == TP_CACHE_EMPTY) return 0;
+    const tp_word_cache *cache;
+    const tp_cache_slot *slot = tp_caches_find(&s->caches, &cache, word, len, s->hash[j]);
+    if (!slot) return 0;
     size_t base = s->first[j];
-    tp_word_cache_load(&s->cache, slot, s->ids + base, s->starts + base, s->ends + base);
+    tp_word_cache_load(cache, slot, s->ids + base, s->starts + base, s->ends + base);
     s->count[j] = slot->n;
     return 1;
 }
+
 
 /* ignore_merges: a word found whole in the vocab is that one token. */
 static int from_vocab(const tp_bpe *bpe, tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len) {
@@ -569,12 +579,13 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
         symbols += per_byte * lens[j] + 1;
         if (lens[j] > longest) longest = lens[j];
     }
-    if (reserve(s, symbols, n, per_byte * longest + 1) || (!s->cache.slots && make_caches(s))) return -1;
+    if (reserve(s, symbols, n, per_byte * longest + 1) || (!s->pairs && make_pair_cache(s))) return -1;
+    if (tp_caches_begin(&s->caches, bpe->words)) return -1;
     /* Lookups go in rounds, each round's table lines requested before any is read. */
     for (size_t j = 0, at = 0; j < n; at += per_byte * lens[j] + 1, j++) {
         s->first[j] = (uint32_t)at;
         s->hash[j] = tp_hash_bytes(words[j], lens[j]);
-        __builtin_prefetch(tp_word_cache_home(&s->cache, s->hash[j]));
+        __builtin_prefetch(tp_word_cache_home(tp_caches_first(&s->caches), s->hash[j]));
     }
     size_t n_missed = 0, n_todo = 0, n_short = 0;
     for (size_t j = 0; j < n; j++) {
@@ -604,8 +615,8 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
         if (s->twin_of[j] != j) {
             s->count[j] = s->count[s->twin_of[j]];
         } else if (lens[j] <= TP_CACHE_WORD) {
-            tp_word_cache_store(&s->cache, words[j], lens[j], s->hash[j], s->ids + base, s->starts + base,
-                                s->ends + base, s->count[j]);
+            tp_caches_remember(&s->caches, words[j], lens[j], s->hash[j], s->ids + base, s->starts + base,
+                               s->ends + base, s->count[j]);
         }
     }
     *out = (tp_words){s->ids, s->starts, s->ends, s->first, s->count};

@@ -38,14 +38,14 @@ struct tp_workspace {
     size_t utf8_cap;
 };
 
-tp_workspace *tp_workspace_new(void) {
+tp_workspace *tp_workspace_new(int pooled) {
     tp_workspace *ws = calloc(1, sizeof(*ws));
     if (!ws) return NULL;
     ws->pre = tp_engine->scratch_new();
-    ws->bpe = tp_bpe_scratch_new();
+    ws->bpe = tp_bpe_scratch_new(pooled);
     ws->norm = tp_norm_scratch_new();
-    ws->wordpiece = tp_wordpiece_scratch_new();
-    ws->unigram = tp_unigram_scratch_new();
+    ws->wordpiece = tp_wordpiece_scratch_new(pooled);
+    ws->unigram = tp_unigram_scratch_new(pooled);
     if (!ws->pre || !ws->bpe || !ws->norm || !ws->wordpiece || !ws->unigram) { tp_workspace_free(ws); return NULL; }
     return ws;
 }
@@ -111,7 +111,7 @@ typedef struct {
     size_t pos, chars; /* chars = char starts in [0, pos) */
 } char_cursor;
 
-static size_t chars_before(char_cursor *cur, size_t pos) {
+static inline __attribute__((always_inline)) size_t chars_before(char_cursor *cur, size_t pos) {
     const uint8_t *text = cur->text;
     size_t at = cur->pos, chars = cur->chars; /* locals: the column stores may alias *cur */
     for (; at > pos; at--) chars -= (text[at - 1] & 0xC0) != 0x80; /* overlapping added tokens */
@@ -130,7 +130,7 @@ typedef struct {
 
 /* Index of the char holding byte `start`. A token mostly starts on a char start where the previous one
  * ended: that count is the ends cursor's, and the starts cursor need not walk. */
-static int64_t start_char(text_state *st, size_t start) {
+static inline __attribute__((always_inline)) int64_t start_char(text_state *st, size_t start) {
     const char_cursor *ends = &st->ends;
     if (start == ends->pos && start < ends->len && (ends->text[start] & 0xC0) != 0x80) {
         st->starts = *ends;
@@ -273,6 +273,57 @@ static int emit_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c
     return 0;
 }
 
+/* The group's ids alone (columns that keep nothing else), in one reserve and one pass; emit_word's
+ * tokens. */
+static int put_ids(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, const tp_words *out, size_t n) {
+    size_t total = 0;
+    for (size_t j = 0; j < n; j++) total += out->count[j];
+    if (tp_columns_reserve(c, total)) return -1;
+    uint32_t *to = c->ids + c->n;
+    for (size_t j = 0; j < n; j++) {
+        if (p->n_replacement && ws->word_lens[j] == 0) continue; /* as emit_word */
+        const uint32_t *from = out->ids + out->first[j];
+        if (p->model_ids)
+            for (size_t k = 0; k < out->count[j]; k++) *to++ = p->model_ids[from[k]];
+        else
+            for (size_t k = 0; k < out->count[j]; k++) *to++ = from[k];
+    }
+    c->n = (size_t)(to - c->ids);
+    return 0;
+}
+
+/* Columns with offsets for pieces of the text itself (no normalizer, no Metaspace): emit_word's tokens,
+ * the char cursors kept in locals for the group (the column stores cannot alias them). */
+static int put_tokens(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, text_state *st,
+                           const tp_words *out, size_t n) {
+    size_t total = 0;
+    for (size_t j = 0; j < n; j++) total += out->count[j];
+    if (tp_columns_reserve(c, total)) return -1;
+    text_state at = *st;
+    size_t k = c->n;
+    for (size_t j = 0; j < n; j++) {
+        const piece_word *pw = &ws->group[j];
+        const uint32_t *ids = out->ids + out->first[j], *from = out->starts + out->first[j];
+        const uint32_t *to = out->ends + out->first[j];
+        for (size_t t = 0; t < out->count[j]; t++, k++) {
+            size_t s = from[t] < pw->prefix ? pw->start : pw->start + from[t] - pw->prefix;
+            size_t e = to[t] <= pw->prefix ? pw->prefix_end : pw->start + to[t] - pw->prefix;
+            c->ids[k] = p->model_ids ? p->model_ids[ids[t]] : ids[t];
+            if (!c->lean) {
+                c->type_ids[k] = p->type_id;
+                c->special[k] = 0;
+                c->words[k] = at.word;
+            }
+            c->offsets[2 * k] = start_char(&at, s);
+            c->offsets[2 * k + 1] = (int64_t)chars_before(&at.ends, e);
+        }
+        at.word++;
+    }
+    c->n = k;
+    *st = at;
+    return 0;
+}
+
 static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                         const alignment *al) {
     tp_words out;
@@ -280,6 +331,8 @@ static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
                : p->unigram ? tp_unigram_encode_words(p->unigram, ws->unigram, ws->words, ws->word_lens, n, &out)
                : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, n, &out);
     if (failed) return -1;
+    if (c->lean && c->no_offsets) return put_ids(p, ws, c, &out, n); /* no word numbers either */
+    if (!c->no_offsets && !al && !p->n_replacement) return put_tokens(p, ws, c, st, &out, n);
     for (size_t j = 0; j < n; j++) {
         size_t first = out.first[j];
         if (emit_word(p, ws, c, st, &ws->group[j], ws->word_lens[j], out.ids + first, out.starts + first,
@@ -407,10 +460,11 @@ typedef struct {
     size_t range_end[TP_POOL_MAX];
     atomic_int failed;                     /* first nonzero code a chunk returned */
     int second_round;
+    int ran_private;                       /* the pool was busy: the pooled workspaces belong to its run */
 } batch;
 
-/* A thread works through its own range first (the same texts land on the same thread's word cache
- * call after call), then helps with the others'. Returns n_chunks when nothing is left. */
+/* A thread works through its own range first (the threads rarely claim from one counter at once), then
+ * helps with the others'. Returns n_chunks when nothing is left. */
 static size_t claim_chunk(batch *b, int slot) {
     int own = slot > 0 ? slot : 0;
     for (int k = 0; k < b->n_ranges; k++) {
@@ -428,8 +482,9 @@ static void fail(batch *b, int code) {
 }
 
 static tp_workspace *slot_workspace(batch *b, int slot) {
+    if (slot < 0) b->ran_private = 1;
     tp_workspace **ws = slot >= 0 ? &b->workspaces[slot] : &b->private_ws;
-    if (!*ws) *ws = tp_workspace_new();
+    if (!*ws) *ws = tp_workspace_new(slot >= 0);
     return *ws;
 }
 
@@ -454,9 +509,19 @@ static void claim_from_start(batch *b) {
     }
 }
 
+static void settle(tp_workspace *ws) {
+    tp_bpe_scratch_settle(ws->bpe);
+    tp_wordpiece_scratch_settle(ws->wordpiece);
+    tp_unigram_scratch_settle(ws->unigram);
+}
+
+/* After the first round, still holding the pool: the pool threads' shared caches take in what they learnt. */
 static void between_rounds(void *arg) {
     batch *b = arg;
-    if (!atomic_load(&b->failed)) {
+    if (!b->ran_private)
+        for (int slot = 0; slot < tp_pool_threads(); slot++)
+            if (b->workspaces[slot]) settle(b->workspaces[slot]);
+    if (b->between && !atomic_load(&b->failed)) {
         int code = b->between(b->job);
         if (code) fail(b, code);
     }
@@ -496,7 +561,7 @@ int tp_run_chunks_twice(tp_workspace **workspaces, const tp_plan *plan, tp_chunk
                  .job = job, .n_ranges = plan->threads};
     claim_from_start(b);
     atomic_init(&b->failed, 0);
-    tp_pool_run_twice(run_chunks, between ? between_rounds : NULL, between ? run_chunks : NULL, b, plan->threads);
+    tp_pool_run_twice(run_chunks, between_rounds, finish ? run_chunks : NULL, b, plan->threads);
     int failed = atomic_load(&b->failed);
     tp_workspace_free(b->private_ws);
     free(b);
@@ -526,6 +591,13 @@ static inline __attribute__((always_inline)) size_t copy_ascii_run(const void *d
             if ((a | b) & 0xFF80FF80FF80FF80ULL) break;
             for (int k = 0; k < 8; k++) out[k] = (uint8_t)u[i + k];
         }
+    } else {
+        const uint32_t *u = data;
+        for (uint64_t a, b, c, d; i + 8 <= len; i += 8, out += 8) {
+            memcpy(&a, u + i, 8); memcpy(&b, u + i + 2, 8); memcpy(&c, u + i + 4, 8); memcpy(&d, u + i + 6, 8);
+            if ((a | b | c | d) & 0xFFFFFF80FFFFFF80ULL) break;
+            for (int k = 0; k < 8; k++) out[k] = (uint8_t)u[i + k];
+        }
     }
     return i;
 }
@@ -536,10 +608,12 @@ static inline __attribute__((always_inline)) long utf8_of(const void *data, int 
         size_t run = copy_ascii_run(data, unit, len, i, o);
         o += run - i;
         i = run;
-        if (i >= len) break;
-        uint32_t c = unit_at(data, unit, i++);
-        if (c - 0xD800u < 0x800u) return -1;
-        o += utf8_encode(c, o);
+        while (i < len) { /* char by char up to the next ASCII one: runs of other scripts stay here */
+            uint32_t c = unit_at(data, unit, i++);
+            if (c < 0x80) { *o++ = (uint8_t)c; break; }
+            if (c - 0xD800u < 0x800u) return -1;
+            o += utf8_encode(c, o);
+        }
     }
     return (long)(o - out);
 }

@@ -74,9 +74,10 @@ int tp_columns_keep(tp_columns *columns, int offsets, int lean);
 /* Appends post-processor tokens (special, no word, offsets (0, 0)); room must be reserved. */
 void tp_put_specials(tp_columns *columns, const tp_special *specials, size_t n);
 
-/* Per-slot working memory of one pipeline (slot as in tp_pool); created lazily, freed with it. */
+/* Per-slot working memory of one pipeline (slot as in tp_pool); created lazily, freed with it. pooled: a
+ * pool slot's, which shares the models' word caches with the other slots of the run. */
 typedef struct tp_workspace tp_workspace;
-tp_workspace *tp_workspace_new(void);
+tp_workspace *tp_workspace_new(int pooled);
 void tp_workspace_free(tp_workspace *ws);
 
 /* A text as the caller holds it: UTF-8 bytes (unit 0: len bytes), or len code points of `unit` (1, 2 or 4)

@@ -20,6 +20,7 @@ struct tp_unigram {
     double unk_score;
     int byte_fallback;
     uint32_t byte_tokens[256]; /* id of <0xXX>, or NO_TOKEN */
+    tp_word_cache *words;      /* the pool threads' shared word cache */
 };
 
 /* Viterbi state per byte position of a word (only char boundaries are used). */
@@ -34,7 +35,7 @@ struct tp_unigram_scratch {
     best_node *best;
     uint32_t *path_start, *path_end, *path_id; /* the best path, back to front */
     size_t best_cap;
-    tp_word_cache cache;
+    tp_word_caches caches;
 };
 
 /* The id of the piece exactly word[0, len), or NO_TOKEN. */
@@ -49,6 +50,7 @@ tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, c
     if (unk_id > n) return NULL;
     tp_unigram *m = calloc(1, sizeof(*m));
     if (!m) return NULL;
+    if (!(m->words = tp_word_cache_new())) { free(m); return NULL; }
     size_t total = 0;
     double min_score = scores[0];
     for (uint32_t i = 0; i < n; i++) {
@@ -81,18 +83,25 @@ void tp_unigram_free(tp_unigram *m) {
     if (!m) return;
     tp_trie_free(&m->trie);
     free(m->score_of);
+    tp_word_cache_free(m->words);
     free(m);
 }
 
-tp_unigram_scratch *tp_unigram_scratch_new(void) {
-    return calloc(1, sizeof(tp_unigram_scratch));
+tp_unigram_scratch *tp_unigram_scratch_new(int pooled) {
+    tp_unigram_scratch *s = calloc(1, sizeof(tp_unigram_scratch));
+    if (s) s->caches.pooled = pooled;
+    return s;
+}
+
+void tp_unigram_scratch_settle(tp_unigram_scratch *s) {
+    if (s) tp_caches_settle(&s->caches);
 }
 
 void tp_unigram_scratch_free(tp_unigram_scratch *s) {
     if (!s) return;
     tp_words_buffer_free(&s->words);
     free(s->best); free(s->path_start); free(s->path_end); free(s->path_id);
-    tp_word_cache_release(&s->cache);
+    tp_word_cache_release(&s->caches.own);
     free(s);
 }
 
@@ -185,13 +194,14 @@ static size_t encode_word(const tp_unigram *m, tp_unigram_scratch *s, size_t j, 
     size_t first = s->words.first[j];
     uint32_t *ids = s->words.ids + first, *starts = s->words.starts + first, *ends = s->words.ends + first;
     if (len > TP_CACHE_WORD) return split_word(m, s, word, len, ids, starts, ends);
-    const tp_cache_slot *slot = tp_word_cache_find(&s->cache, word, len, s->words.hash[j]);
-    if (slot->at != TP_CACHE_EMPTY) {
-        tp_word_cache_load(&s->cache, slot, ids, starts, ends);
+    const tp_word_cache *cache;
+    const tp_cache_slot *slot = tp_caches_find(&s->caches, &cache, word, len, s->words.hash[j]);
+    if (slot) {
+        tp_word_cache_load(cache, slot, ids, starts, ends);
         return slot->n;
     }
     size_t n = split_word(m, s, word, len, ids, starts, ends);
-    tp_word_cache_store(&s->cache, word, len, s->words.hash[j], ids, starts, ends, n);
+    tp_caches_remember(&s->caches, word, len, s->words.hash[j], ids, starts, ends, n);
     return n;
 }
 
@@ -203,11 +213,11 @@ int tp_unigram_encode_words(const tp_unigram *m, tp_unigram_scratch *s, const ui
         if (lens[j] > longest) longest = lens[j];
     }
     if (reserve(s, tokens, n, longest)) return -1;
-    if (!s->cache.slots && tp_word_cache_init(&s->cache)) return -1;
+    if (tp_caches_begin(&s->caches, m->words)) return -1;
     for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) {
         s->words.first[j] = (uint32_t)at;
         s->words.hash[j] = tp_hash_bytes(words[j], lens[j]);
-        __builtin_prefetch(tp_word_cache_home(&s->cache, s->words.hash[j]));
+        __builtin_prefetch(tp_word_cache_home(tp_caches_first(&s->caches), s->words.hash[j]));
     }
     for (size_t j = 0; j < n; j++) s->words.count[j] = (uint32_t)encode_word(m, s, j, words[j], lens[j]);
     *out = tp_words_of(&s->words);

@@ -27,7 +27,9 @@ tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, c
                            uint32_t unk_id, int byte_fallback);
 void tp_unigram_free(tp_unigram *model);
 
-tp_unigram_scratch *tp_unigram_scratch_new(void);
+/* pooled, settle: as tp_bpe_scratch_new and tp_bpe_scratch_settle (the model's word cache is shared). */
+tp_unigram_scratch *tp_unigram_scratch_new(int pooled);
+void tp_unigram_scratch_settle(tp_unigram_scratch *s);
 void tp_unigram_scratch_free(tp_unigram_scratch *s);
 
 /* Encode n words (valid UTF-8) together, laid out as tp_bpe_encode_words lays them out. 0, or -1 on OOM. */

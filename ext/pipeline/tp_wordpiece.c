@@ -28,11 +28,12 @@ struct tp_wordpiece {
     size_t prefix_len, max_chars;
     uint32_t unk_id;
     int whole_words;
+    tp_word_cache *words; /* WordPiece: the pool threads' shared word cache */
 };
 
 struct tp_wordpiece_scratch {
     tp_words_buffer words; /* room for each word's length in bytes + 1 tokens */
-    tp_word_cache cache; /* WordPiece words; made at first use (WordLevel's one lookup needs none) */
+    tp_word_caches caches; /* WordPiece words (WordLevel's one lookup is as cheap as a cache's) */
 };
 
 static const slot *find(const tp_wordpiece *wp, const uint8_t *bytes, size_t len) {
@@ -97,6 +98,10 @@ tp_wordpiece *tp_wordpiece_new(const uint8_t *const *tokens, const uint32_t *len
     wp->max_chars = max_chars;
     wp->unk_id = unk_id;
     wp->whole_words = whole_words;
+    if (!whole_words && !(wp->words = tp_word_cache_new())) {
+        tp_wordpiece_free(wp);
+        return NULL;
+    }
     return wp;
 }
 
@@ -105,17 +110,24 @@ void tp_wordpiece_free(tp_wordpiece *wp) {
     free(wp->slots);
     free(wp->arena);
     tp_trie_free(&wp->trie);
+    tp_word_cache_free(wp->words);
     free(wp);
 }
 
-tp_wordpiece_scratch *tp_wordpiece_scratch_new(void) {
-    return calloc(1, sizeof(tp_wordpiece_scratch));
+tp_wordpiece_scratch *tp_wordpiece_scratch_new(int pooled) {
+    tp_wordpiece_scratch *s = calloc(1, sizeof(tp_wordpiece_scratch));
+    if (s) s->caches.pooled = pooled;
+    return s;
+}
+
+void tp_wordpiece_scratch_settle(tp_wordpiece_scratch *s) {
+    if (s) tp_caches_settle(&s->caches);
 }
 
 void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s) {
     if (!s) return;
     tp_words_buffer_free(&s->words);
-    tp_word_cache_release(&s->cache);
+    tp_word_cache_release(&s->caches.own);
     free(s);
 }
 
@@ -162,13 +174,14 @@ static size_t encode_word(const tp_wordpiece *wp, tp_wordpiece_scratch *s, size_
     size_t first = s->words.first[j];
     uint32_t *ids = s->words.ids + first, *starts = s->words.starts + first, *ends = s->words.ends + first;
     if (wp->whole_words || len > TP_CACHE_WORD) return split_word(wp, word, len, ids, starts, ends);
-    const tp_cache_slot *slot = tp_word_cache_find(&s->cache, word, len, s->words.hash[j]);
-    if (slot->at != TP_CACHE_EMPTY) {
-        tp_word_cache_load(&s->cache, slot, ids, starts, ends);
+    const tp_word_cache *cache;
+    const tp_cache_slot *slot = tp_caches_find(&s->caches, &cache, word, len, s->words.hash[j]);
+    if (slot) {
+        tp_word_cache_load(cache, slot, ids, starts, ends);
         return slot->n;
     }
     size_t n = split_word(wp, word, len, ids, starts, ends);
-    tp_word_cache_store(&s->cache, word, len, s->words.hash[j], ids, starts, ends, n);
+    tp_caches_remember(&s->caches, word, len, s->words.hash[j], ids, starts, ends, n);
     return n;
 }
 
@@ -177,12 +190,12 @@ int tp_wordpiece_encode_words(const tp_wordpiece *wp, tp_wordpiece_scratch *s, c
     size_t tokens = 0;
     for (size_t j = 0; j < n; j++) tokens += lens[j] + 1;
     if (tp_words_reserve(&s->words, tokens, n)) return -1;
-    if (!wp->whole_words && !s->cache.slots && tp_word_cache_init(&s->cache)) return -1;
+    if (!wp->whole_words && tp_caches_begin(&s->caches, wp->words)) return -1;
     for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) {
         s->words.first[j] = (uint32_t)at;
         if (wp->whole_words) continue;
         s->words.hash[j] = tp_hash_bytes(words[j], lens[j]);
-        __builtin_prefetch(tp_word_cache_home(&s->cache, s->words.hash[j]));
+        __builtin_prefetch(tp_word_cache_home(tp_caches_first(&s->caches), s->words.hash[j]));
     }
     for (size_t j = 0; j < n; j++) s->words.count[j] = (uint32_t)encode_word(wp, s, j, words[j], lens[j]);
     *out = tp_words_of(&s->words);

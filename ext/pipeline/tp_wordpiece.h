@@ -23,7 +23,9 @@ tp_wordpiece *tp_wordpiece_new(const uint8_t *const *tokens, const uint32_t *len
                                int whole_words);
 void tp_wordpiece_free(tp_wordpiece *wp);
 
-tp_wordpiece_scratch *tp_wordpiece_scratch_new(void);
+/* pooled, settle: as tp_bpe_scratch_new and tp_bpe_scratch_settle (the model's word cache is shared). */
+tp_wordpiece_scratch *tp_wordpiece_scratch_new(int pooled);
+void tp_wordpiece_scratch_settle(tp_wordpiece_scratch *s);
 void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s);
 
 /* Encode n words together (their word-cache probes overlap in memory), laid out as tp_bpe_encode_words
