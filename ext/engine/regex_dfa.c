@@ -288,26 +288,33 @@ static int32_t compute(tt_rx_dfa *d, const tt_rx *rx, uint32_t s, uint32_t col) 
     return t;
 }
 
+/* The column of the char at p and its byte length: decoded from UTF-8, or with byte_col every byte
+ * is one char of column byte_col[byte]. */
+static inline uint32_t col_at(const tt_rx *rx, const uint16_t *byte_col, const uint8_t *text, uint32_t p,
+                              uint32_t *len) {
+    uint8_t b = text[p];
+    if (byte_col) {
+        *len = 1;
+        return byte_col[b];
+    }
+    if (b < 0x80) {
+        *len = 1;
+        return rx->ascii_class[b];
+    }
+    *len = utf8_char_len(b);
+    return tt_rx_class(rx, utf8_decode(text + p, NULL));
+}
+
 /* End of the leftmost-first match starting at `start`: -1 none, -2 out of memory. A transition value
  * is the next state's row offset in `trans` (state * n_cols) shifted left once, or'ed with "matched". */
-static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uint32_t start, uint32_t hi) {
+static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint16_t *byte_col, const uint8_t *text,
+                                 uint32_t start, uint32_t hi) {
     const uint32_t n_cols = d->n_cols;
     uint32_t row = START * n_cols, p = start;
     int64_t last = -1;
     for (;;) {
         uint32_t col, len = 0;
-        if (p < hi) {
-            uint8_t b = text[p];
-            if (b < 0x80) {
-                col = rx->ascii_class[b];
-                len = 1;
-            } else {
-                col = tt_rx_class(rx, utf8_decode(text + p, NULL));
-                len = utf8_char_len(b);
-            }
-        } else {
-            col = n_cols - 1;
-        }
+        col = p < hi ? col_at(rx, byte_col, text, p, &len) : n_cols - 1;
         int32_t t = d->trans[row + col];
         if (t < 0 && (t = compute(d, rx, row / n_cols, col)) < 0) return -2;
         if (t & 1) last = p;
@@ -317,11 +324,10 @@ static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *t
         if (next == row) { /* a self-loop (a run of letters, digits, spaces): no state to carry */
             const int32_t *same = d->trans + row;
             while (p < hi) {
-                uint8_t b = text[p];
-                uint32_t c = b < 0x80 ? rx->ascii_class[b] : tt_rx_class(rx, utf8_decode(text + p, NULL));
+                uint32_t c = col_at(rx, byte_col, text, p, &len);
                 if (same[c] != t) break;
                 if (t & 1) last = p;
-                p += b < 0x80 ? 1 : utf8_char_len(b);
+                p += len;
             }
         }
         row = next;
@@ -329,7 +335,12 @@ static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *t
 }
 
 /* The first char start >= p (or hi) on which a match can start. */
-static inline uint32_t skip_to_start(const tt_rx *rx, const uint8_t *text, uint32_t p, uint32_t hi) {
+static inline uint32_t skip_to_start(const tt_rx *rx, const uint16_t *byte_col, const uint8_t *text, uint32_t p,
+                                     uint32_t hi) {
+    if (byte_col) {
+        while (p < hi && !rx->class_starts[byte_col[text[p]]]) p++;
+        return p;
+    }
     while (p < hi) {
         uint8_t b = text[p];
         if (b < 0x80) {
@@ -344,8 +355,8 @@ static inline uint32_t skip_to_start(const tt_rx *rx, const uint8_t *text, uint3
 }
 
 /* tt_rx_segments over [lo, hi), each match found by the DFA. */
-size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
-                          tt_seg *out) {
+static inline size_t dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint16_t *byte_col, const uint8_t *text,
+                                  uint32_t lo, uint32_t hi, tt_seg *out) {
     tt_rx_dfa *d = dfa_for(rx, m);
     if (!d) return TT_RX_OOM;
     tt_rx_segments it = tt_rx_segments_begin(out, lo);
@@ -354,14 +365,28 @@ size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, ui
         uint32_t start = it.search;
         for (;;) {
             if (rx->first_set >= 0) {
-                if ((start = skip_to_start(rx, text, start, hi)) >= hi) break;
+                if ((start = skip_to_start(rx, byte_col, text, start, hi)) >= hi) break;
             }
-            end = match_from(d, rx, text, start, hi);
+            end = match_from(d, rx, byte_col, text, start, hi);
             if (end == -2) return TT_RX_OOM;
             if (end >= 0 || start >= hi) break;
-            start += utf8_char_len(text[start]);
+            start += byte_col ? 1 : utf8_char_len(text[start]);
         }
-        if (end < 0 || tt_rx_segments_take(&it, text, hi, start, (uint32_t)end) < 0) break;
+        if (end < 0 || tt_rx_segments_take(&it, text, hi, start, (uint32_t)end, byte_col != NULL) < 0) break;
     }
     return tt_rx_segments_end(&it, hi);
+}
+
+size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
+                          tt_seg *out) {
+    return dfa_segments(rx, m, NULL, text, lo, hi, out);
+}
+
+void tt_rx_byte_classes(const tt_rx *rx, const uint32_t char_of_byte[256], uint16_t byte_col[256]) {
+    for (uint32_t b = 0; b < 256; b++) byte_col[b] = (uint16_t)tt_rx_class(rx, char_of_byte[b]);
+}
+
+size_t tt_fsm_compiled_bytes(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
+                             const uint16_t byte_col[256], tt_seg *out) {
+    return dfa_segments(rx, m, byte_col, text, lo, hi, out);
 }

@@ -69,14 +69,14 @@ static inline tt_rx_segments tt_rx_segments_begin(tt_seg *out, uint32_t lo) {
     return (tt_rx_segments){out, 0, lo, lo, 0, 0};
 }
 
-/* A match [start, end) found searching from it->search. An empty match right where the previous one ended
+/* A match [start, end) found searching from it->search (byte_chars: every byte is one char). An empty match right where the previous one ended
  * is skipped by moving the search one char on (0; -1 when the search is at hi already); any other becomes a
  * segment after the unmatched gap before it (1). */
 static inline int tt_rx_segments_take(tt_rx_segments *it, const uint8_t *text, uint32_t hi, uint32_t start,
-                                      uint32_t end) {
+                                      uint32_t end, int byte_chars) {
     if (end == start && it->have_last && it->last_end == end) {
         if (it->search >= hi) return -1;
-        it->search += utf8_char_len(text[it->search]);
+        it->search += byte_chars ? 1 : utf8_char_len(text[it->search]);
         return 0;
     }
     if (it->prev != start) it->out[it->n++] = (tt_seg){it->prev, start, 0};
