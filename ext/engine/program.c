@@ -292,7 +292,11 @@ static int run_split(const tt_step *s, const tt_rx *rx, const tt_byte_step *bs, 
             n_segs = byte_class_segments(bs->member, v->text, lo, hi, sc->segs);
         }
         if (n_segs == TT_RX_OOM) return -1;
-        out += tt_apply_behavior(sc->segs, n_segs, behavior, invert, sc->next + out);
+        if (n_segs == 1 && sc->segs[0].match == (uint32_t)invert) { /* nothing matched: every behavior keeps it */
+            if (hi > lo) sc->next[out++] = (tt_piece){lo, hi, 0};
+        } else {
+            out += tt_apply_behavior(sc->segs, n_segs, behavior, invert, sc->next + out);
+        }
     }
     swap_pieces(sc);
     *n = out;

@@ -80,6 +80,93 @@ static int dfa_runs(const tt_rx *rx) {
     return ok;
 }
 
+/* byte_starts as two nibble tables: each high nibble's set of low nibbles is one of up to eight buckets
+ * (beyond eight, the last bucket takes the union, a superset the exact check after the scan filters). */
+static void shufti_tables(tt_rx *rx) {
+    uint16_t bucket_mask[8];
+    int n_buckets = 0;
+    memset(rx->shufti_lo, 0, 16);
+    memset(rx->shufti_hi, 0, 16);
+    for (int h = 0; h < 16; h++) {
+        uint16_t mask = 0;
+        for (int l = 0; l < 16; l++) mask |= (uint16_t)(rx->byte_starts[h << 4 | l] ? 1u << l : 0);
+        if (!mask) continue;
+        int k = 0;
+        while (k < n_buckets && bucket_mask[k] != mask) k++;
+        if (k == n_buckets) {
+            if (n_buckets < 8) bucket_mask[n_buckets++] = mask;
+            else bucket_mask[k = 7] |= mask;
+        }
+        rx->shufti_hi[h] |= (uint8_t)(1u << k);
+    }
+    for (int k = 0; k < n_buckets; k++)
+        for (int l = 0; l < 16; l++)
+            if (bucket_mask[k] >> l & 1) rx->shufti_lo[l] |= (uint8_t)(1u << k);
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    rx->shufti = __builtin_cpu_supports("ssse3");
+#endif
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+/* The first p >= from (or hi) whose byte is in the shufti set, sixteen bytes at a time. */
+__attribute__((target("ssse3"))) static uint32_t shufti_scan(const tt_rx *rx, const uint8_t *text, uint32_t p,
+                                                             uint32_t hi) {
+    const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)rx->shufti_lo);
+    const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)rx->shufti_hi);
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    for (; p + 16 <= hi; p += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(text + p));
+        __m128i lo = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
+        __m128i hib = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
+        __m128i hit = _mm_cmpeq_epi8(_mm_and_si128(lo, hib), _mm_setzero_si128());
+        uint32_t mask = (uint32_t)_mm_movemask_epi8(hit) ^ 0xFFFFu;
+        if (mask) return p + (uint32_t)__builtin_ctz(mask);
+    }
+    while (p < hi && !rx->byte_starts[text[p]]) p++;
+    return p;
+}
+#endif
+
+/* byte_starts and second_starts from class_starts: a lead byte followed by a second byte starts a match
+ * when some char of that code point range does (by 256-char block of the class table for 4-byte chars). */
+static int lead_starts(tt_rx *rx) {
+    uint32_t n_blocks = 0;
+    for (uint32_t i = 0; i < 0x1100; i++)
+        if (rx->stage1[i] >= n_blocks) n_blocks = rx->stage1[i] + 1u;
+    uint8_t *block_starts = calloc(n_blocks, 1);
+    if (!block_starts) return -1;
+    for (uint32_t blk = 0; blk < n_blocks; blk++)
+        for (uint32_t j = 0; j < 256 && !block_starts[blk]; j++) block_starts[blk] = rx->class_starts[rx->stage2[blk * 256 + j]];
+    memset(rx->byte_starts, 0, sizeof rx->byte_starts);
+    memcpy(rx->byte_starts, rx->ascii_starts, 128);
+    for (uint32_t b = 0xC0; b < 256; b++) {
+        uint64_t second = 0;
+        for (uint32_t s = 0; s < 64; s++) {
+            int starts = 0;
+            if (b >= 0xC2 && b <= 0xDF) {
+                starts = rx->class_starts[tt_rx_class(rx, (b & 0x1F) << 6 | s)];
+            } else if (b >= 0xE0 && b <= 0xEF) {
+                uint32_t first = (b & 0x0F) << 12 | s << 6;
+                for (uint32_t cp = first; cp < first + 64 && !starts; cp++) starts = rx->class_starts[tt_rx_class(rx, cp)];
+            } else if (b >= 0xF0 && b <= 0xF4) {
+                uint32_t first = (b & 0x07) << 18 | s << 12;
+                for (uint32_t cp = first; cp < first + 0x1000 && cp < 0x110000 && !starts; cp += 256)
+                    starts = block_starts[rx->stage1[cp >> 8]];
+            } else {
+                starts = 1; /* never in valid UTF-8: decided by decoding, as without these tables */
+            }
+            second |= (uint64_t)starts << s;
+        }
+        rx->second_starts[b - 0xC0] = second;
+        rx->byte_starts[b] = second != 0;
+    }
+    free(block_starts);
+    shufti_tables(rx);
+    return 0;
+}
+
 int tt_rx_dfa_prepare(tt_rx *rx, int backtrack_only) {
     for (uint32_t b = 0; b < 128; b++) rx->ascii_class[b] = (uint16_t)tt_rx_class(rx, b);
     if (backtrack_only || !dfa_runs(rx)) return 0;
@@ -87,6 +174,7 @@ int tt_rx_dfa_prepare(tt_rx *rx, int backtrack_only) {
         if (!(rx->class_starts = malloc(rx->n_classes))) return -1;
         for (uint32_t c = 0; c < rx->n_classes; c++) rx->class_starts[c] = (uint8_t)tt_rx_set_has(rx, (uint32_t)rx->first_set, c);
         for (uint32_t b = 0; b < 128; b++) rx->ascii_starts[b] = rx->class_starts[rx->ascii_class[b]];
+        if (lead_starts(rx)) return -1;
     }
     uint64_t n_keys = 0;
     for (uint32_t pc = 0; pc < rx->n_code; pc++) {
@@ -343,13 +431,23 @@ static inline uint32_t skip_to_start(const tt_rx *rx, const uint16_t *byte_col, 
     }
     while (p < hi) {
         uint8_t b = text[p];
-        if (b < 0x80) {
-            if (rx->ascii_starts[b]) return p;
+        if (!rx->byte_starts[b]) { /* continuation bytes are stepped over too: never starts */
+#if defined(__x86_64__) || defined(__i386__)
+            if (rx->shufti) { /* a run of bytes that start nothing: sixteen at a time */
+                if ((p = shufti_scan(rx, text, p + 1, hi)) >= hi) break;
+                continue;
+            }
+#endif
             p++;
-        } else {
-            if (rx->class_starts[tt_rx_class(rx, utf8_decode(text + p, NULL))]) return p;
-            p += utf8_char_len(b);
+            continue;
         }
+        if (b < 0x80) return p;
+        if (p + 1 < hi && !(rx->second_starts[b - 0xC0] >> (text[p + 1] & 0x3F) & 1)) { /* none of these chars starts */
+            p += utf8_char_len(b);
+            continue;
+        }
+        if (rx->class_starts[tt_rx_class(rx, utf8_decode(text + p, NULL))]) return p;
+        p += utf8_char_len(b);
     }
     return hi;
 }

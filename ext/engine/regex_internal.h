@@ -28,6 +28,12 @@ struct tt_rx {
     uint32_t n_keys;
     uint16_t ascii_class[128];
     uint8_t ascii_starts[128]; /* first_set: whether a match can start on this ASCII char */
+    uint8_t byte_starts[256];  /* first_set: whether a match can start on a char beginning with this byte
+                                * (ascii_starts; for a lead byte, on some char it leads; 0 on continuations) */
+    uint64_t second_starts[64]; /* first_set, per lead byte 0xC0..0xFF: bit (second byte & 63) when a char
+                                 * starting with those two bytes may start a match */
+    int shufti;                /* byte_starts (or a superset) is in shufti_lo/hi and the CPU has SSSE3 */
+    uint8_t shufti_lo[16], shufti_hi[16]; /* a byte may start when lo[low nibble] & hi[high nibble] */
     uint8_t *class_starts;     /* first_set per class (NULL without first_set) */
 };
 
