@@ -84,8 +84,8 @@ def _precompiled_step(config):
 
 
 def spec(config):
-    """None when there is no normalizer or it changes nothing (an empty Sequence), else {"steps": [...]};
-    raises Unsupported."""
-    steps = None if config is None else _steps(config)
-    return {"steps": steps} if steps else None
+    """None when there is no normalizer, else {"steps": [...]}; raises Unsupported."""
+    if config is None:
+        return None
+    return {"steps": _steps(config)}
 

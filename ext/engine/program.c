@@ -303,8 +303,14 @@ static int run_split(const tt_step *s, const tt_rx *rx, const tt_byte_step *bs, 
     return 0;
 }
 
-static int starts_with(const uint8_t *text, uint32_t p, uint32_t hi, const uint8_t *lit, uint32_t len) {
-    return p + len <= hi && memcmp(text + p, lit, len) == 0;
+/* Whether text[p, hi) starts with lit, whose first byte the caller matched; *end receives where it ends. */
+static inline int same_bytes(const uint8_t *text, uint32_t p, uint32_t hi, const uint8_t *lit, uint32_t len,
+                             uint32_t *end) {
+    if (p + len > hi) return 0;
+    for (uint32_t k = 1; k < len; k++)
+        if (text[p + k] != lit[k]) return 0;
+    *end = p + len;
+    return 1;
 }
 
 /* Metaspace: U+0020 and the replacement itself are the delimiters (merged with next); the prepended
@@ -314,25 +320,33 @@ static int run_metaspace(const tt_program *prog, const tt_view *v, tt_scratch *s
     size_t out = 0;
     for (size_t i = 0; i < *n; i++) {
         uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
-        int starts = v->text[lo] == ' ' || starts_with(v->text, lo, hi, prog->repl, prog->repl_len);
+        uint32_t after;
+        int starts = v->text[lo] == ' ' ||
+                     (v->text[lo] == prog->repl[0] && same_bytes(v->text, lo, hi, prog->repl, prog->repl_len, &after));
         int prefix = !starts && (m->prepend == TT_PREPEND_ALWAYS || (m->prepend == TT_PREPEND_FIRST && lo == 0));
         size_t bound = TT_MAX_SEGS(hi - lo);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
         size_t first = out;
         if (m->split) {
+            /* byte by byte: a space or the replacement's UTF-8 found at a byte is a whole char there */
             size_t k = 0;
             uint32_t gap = lo;
+            const uint8_t *text = v->text, r0 = prog->repl[0];
             for (uint32_t p = lo; p < hi;) {
-                uint32_t q = tt_next(v, p);
-                if (v->text[p] == ' ' || (q - p == prog->repl_len && starts_with(v->text, p, hi, prog->repl, prog->repl_len))) {
+                uint32_t q = p + 1;
+                if (text[p] == ' ' || (text[p] == r0 && same_bytes(text, p, hi, prog->repl, prog->repl_len, &q))) {
                     if (gap < p) sc->segs[k++] = (tt_seg){gap, p, 0};
                     sc->segs[k++] = (tt_seg){p, q, 1};
                     gap = q;
                 }
                 p = q;
             }
-            if (gap < hi) sc->segs[k++] = (tt_seg){gap, hi, 0};
-            out += tt_apply_behavior(sc->segs, k, TT_BEHAVIOR_MERGED_WITH_NEXT, 0, sc->next + out);
+            if (gap == lo) { /* no delimiter */
+                if (hi > lo) sc->next[out++] = (tt_piece){lo, hi, 0};
+            } else {
+                if (gap < hi) sc->segs[k++] = (tt_seg){gap, hi, 0};
+                out += tt_apply_behavior(sc->segs, k, TT_BEHAVIOR_MERGED_WITH_NEXT, 0, sc->next + out);
+            }
         } else {
             sc->next[out++] = (tt_piece){lo, hi, 0};
         }

@@ -315,7 +315,7 @@ static inline int push(tt_rx_dfa *d, uint32_t key, size_t *sp) {
 }
 
 /* The transition of state s on column col: next << 1 | matched, or -1 on OOM. */
-static int32_t compute(tt_rx_dfa *d, const tt_rx *rx, uint32_t s, uint32_t col) {
+__attribute__((noinline, cold)) static int32_t compute(tt_rx_dfa *d, const tt_rx *rx, uint32_t s, uint32_t col) {
     if (++d->gen == 0) {
         memset(d->seen, 0, rx->n_keys * sizeof(uint32_t));
         memset(d->emitted, 0, rx->n_keys * sizeof(uint32_t));
