@@ -28,7 +28,7 @@ struct tt_program {
     uint32_t repl_len;
     uint32_t props[256]; /* tt_view.props */
     tt_byte_step *byte_steps; /* per step after ByteLevel, when all can run on the original bytes (see
-                               * run_byte_chars); else NULL */
+                               * run_after_bytelevel); else NULL */
 };
 
 /* A splitting step after ByteLevel run on the original bytes, each standing for its byte-level char. */
