@@ -467,7 +467,7 @@ cdef class Pipeline:
             if model.model_ids is not None:
                 self._model_ids = model.model_ids.astype(np.uint32).tobytes()
                 self._p.model_ids = <const uint32_t *><const char *>self._model_ids
-        if spec.normalizer is not None:
+        if spec.normalizer is not None and spec.normalizer.steps:  # no steps: text unchanged
             self._normalizer = _build_normalizer(spec.normalizer)
         self._p.normalizer = self._normalizer
         self._p.wordpiece = self._wordpiece

@@ -23,6 +23,14 @@ SHAPES = {
                                                  m.Split(Regex("\u0120|[^\u0120]{2}"), "isolated")]),
     "prefix removed": lambda m: m.Sequence([m.ByteLevel(True, True, True), m.Split("\u0120", "removed")]),
     "whitespace+scripts": lambda m: m.Sequence([m.ByteLevel(False, True, False), m.Whitespace(), m.UnicodeScripts()]),
+    # no prefix space and only class splits and DFA regexes: these steps read the original bytes directly
+    "class splits": lambda m: m.Sequence([m.ByteLevel(False, True, False), m.Digits(True),
+                                          m.Punctuation("merged_with_previous")]),
+    "regex with empty matches": lambda m: m.Sequence([m.ByteLevel(False, True, True),
+                                                      m.Split(Regex("[\u00b2-\u00ff]*"), "isolated")]),
+    "regex on a char's bytes": lambda m: m.Sequence([m.ByteLevel(False, True, False),
+                                                     m.Split(Regex("[0-9]{2}|\u00c3\u00a9|\u0120"), "removed", True),
+                                                     m.Split(Regex("\\p{L}+"), "merged_with_next")]),
 }
 
 TEXTS = multiscript_texts()[::4] + [

@@ -184,6 +184,28 @@ def test_malformed_compiled_steps_are_rejected():
             _engine.Program([{**good, **change}])
 
 
+# The search for a match start skips bytes that start nothing sixteen at a time and rejects a multi-byte char
+# by its first two bytes: narrow first sets (ASCII or not, every UTF-8 length, more distinct byte groups
+# than the scan's eight buckets) over long texts, where the fast scan runs.
+START_SCAN_PATTERNS = [
+    r"\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+", "[\U00010000-\U0001ffff]+", "[é-ř]+",
+    "\u2581|\u00a0|\u3000", r"[\p{Lu}\p{N}]\p{Ll}*", r"[\x01\x13\x25\x37\x49\x5a\x6d\x7e\u00c1\u0100\u0800]",
+    "\U0010fffd|\U00020000|\uffff|\u07ff|\u0080",
+]
+
+
+@pytest.mark.parametrize("pattern", START_SCAN_PATTERNS)
+def test_match_start_scan_on_long_texts(pattern):
+    rng = random.Random(pattern)
+    texts = ["".join(rng.choice(POOL) for _ in range(rng.randint(100, 400))) for _ in range(40)]
+    texts += ["".join(chr(cp) for cp in range(lo, lo + 300) if not 0xD800 <= cp < 0xE000)
+              for lo in (0x20, 0x7F0, 0xFF00, 0x1FF00, 0x10FED3)]
+    texts += ["a" * k + "1" + "b" * 40 + "\u4e00" for k in range(40)]
+    ours, stock = _pairs(pattern)
+    assert _compiled_program(pattern).dfa_steps == 1
+    _assert_same(ours, stock, texts + CORPUS, f"start scan {pattern!r}")
+
+
 # ---------------------------------------------------------------- fuzz
 
 FUZZ_LITERALS = list("ab ' 1-.,\n") + ["é", "日", "ſ", "\u212a", "😀"]

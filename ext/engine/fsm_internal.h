@@ -80,6 +80,12 @@ void tt_rx_mem_free(tt_rx_mem *mem);
 size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *mem,
                        tt_seg *out);
 
+/* A compiled regex run as a DFA (tt_rx_uses_dfa) over bytes that each stand for one char, as the text
+ * after ByteLevel does: byte_col (tt_rx_byte_classes) holds the class of each byte's char. */
+void tt_rx_byte_classes(const tt_rx *rx, const uint32_t char_of_byte[256], uint16_t byte_col[256]);
+size_t tt_fsm_compiled_bytes(const tt_rx *rx, tt_rx_mem *mem, const uint8_t *text, uint32_t lo, uint32_t hi,
+                             const uint16_t byte_col[256], tt_seg *out);
+
 /* NormalizedString::split: behavior (+ invert) over segments, appending non-empty pieces to out.
  * Returns the number of pieces appended. `segs` is modified (invert, merging). */
 size_t tt_apply_behavior(tt_seg *segs, size_t n, tt_behavior behavior, int invert, tt_piece *out);

@@ -12,6 +12,8 @@
 #include "fsm_internal.h"
 #include "grow.h"
 
+typedef struct tt_byte_step tt_byte_step;
+
 struct tt_program {
     tt_step *steps; /* splitting steps (Bert already expanded into its two splits) */
     size_t n_before; /* steps[0, n_before) run before the final transform; the rest after ByteLevel, on
@@ -25,6 +27,14 @@ struct tt_program {
     uint8_t repl[4]; /* Metaspace replacement, UTF-8 */
     uint32_t repl_len;
     uint32_t props[256]; /* tt_view.props */
+    tt_byte_step *byte_steps; /* per step after ByteLevel, when all can run on the original bytes (see
+                               * run_after_bytelevel); else NULL */
+};
+
+/* A splitting step after ByteLevel run on the original bytes, each standing for its byte-level char. */
+struct tt_byte_step {
+    uint8_t member[256]; /* SPLIT_CLASS: whether the byte's char has one of the step's properties */
+    uint16_t col[256];   /* SPLIT_COMPILED: the class of the byte's char in the step's regex */
 };
 
 struct tt_scratch {
@@ -92,6 +102,33 @@ static int add_step(tt_program *prog, tt_step step, char *err, size_t err_len) {
     return 0;
 }
 
+/* The byte steps when every step after ByteLevel is a class split or a regex run as a DFA (the ones
+ * measured to matter); otherwise those steps run on the rendered text. */
+static int build_byte_steps(tt_program *prog) {
+    if (!prog->has_final || prog->final.kind != TT_STEP_BYTELEVEL || prog->n_before == prog->n_steps) return 0;
+    for (size_t i = prog->n_before; i < prog->n_steps; i++) {
+        tt_step_kind kind = prog->steps[i].kind;
+        if (!(kind == TT_STEP_SPLIT_CLASS || (kind == TT_STEP_SPLIT_COMPILED && tt_rx_uses_dfa(prog->rx[i])))) return 0;
+    }
+    if (!(prog->byte_steps = calloc(prog->n_steps - prog->n_before, sizeof(tt_byte_step)))) return -1;
+    uint8_t tag_of_byte[256];
+    for (uint32_t b = 0; b < 256; b++) {
+        uint8_t utf8[4], tags[4];
+        uint32_t len = utf8_encode(tt_bytelevel_map[b], utf8);
+        tt_classify(TT_ALPHABET_ATOMS, utf8, len, tags, NULL);
+        tag_of_byte[b] = tags[0];
+    }
+    for (size_t i = prog->n_before; i < prog->n_steps; i++) {
+        tt_byte_step *bs = &prog->byte_steps[i - prog->n_before];
+        if (prog->rx[i]) {
+            tt_rx_byte_classes(prog->rx[i], tt_bytelevel_map, bs->col);
+            continue;
+        }
+        for (uint32_t b = 0; b < 256; b++) bs->member[b] = (prog->props[tag_of_byte[b]] & prog->steps[i].prop_mask) != 0;
+    }
+    return 0;
+}
+
 tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size_t err_len) {
     int after_bytelevel = 0;
     for (size_t i = 0; i < n_steps; i++) {
@@ -139,11 +176,17 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
             return NULL;
         }
     }
+    if (build_byte_steps(prog)) {
+        tt_program_free(prog);
+        fail(err, err_len, "out of memory");
+        return NULL;
+    }
     return prog;
 }
 
 void tt_program_free(tt_program *prog) {
     if (!prog) return;
+    free(prog->byte_steps);
     for (size_t i = 0; i < prog->n_steps; i++) {
         free((void *)prog->steps[i].literal);
         tt_rx_free(prog->rx[i]);
@@ -209,12 +252,28 @@ static void step_behavior(const tt_step *s, tt_behavior *behavior, int *invert) 
     }
 }
 
+/* Class split over bytes that each stand for one char: every member byte is its own match. */
+static size_t byte_class_segments(const uint8_t member[256], const uint8_t *text, uint32_t lo, uint32_t hi,
+                                  tt_seg *out) {
+    size_t n = 0;
+    for (uint32_t p = lo; p < hi;) {
+        uint32_t g = p;
+        while (g < hi && !member[text[g]]) g++;
+        if (g > p) out[n++] = (tt_seg){p, g, 0};
+        if (g < hi) out[n++] = (tt_seg){g, g + 1, 1}, g++;
+        p = g;
+    }
+    return n;
+}
+
 static void swap_pieces(tt_scratch *sc) {
     tt_piece *p = sc->cur; sc->cur = sc->next; sc->next = p;
     size_t c = sc->cur_cap; sc->cur_cap = sc->next_cap; sc->next_cap = c;
 }
 
-static int run_split(const tt_step *s, const tt_rx *rx, const tt_view *v, tt_scratch *sc, size_t *n) {
+/* One splitting step over every current piece; with bs, over the original bytes as byte-level chars. */
+static int run_split(const tt_step *s, const tt_rx *rx, const tt_byte_step *bs, const tt_view *v, tt_scratch *sc,
+                     size_t *n) {
     tt_behavior behavior;
     int invert;
     step_behavior(s, &behavior, &invert);
@@ -223,17 +282,35 @@ static int run_split(const tt_step *s, const tt_rx *rx, const tt_view *v, tt_scr
         uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
         size_t bound = TT_MAX_SEGS(hi - lo);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
-        size_t n_segs = split_segments(s, rx, v, lo, hi, sc, sc->segs);
+        size_t n_segs;
+        if (!bs) {
+            n_segs = split_segments(s, rx, v, lo, hi, sc, sc->segs);
+        } else if (rx) {
+            if (!sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return -1;
+            n_segs = tt_fsm_compiled_bytes(rx, sc->rx_mem, v->text, lo, hi, bs->col, sc->segs);
+        } else {
+            n_segs = byte_class_segments(bs->member, v->text, lo, hi, sc->segs);
+        }
         if (n_segs == TT_RX_OOM) return -1;
-        out += tt_apply_behavior(sc->segs, n_segs, behavior, invert, sc->next + out);
+        if (n_segs == 1 && sc->segs[0].match == (uint32_t)invert) { /* nothing matched: every behavior keeps it */
+            if (hi > lo) sc->next[out++] = (tt_piece){lo, hi, 0};
+        } else {
+            out += tt_apply_behavior(sc->segs, n_segs, behavior, invert, sc->next + out);
+        }
     }
     swap_pieces(sc);
     *n = out;
     return 0;
 }
 
-static int starts_with(const uint8_t *text, uint32_t p, uint32_t hi, const uint8_t *lit, uint32_t len) {
-    return p + len <= hi && memcmp(text + p, lit, len) == 0;
+/* Whether text[p, hi) starts with lit, whose first byte the caller matched; *end receives where it ends. */
+static inline int same_bytes(const uint8_t *text, uint32_t p, uint32_t hi, const uint8_t *lit, uint32_t len,
+                             uint32_t *end) {
+    if (p + len > hi) return 0;
+    for (uint32_t k = 1; k < len; k++)
+        if (text[p + k] != lit[k]) return 0;
+    *end = p + len;
+    return 1;
 }
 
 /* Metaspace: U+0020 and the replacement itself are the delimiters (merged with next); the prepended
@@ -243,25 +320,33 @@ static int run_metaspace(const tt_program *prog, const tt_view *v, tt_scratch *s
     size_t out = 0;
     for (size_t i = 0; i < *n; i++) {
         uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
-        int starts = v->text[lo] == ' ' || starts_with(v->text, lo, hi, prog->repl, prog->repl_len);
+        uint32_t after;
+        int starts = v->text[lo] == ' ' ||
+                     (v->text[lo] == prog->repl[0] && same_bytes(v->text, lo, hi, prog->repl, prog->repl_len, &after));
         int prefix = !starts && (m->prepend == TT_PREPEND_ALWAYS || (m->prepend == TT_PREPEND_FIRST && lo == 0));
         size_t bound = TT_MAX_SEGS(hi - lo);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
         size_t first = out;
         if (m->split) {
+            /* byte by byte: a space or the replacement's UTF-8 found at a byte is a whole char there */
             size_t k = 0;
             uint32_t gap = lo;
+            const uint8_t *text = v->text, r0 = prog->repl[0];
             for (uint32_t p = lo; p < hi;) {
-                uint32_t q = tt_next(v, p);
-                if (v->text[p] == ' ' || (q - p == prog->repl_len && starts_with(v->text, p, hi, prog->repl, prog->repl_len))) {
+                uint32_t q = p + 1;
+                if (text[p] == ' ' || (text[p] == r0 && same_bytes(text, p, hi, prog->repl, prog->repl_len, &q))) {
                     if (gap < p) sc->segs[k++] = (tt_seg){gap, p, 0};
                     sc->segs[k++] = (tt_seg){p, q, 1};
                     gap = q;
                 }
                 p = q;
             }
-            if (gap < hi) sc->segs[k++] = (tt_seg){gap, hi, 0};
-            out += tt_apply_behavior(sc->segs, k, TT_BEHAVIOR_MERGED_WITH_NEXT, 0, sc->next + out);
+            if (gap == lo) { /* no delimiter */
+                if (hi > lo) sc->next[out++] = (tt_piece){lo, hi, 0};
+            } else {
+                if (gap < hi) sc->segs[k++] = (tt_seg){gap, hi, 0};
+                out += tt_apply_behavior(sc->segs, k, TT_BEHAVIOR_MERGED_WITH_NEXT, 0, sc->next + out);
+            }
         } else {
             sc->next[out++] = (tt_piece){lo, hi, 0};
         }
@@ -320,6 +405,16 @@ static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *s
  * rendered char stands for one original byte, so a piece can start or end inside a UTF-8 char, as in
  * stock; a piece of only the prefix space becomes a prefix-only piece. */
 static int run_after_bytelevel(const tt_program *prog, const uint8_t *text, tt_scratch *sc, size_t *n) {
+    if (prog->byte_steps) { /* without a prefix space, the pieces' bytes are the text the steps read */
+        size_t i = 0;
+        while (i < *n && !(sc->cur[i].flags & TT_PIECE_PREFIX)) i++;
+        if (i == *n) {
+            tt_view bv = {text, NULL, NULL, prog->props};
+            for (size_t k = prog->n_before; k < prog->n_steps; k++)
+                if (run_split(&prog->steps[k], prog->rx[k], &prog->byte_steps[k - prog->n_before], &bv, sc, n)) return -1;
+            return 0;
+        }
+    }
     size_t rlen = 0;
     for (size_t i = 0; i < *n; i++) {
         rlen += (sc->cur[i].flags & TT_PIECE_PREFIX) ? 2 : 0;
@@ -349,7 +444,7 @@ static int run_after_bytelevel(const tt_program *prog, const uint8_t *text, tt_s
     }
     tt_view rv = {sc->rtext, sc->rtags, sc->rstags, prog->props};
     for (size_t i = prog->n_before; i < prog->n_steps; i++)
-        if (run_split(&prog->steps[i], prog->rx[i], &rv, sc, n)) return -1;
+        if (run_split(&prog->steps[i], prog->rx[i], NULL, &rv, sc, n)) return -1;
     for (size_t i = 0; i < *n; i++) {
         tt_piece *pc = &sc->cur[i];
         uint32_t last = pc->end - 1;
@@ -384,7 +479,7 @@ int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, 
     sc->cur[0] = (tt_piece){0, (uint32_t)len, 0};
     n = 1;
     for (size_t i = 0; i < prog->n_before; i++)
-        if (run_split(&prog->steps[i], prog->rx[i], &v, sc, &n)) return -1;
+        if (run_split(&prog->steps[i], prog->rx[i], NULL, &v, sc, &n)) return -1;
     if (prog->has_final) {
         int rc = prog->final.kind == TT_STEP_METASPACE ? run_metaspace(prog, &v, sc, &n)
                                                        : run_bytelevel(prog, &v, sc, &n);

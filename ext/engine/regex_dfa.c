@@ -80,6 +80,93 @@ static int dfa_runs(const tt_rx *rx) {
     return ok;
 }
 
+/* byte_starts as two nibble tables: each high nibble's set of low nibbles is one of up to eight buckets
+ * (beyond eight, the last bucket takes the union, a superset the exact check after the scan filters). */
+static void shufti_tables(tt_rx *rx) {
+    uint16_t bucket_mask[8];
+    int n_buckets = 0;
+    memset(rx->shufti_lo, 0, 16);
+    memset(rx->shufti_hi, 0, 16);
+    for (int h = 0; h < 16; h++) {
+        uint16_t mask = 0;
+        for (int l = 0; l < 16; l++) mask |= (uint16_t)(rx->byte_starts[h << 4 | l] ? 1u << l : 0);
+        if (!mask) continue;
+        int k = 0;
+        while (k < n_buckets && bucket_mask[k] != mask) k++;
+        if (k == n_buckets) {
+            if (n_buckets < 8) bucket_mask[n_buckets++] = mask;
+            else bucket_mask[k = 7] |= mask;
+        }
+        rx->shufti_hi[h] |= (uint8_t)(1u << k);
+    }
+    for (int k = 0; k < n_buckets; k++)
+        for (int l = 0; l < 16; l++)
+            if (bucket_mask[k] >> l & 1) rx->shufti_lo[l] |= (uint8_t)(1u << k);
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    rx->shufti = __builtin_cpu_supports("ssse3");
+#endif
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+/* The first p >= from (or hi) whose byte is in the shufti set, sixteen bytes at a time. */
+__attribute__((target("ssse3"))) static uint32_t shufti_scan(const tt_rx *rx, const uint8_t *text, uint32_t p,
+                                                             uint32_t hi) {
+    const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)rx->shufti_lo);
+    const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)rx->shufti_hi);
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    for (; p + 16 <= hi; p += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(text + p));
+        __m128i lo = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
+        __m128i hib = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
+        __m128i hit = _mm_cmpeq_epi8(_mm_and_si128(lo, hib), _mm_setzero_si128());
+        uint32_t mask = (uint32_t)_mm_movemask_epi8(hit) ^ 0xFFFFu;
+        if (mask) return p + (uint32_t)__builtin_ctz(mask);
+    }
+    while (p < hi && !rx->byte_starts[text[p]]) p++;
+    return p;
+}
+#endif
+
+/* byte_starts and second_starts from class_starts: a lead byte followed by a second byte starts a match
+ * when some char of that code point range does (by 256-char block of the class table for 4-byte chars). */
+static int lead_starts(tt_rx *rx) {
+    uint32_t n_blocks = 0;
+    for (uint32_t i = 0; i < 0x1100; i++)
+        if (rx->stage1[i] >= n_blocks) n_blocks = rx->stage1[i] + 1u;
+    uint8_t *block_starts = calloc(n_blocks, 1);
+    if (!block_starts) return -1;
+    for (uint32_t blk = 0; blk < n_blocks; blk++)
+        for (uint32_t j = 0; j < 256 && !block_starts[blk]; j++) block_starts[blk] = rx->class_starts[rx->stage2[blk * 256 + j]];
+    memset(rx->byte_starts, 0, sizeof rx->byte_starts);
+    memcpy(rx->byte_starts, rx->ascii_starts, 128);
+    for (uint32_t b = 0xC0; b < 256; b++) {
+        uint64_t second = 0;
+        for (uint32_t s = 0; s < 64; s++) {
+            int starts = 0;
+            if (b >= 0xC2 && b <= 0xDF) {
+                starts = rx->class_starts[tt_rx_class(rx, (b & 0x1F) << 6 | s)];
+            } else if (b >= 0xE0 && b <= 0xEF) {
+                uint32_t first = (b & 0x0F) << 12 | s << 6;
+                for (uint32_t cp = first; cp < first + 64 && !starts; cp++) starts = rx->class_starts[tt_rx_class(rx, cp)];
+            } else if (b >= 0xF0 && b <= 0xF4) {
+                uint32_t first = (b & 0x07) << 18 | s << 12;
+                for (uint32_t cp = first; cp < first + 0x1000 && cp < 0x110000 && !starts; cp += 256)
+                    starts = block_starts[rx->stage1[cp >> 8]];
+            } else {
+                starts = 1; /* never in valid UTF-8: decided by decoding, as without these tables */
+            }
+            second |= (uint64_t)starts << s;
+        }
+        rx->second_starts[b - 0xC0] = second;
+        rx->byte_starts[b] = second != 0;
+    }
+    free(block_starts);
+    shufti_tables(rx);
+    return 0;
+}
+
 int tt_rx_dfa_prepare(tt_rx *rx, int backtrack_only) {
     for (uint32_t b = 0; b < 128; b++) rx->ascii_class[b] = (uint16_t)tt_rx_class(rx, b);
     if (backtrack_only || !dfa_runs(rx)) return 0;
@@ -87,6 +174,7 @@ int tt_rx_dfa_prepare(tt_rx *rx, int backtrack_only) {
         if (!(rx->class_starts = malloc(rx->n_classes))) return -1;
         for (uint32_t c = 0; c < rx->n_classes; c++) rx->class_starts[c] = (uint8_t)tt_rx_set_has(rx, (uint32_t)rx->first_set, c);
         for (uint32_t b = 0; b < 128; b++) rx->ascii_starts[b] = rx->class_starts[rx->ascii_class[b]];
+        if (lead_starts(rx)) return -1;
     }
     uint64_t n_keys = 0;
     for (uint32_t pc = 0; pc < rx->n_code; pc++) {
@@ -227,7 +315,7 @@ static inline int push(tt_rx_dfa *d, uint32_t key, size_t *sp) {
 }
 
 /* The transition of state s on column col: next << 1 | matched, or -1 on OOM. */
-static int32_t compute(tt_rx_dfa *d, const tt_rx *rx, uint32_t s, uint32_t col) {
+__attribute__((noinline, cold)) static int32_t compute(tt_rx_dfa *d, const tt_rx *rx, uint32_t s, uint32_t col) {
     if (++d->gen == 0) {
         memset(d->seen, 0, rx->n_keys * sizeof(uint32_t));
         memset(d->emitted, 0, rx->n_keys * sizeof(uint32_t));
@@ -288,26 +376,33 @@ static int32_t compute(tt_rx_dfa *d, const tt_rx *rx, uint32_t s, uint32_t col) 
     return t;
 }
 
+/* The column of the char at p and its byte length: decoded from UTF-8, or with byte_col every byte
+ * is one char of column byte_col[byte]. */
+static inline uint32_t col_at(const tt_rx *rx, const uint16_t *byte_col, const uint8_t *text, uint32_t p,
+                              uint32_t *len) {
+    uint8_t b = text[p];
+    if (byte_col) {
+        *len = 1;
+        return byte_col[b];
+    }
+    if (b < 0x80) {
+        *len = 1;
+        return rx->ascii_class[b];
+    }
+    *len = utf8_char_len(b);
+    return tt_rx_class(rx, utf8_decode(text + p, NULL));
+}
+
 /* End of the leftmost-first match starting at `start`: -1 none, -2 out of memory. A transition value
  * is the next state's row offset in `trans` (state * n_cols) shifted left once, or'ed with "matched". */
-static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uint32_t start, uint32_t hi) {
+static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint16_t *byte_col, const uint8_t *text,
+                                 uint32_t start, uint32_t hi) {
     const uint32_t n_cols = d->n_cols;
     uint32_t row = START * n_cols, p = start;
     int64_t last = -1;
     for (;;) {
         uint32_t col, len = 0;
-        if (p < hi) {
-            uint8_t b = text[p];
-            if (b < 0x80) {
-                col = rx->ascii_class[b];
-                len = 1;
-            } else {
-                col = tt_rx_class(rx, utf8_decode(text + p, NULL));
-                len = utf8_char_len(b);
-            }
-        } else {
-            col = n_cols - 1;
-        }
+        col = p < hi ? col_at(rx, byte_col, text, p, &len) : n_cols - 1;
         int32_t t = d->trans[row + col];
         if (t < 0 && (t = compute(d, rx, row / n_cols, col)) < 0) return -2;
         if (t & 1) last = p;
@@ -317,11 +412,10 @@ static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *t
         if (next == row) { /* a self-loop (a run of letters, digits, spaces): no state to carry */
             const int32_t *same = d->trans + row;
             while (p < hi) {
-                uint8_t b = text[p];
-                uint32_t c = b < 0x80 ? rx->ascii_class[b] : tt_rx_class(rx, utf8_decode(text + p, NULL));
+                uint32_t c = col_at(rx, byte_col, text, p, &len);
                 if (same[c] != t) break;
                 if (t & 1) last = p;
-                p += b < 0x80 ? 1 : utf8_char_len(b);
+                p += len;
             }
         }
         row = next;
@@ -329,23 +423,38 @@ static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *t
 }
 
 /* The first char start >= p (or hi) on which a match can start. */
-static inline uint32_t skip_to_start(const tt_rx *rx, const uint8_t *text, uint32_t p, uint32_t hi) {
+static inline uint32_t skip_to_start(const tt_rx *rx, const uint16_t *byte_col, const uint8_t *text, uint32_t p,
+                                     uint32_t hi) {
+    if (byte_col) {
+        while (p < hi && !rx->class_starts[byte_col[text[p]]]) p++;
+        return p;
+    }
     while (p < hi) {
         uint8_t b = text[p];
-        if (b < 0x80) {
-            if (rx->ascii_starts[b]) return p;
+        if (!rx->byte_starts[b]) { /* continuation bytes are stepped over too: never starts */
+#if defined(__x86_64__) || defined(__i386__)
+            if (rx->shufti) { /* a run of bytes that start nothing: sixteen at a time */
+                if ((p = shufti_scan(rx, text, p + 1, hi)) >= hi) break;
+                continue;
+            }
+#endif
             p++;
-        } else {
-            if (rx->class_starts[tt_rx_class(rx, utf8_decode(text + p, NULL))]) return p;
-            p += utf8_char_len(b);
+            continue;
         }
+        if (b < 0x80) return p;
+        if (p + 1 < hi && !(rx->second_starts[b - 0xC0] >> (text[p + 1] & 0x3F) & 1)) { /* none of these chars starts */
+            p += utf8_char_len(b);
+            continue;
+        }
+        if (rx->class_starts[tt_rx_class(rx, utf8_decode(text + p, NULL))]) return p;
+        p += utf8_char_len(b);
     }
     return hi;
 }
 
 /* tt_rx_segments over [lo, hi), each match found by the DFA. */
-size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
-                          tt_seg *out) {
+static inline size_t dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint16_t *byte_col, const uint8_t *text,
+                                  uint32_t lo, uint32_t hi, tt_seg *out) {
     tt_rx_dfa *d = dfa_for(rx, m);
     if (!d) return TT_RX_OOM;
     tt_rx_segments it = tt_rx_segments_begin(out, lo);
@@ -354,14 +463,28 @@ size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, ui
         uint32_t start = it.search;
         for (;;) {
             if (rx->first_set >= 0) {
-                if ((start = skip_to_start(rx, text, start, hi)) >= hi) break;
+                if ((start = skip_to_start(rx, byte_col, text, start, hi)) >= hi) break;
             }
-            end = match_from(d, rx, text, start, hi);
+            end = match_from(d, rx, byte_col, text, start, hi);
             if (end == -2) return TT_RX_OOM;
             if (end >= 0 || start >= hi) break;
-            start += utf8_char_len(text[start]);
+            start += byte_col ? 1 : utf8_char_len(text[start]);
         }
-        if (end < 0 || tt_rx_segments_take(&it, text, hi, start, (uint32_t)end) < 0) break;
+        if (end < 0 || tt_rx_segments_take(&it, text, hi, start, (uint32_t)end, byte_col != NULL) < 0) break;
     }
     return tt_rx_segments_end(&it, hi);
+}
+
+size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
+                          tt_seg *out) {
+    return dfa_segments(rx, m, NULL, text, lo, hi, out);
+}
+
+void tt_rx_byte_classes(const tt_rx *rx, const uint32_t char_of_byte[256], uint16_t byte_col[256]) {
+    for (uint32_t b = 0; b < 256; b++) byte_col[b] = (uint16_t)tt_rx_class(rx, char_of_byte[b]);
+}
+
+size_t tt_fsm_compiled_bytes(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
+                             const uint16_t byte_col[256], tt_seg *out) {
+    return dfa_segments(rx, m, byte_col, text, lo, hi, out);
 }

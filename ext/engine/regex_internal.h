@@ -28,6 +28,12 @@ struct tt_rx {
     uint32_t n_keys;
     uint16_t ascii_class[128];
     uint8_t ascii_starts[128]; /* first_set: whether a match can start on this ASCII char */
+    uint8_t byte_starts[256];  /* first_set: whether a match can start on a char beginning with this byte
+                                * (ascii_starts; for a lead byte, on some char it leads; 0 on continuations) */
+    uint64_t second_starts[64]; /* first_set, per lead byte 0xC0..0xFF: bit (second byte & 63) when a char
+                                 * starting with those two bytes may start a match */
+    int shufti;                /* byte_starts (or a superset) is in shufti_lo/hi and the CPU has SSSE3 */
+    uint8_t shufti_lo[16], shufti_hi[16]; /* a byte may start when lo[low nibble] & hi[high nibble] */
     uint8_t *class_starts;     /* first_set per class (NULL without first_set) */
 };
 
@@ -69,14 +75,14 @@ static inline tt_rx_segments tt_rx_segments_begin(tt_seg *out, uint32_t lo) {
     return (tt_rx_segments){out, 0, lo, lo, 0, 0};
 }
 
-/* A match [start, end) found searching from it->search. An empty match right where the previous one ended
+/* A match [start, end) found searching from it->search (byte_chars: every byte is one char). An empty match right where the previous one ended
  * is skipped by moving the search one char on (0; -1 when the search is at hi already); any other becomes a
  * segment after the unmatched gap before it (1). */
 static inline int tt_rx_segments_take(tt_rx_segments *it, const uint8_t *text, uint32_t hi, uint32_t start,
-                                      uint32_t end) {
+                                      uint32_t end, int byte_chars) {
     if (end == start && it->have_last && it->last_end == end) {
         if (it->search >= hi) return -1;
-        it->search += utf8_char_len(text[it->search]);
+        it->search += byte_chars ? 1 : utf8_char_len(text[it->search]);
         return 0;
     }
     if (it->prev != start) it->out[it->n++] = (tt_seg){it->prev, start, 0};

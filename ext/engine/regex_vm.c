@@ -270,7 +270,7 @@ size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t 
             start = start + utf8_char_len(v->text[start]);
         }
         if (end < 0) break;
-        int took = tt_rx_segments_take(&it, v->text, hi, start, (uint32_t)end);
+        int took = tt_rx_segments_take(&it, v->text, hi, start, (uint32_t)end, 0);
         if (took < 0) break;
         if (took && rx->n_main_splits) { /* the success path passed through this column */
             size_t first = (size_t)(end - lo) * rx->n_main_splits;

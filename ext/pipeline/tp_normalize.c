@@ -47,6 +47,10 @@ struct tp_normalizer {
     uint32_t *per_char; /* NULL: no fast path; else per char below TABLE_CHARS: pool offset << 8 | output length */
     uint8_t *char_flags;
     uint8_t *pool;
+    /* ASCII chars the table maps to themselves alone, needing no context (under graphemes also: no cluster
+     * rule joins one to another of them); runs of them are copied through (copy_plain_run) */
+    uint8_t ascii_plain[128];
+    uint64_t joins[256 * 256 / 64]; /* under graphemes: may_join(a, b) at bit a << 8 | b */
 };
 
 typedef struct {
@@ -543,12 +547,44 @@ static int put_table_output(const tp_normalizer *nz, tp_norm_scratch *s, uint32_
 
 /* Table lookups char by char; where a char needs context, the general path redoes the stretch from
  * the last safe char up to the next one. */
+/* The run of plain ASCII chars from pos (at least text[pos]) copied to *o, each byte aligned to itself;
+ * returns where it ends. */
+static size_t copy_plain_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                             size_t pos, size_t *o) {
+    size_t end = pos + 1;
+    while (end < len && text[end] < 0x80 && nz->ascii_plain[text[end]]) end++;
+    size_t m = end - pos, at = *o;
+    if (at + m > s->out_cap && out_reserve(s, at + m)) return 0;
+    memcpy(s->out + at, text + pos, m);
+    uint32_t *from = s->from + at, *to = s->to + at;
+    for (size_t k = 0; k < m; k++) {
+        from[k] = (uint32_t)(pos + k);
+        to[k] = (uint32_t)(pos + k + 1);
+    }
+    *o = at + m;
+    return end;
+}
+
+static inline int joins(const tp_normalizer *nz, uint8_t a, uint8_t b) {
+    uint32_t bit = (uint32_t)a << 8 | b;
+    return (int)(nz->joins[bit >> 6] >> (bit & 63)) & 1;
+}
+
 static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                               size_t *out_len) {
     size_t o = 0, safe_pos = 0, safe_o = 0, n;
     int previous_trail = 0;
     for (size_t pos = 0; pos < len;) {
         uint32_t c;
+        if (text[pos] < 0x80 && nz->ascii_plain[text[pos]]) { /* every char of the run is safe */
+            size_t end = copy_plain_run(nz, s, text, len, pos, &o);
+            if (!end) return -1;
+            safe_pos = end - 1;
+            safe_o = o - 1;
+            previous_trail = nz->char_flags[text[end - 1]] & CHAR_TRAIL;
+            pos = end;
+            continue;
+        }
         uint8_t flags = flags_at(nz, text, pos, &c, &n);
         if (!(flags & CHAR_LOCAL) || ((flags & CHAR_LEAD) && previous_trail)) {
             size_t end = pos + n, step;
@@ -577,14 +613,23 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
     uint8_t previous = 0;
     for (size_t pos = 0; pos < len;) {
         uint32_t c;
+        if (text[pos] < 0x80 && nz->ascii_plain[text[pos]] && (pos == 0 || !joins(nz, previous, grapheme_of(text[pos])))) {
+            size_t end = copy_plain_run(nz, s, text, len, pos, &o);
+            if (!end) return -1;
+            safe_pos = end - 1;
+            safe_o = o - 1;
+            previous = grapheme_of(text[end - 1]);
+            pos = end;
+            continue;
+        }
         uint8_t flags = flags_at(nz, text, pos, &c, &n), g = grapheme_of(c);
-        if (!(flags & CHAR_LOCAL) || (pos > 0 && may_join(previous, g))) {
+        if (!(flags & CHAR_LOCAL) || (pos > 0 && joins(nz, previous, g))) {
             size_t end = pos + n, step;
             uint8_t last = g;
             while (end < len) {
                 uint32_t d;
                 uint8_t f = flags_at(nz, text, end, &d, &step), h = grapheme_of(d);
-                if ((f & CHAR_LOCAL) && !may_join(last, h)) break;
+                if ((f & CHAR_LOCAL) && !joins(nz, last, h)) break;
                 last = h;
                 end += step;
             }
@@ -641,6 +686,23 @@ int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *tex
     return rc;
 }
 
+/* ascii_plain and joins from the per-char table. A plain char under graphemes may follow any plain char
+ * (the run copy checks only its first char against the char before it). */
+static void build_ascii_plain(tp_normalizer *nz) {
+    for (uint32_t a = 0; a < 256; a++)
+        for (uint32_t b = 0; b < 256; b++)
+            if (may_join((uint8_t)a, (uint8_t)b)) nz->joins[(a << 8 | b) >> 6] |= 1ull << ((a << 8 | b) & 63);
+    for (uint32_t c = 0; c < 128; c++)
+        nz->ascii_plain[c] = (nz->per_char[c] & 0xFF) == 1 && nz->pool[nz->per_char[c] >> 8] == c
+                             && (nz->char_flags[c] & (CHAR_LOCAL | CHAR_LEAD | CHAR_TRANSPARENT)) == CHAR_LOCAL;
+    if (!nz->graphemes) return;
+    uint8_t plain[128];
+    memcpy(plain, nz->ascii_plain, sizeof plain);
+    for (uint32_t b = 0; b < 128; b++)
+        for (uint32_t a = 0; a < 128 && nz->ascii_plain[b]; a++)
+            if (plain[a] && joins(nz, grapheme_of(a), grapheme_of(b))) nz->ascii_plain[b] = 0;
+}
+
 /* Run the pipeline on every char below TABLE_CHARS alone. No fast path when two steps decompose (reordering
  * could then happen twice, which the flags do not describe), a step works on the whole string, or a
  * Precompiled step is not the first (its clusters would be over other steps' output) or comes with a
@@ -691,6 +753,7 @@ static int build_char_table(tp_normalizer *nz) {
         pool_len += out_len;
     }
     tp_norm_scratch_free(s);
+    if (nz->per_char) build_ascii_plain(nz);
     return 0;
 }
 
