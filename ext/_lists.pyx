@@ -130,14 +130,90 @@ cdef extern from *:
         }                                                                                            \
         return 0;                                                                                    \
     }
-    #define ROWS_ONE(k) rows_int(1)
     #define ROWS_INT_AT(k) rows_int((uint64_t)column[k])
     #define ROWS_PAIR_AT(k) rows_pair(column + 2 * (k))
-    ROWS_FILL(rows_fill_ones, uint8_t, ROWS_ONE)
     ROWS_FILL(rows_fill_u8, uint8_t, ROWS_INT_AT)
     ROWS_FILL(rows_fill_u32, uint32_t, ROWS_INT_AT)
     ROWS_FILL(rows_fill_i64, int64_t, ROWS_INT_AT)
     ROWS_FILL(rows_fill_pairs, int64_t, ROWS_PAIR_AT)
+
+    /* Take `count` references to `o` at once: a reference count raised once per item is a chain of
+       dependent loads and stores on one object. Debug and free-threaded builds count references
+       themselves, so they take them one by one. */
+    static void rows_incref_n(PyObject *o, Py_ssize_t count) {
+    #if defined(Py_REF_DEBUG) || defined(Py_GIL_DISABLED) || defined(PYPY_VERSION) || defined(Py_LIMITED_API)
+        for (Py_ssize_t i = 0; i < count; i++) Py_INCREF(o);
+    #else
+        Py_SET_REFCNT(o, Py_REFCNT(o) + count);  /* leaves an immortal object (3.12+) as it is */
+    #endif
+    }
+
+    /* Rows of 1s: every item is the same int. */
+    static int rows_fill_ones(PyObject *rows, const void *data, const int64_t *lengths, Py_ssize_t n) {
+        (void)data;
+        PyObject *one = rows_int(1);
+        if (one == NULL) return -1;
+        for (Py_ssize_t r = 0; r < n; r++) {
+            PyObject *row = PyList_GET_ITEM(rows, r);
+            PyObject **items = rows_row_items(row, lengths[r]);
+            if (items == NULL && lengths[r]) { Py_DECREF(one); return -1; }
+            for (Py_ssize_t i = 0; i < lengths[r]; i++) items[i] = one;
+            rows_incref_n(one, lengths[r]);
+            rows_row_filled(row, lengths[r]);
+        }
+        Py_DECREF(one);
+        return 0;
+    }
+
+    /* Up to 3.11 CPython collects synchronously, in the allocation that takes the young generation's count
+       past threshold 0; later versions defer the collection to the interpreter loop, after the rows are
+       filled. */
+    #if PY_VERSION_HEX < 0x030C0000 && !defined(PYPY_VERSION) && !defined(Py_LIMITED_API)
+    #define ROWS_EARLY_COLLECTION 1
+    #else
+    #define ROWS_EARLY_COLLECTION 0
+    #endif
+
+    static PyObject *rows_set_threshold(PyObject *gc, PyObject *t0, PyObject *t1, PyObject *t2) {
+        return PyObject_CallMethod(gc, "set_threshold", "OOO", t0, t1, t2);
+    }
+
+    /* A call that made `made` tracked lists (at least half the young threshold) makes a collection due
+       now or soon, and that collection would walk every item of the rows it finds filled. So it runs now,
+       while they are still empty, as the collector itself runs one: threshold 0 lowered to 1 for one
+       allocation, so CPython picks the generation by its own rules (the older generations' counts and the
+       long-lived ratio). 0, or -1 with an exception set. */
+    static int rows_collect_now(Py_ssize_t made) {
+        if (!ROWS_EARLY_COLLECTION || !PyGC_IsEnabled()) return 0;
+        PyObject *gc = PyImport_ImportModule("gc");
+        if (gc == NULL) return -1;
+        PyObject *thresholds = PyObject_CallMethod(gc, "get_threshold", NULL);
+        if (thresholds == NULL || !PyTuple_Check(thresholds) || PyTuple_GET_SIZE(thresholds) != 3) {
+            Py_XDECREF(thresholds); Py_DECREF(gc);
+            return PyErr_Occurred() ? -1 : 0;
+        }
+        PyObject *t0 = PyTuple_GET_ITEM(thresholds, 0), *t1 = PyTuple_GET_ITEM(thresholds, 1),
+                 *t2 = PyTuple_GET_ITEM(thresholds, 2);
+        long young = PyLong_AsLong(t0);
+        int status = 0;
+        if (young == -1 && PyErr_Occurred()) status = -1;
+        else if (young > 0 && made >= young / 2) {
+            PyObject *one = PyLong_FromLong(1), *set = one ? rows_set_threshold(gc, one, t1, t2) : NULL;
+            Py_XDECREF(one);
+            if (set == NULL) status = -1;
+            else {
+                Py_DECREF(set);
+                PyObject *probe = PySet_New(NULL);  /* the allocation the collection runs in (sets have no free list) */
+                Py_XDECREF(probe);
+                PyObject *restored = rows_set_threshold(gc, t0, t1, t2);
+                if (probe == NULL || restored == NULL) status = -1;
+                Py_XDECREF(restored);
+            }
+        }
+        Py_DECREF(thresholds);
+        Py_DECREF(gc);
+        return status;
+    }
 
     /* A tuple holding, per column, a list of n rows. Every row list is made before any is filled:
        the young-generation collections these allocations trigger then find the rows empty, where
@@ -161,6 +237,7 @@ cdef extern from *:
                 PyList_SET_ITEM(rows, r, row);
             }
         }
+        if (rows_collect_now(n * n_columns) < 0) { Py_DECREF(out); return NULL; }
         int gc_was_enabled = PyGC_Disable(), failed = 0;
         for (Py_ssize_t c = 0; c < n_columns && !failed; c++)
             failed = fill[kinds[c]](PyTuple_GET_ITEM(out, c), data[c], lengths, n) < 0;
