@@ -13,7 +13,8 @@ seen, 3.5 MiB at most). Offset tuples hold only ints, so they are untracked by t
 exactly as CPython's own collector would untrack them later, instead of making it rescan them.
 
 `rows` builds every field of a call at once, making all the (empty) row lists before filling any,
-so the young-generation collection those allocations trigger does not walk the items (see rows_build).
+so the young-generation collection those allocations trigger does not walk the items, and a call that
+makes such a collection due runs it before filling (see rows_collect_now and rows_build).
 """
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
