@@ -175,44 +175,45 @@ cdef extern from *:
     #define ROWS_EARLY_COLLECTION 0
     #endif
 
-    static PyObject *rows_set_threshold(PyObject *gc, PyObject *t0, PyObject *t1, PyObject *t2) {
-        return PyObject_CallMethod(gc, "set_threshold", "OOO", t0, t1, t2);
-    }
-
     /* A call that made `made` tracked lists (at least half the young threshold) makes a collection due
        now or soon, and that collection would walk every item of the rows it finds filled. So it runs now,
        while they are still empty, as the collector itself runs one: threshold 0 lowered to 1 for one
        allocation, so CPython picks the generation by its own rules (the older generations' counts and the
        long-lived ratio). 0, or -1 with an exception set. */
     static int rows_collect_now(Py_ssize_t made) {
+        static PyObject *get_threshold, *set_threshold;  /* gc's, fetched once */
         if (!ROWS_EARLY_COLLECTION || !PyGC_IsEnabled()) return 0;
-        PyObject *gc = PyImport_ImportModule("gc");
-        if (gc == NULL) return -1;
-        PyObject *thresholds = PyObject_CallMethod(gc, "get_threshold", NULL);
-        if (thresholds == NULL || !PyTuple_Check(thresholds) || PyTuple_GET_SIZE(thresholds) != 3) {
-            Py_XDECREF(thresholds); Py_DECREF(gc);
-            return PyErr_Occurred() ? -1 : 0;
+        if (set_threshold == NULL) {
+            PyObject *gc = PyImport_ImportModule("gc");
+            if (gc == NULL) return -1;
+            get_threshold = PyObject_GetAttrString(gc, "get_threshold");
+            set_threshold = get_threshold ? PyObject_GetAttrString(gc, "set_threshold") : NULL;
+            Py_DECREF(gc);
+            if (set_threshold == NULL) { Py_CLEAR(get_threshold); return -1; }
         }
-        PyObject *t0 = PyTuple_GET_ITEM(thresholds, 0), *t1 = PyTuple_GET_ITEM(thresholds, 1),
+        PyObject *thresholds = PyObject_CallNoArgs(get_threshold);
+        if (thresholds == NULL) return -1;
+        if (!PyTuple_Check(thresholds) || PyTuple_GET_SIZE(thresholds) != 3) { Py_DECREF(thresholds); return 0; }
+        PyObject *young = PyTuple_GET_ITEM(thresholds, 0), *t1 = PyTuple_GET_ITEM(thresholds, 1),
                  *t2 = PyTuple_GET_ITEM(thresholds, 2);
-        long young = PyLong_AsLong(t0);
+        long threshold = PyLong_AsLong(young);
         int status = 0;
-        if (young == -1 && PyErr_Occurred()) status = -1;
-        else if (young > 0 && made >= young / 2) {
-            PyObject *one = PyLong_FromLong(1), *set = one ? rows_set_threshold(gc, one, t1, t2) : NULL;
+        if (threshold == -1 && PyErr_Occurred()) status = -1;
+        else if (threshold > 0 && made >= threshold / 2) {
+            PyObject *one = PyLong_FromLong(1);
+            PyObject *set = one ? PyObject_CallFunctionObjArgs(set_threshold, one, t1, t2, NULL) : NULL;
             Py_XDECREF(one);
             if (set == NULL) status = -1;
             else {
                 Py_DECREF(set);
                 PyObject *probe = PySet_New(NULL);  /* the allocation the collection runs in (sets have no free list) */
                 Py_XDECREF(probe);
-                PyObject *restored = rows_set_threshold(gc, t0, t1, t2);
+                PyObject *restored = PyObject_CallFunctionObjArgs(set_threshold, young, t1, t2, NULL);
                 if (probe == NULL || restored == NULL) status = -1;
                 Py_XDECREF(restored);
             }
         }
         Py_DECREF(thresholds);
-        Py_DECREF(gc);
         return status;
     }
 
