@@ -328,17 +328,18 @@ def _read_inputs(text, text_pair, words):
         if text_pair:
             return [(text, text_pair)], [text], [text_pair], False, 2
         return [text], [text], [None], False, 1
-    if not _all(sequence, text, words):
+    if not _all_sequences(sequence, text, words):
         return None
     texts = list(text)
     if text_pair is None:
         return texts, texts, [None] * len(texts), True, 1
-    if not (isinstance(text_pair, (list, tuple)) and len(text_pair) == len(text) and _all(sequence, text_pair, words)):
+    if not (isinstance(text_pair, (list, tuple)) and len(text_pair) == len(text)
+            and _all_sequences(sequence, text_pair, words)):
         return None
     return list(zip(text, text_pair)), texts, list(text_pair), True, 2
 
 
-def _all(sequence, items, words):
+def _all_sequences(sequence, items, words):
     """all(map(sequence, items)); for texts, a list of exact `str` is recognised without a call per item."""
     return (not words and set(map(type, items)) == _STR) or all(map(sequence, items))
 

@@ -142,7 +142,8 @@ def test_no_collection_when_the_collector_is_off(off):
     try:
         rows, collected = _collections_during(lambda: _lists.rows((column, None), [3] * 1000))
         assert not collected
-        assert gc.isenabled() == (off != "disabled") and gc.get_threshold()[0] == (threshold[0] if off == "disabled" else 0)
+        assert gc.isenabled() == (off != "disabled")
+        assert gc.get_threshold()[0] == (threshold[0] if off == "disabled" else 0)
     finally:
         gc.enable()
         gc.set_threshold(*threshold)
