@@ -13,7 +13,8 @@ seen, 3.5 MiB at most). Offset tuples hold only ints, so they are untracked by t
 exactly as CPython's own collector would untrack them later, instead of making it rescan them.
 
 `rows` builds every field of a call at once, making all the (empty) row lists before filling any,
-so the young-generation collection those allocations trigger does not walk the items (see rows_build).
+so the young-generation collection those allocations trigger does not walk the items, and a call that
+makes such a collection due runs it before filling (see rows_collect_now and rows_build).
 """
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
@@ -130,14 +131,91 @@ cdef extern from *:
         }                                                                                            \
         return 0;                                                                                    \
     }
-    #define ROWS_ONE(k) rows_int(1)
     #define ROWS_INT_AT(k) rows_int((uint64_t)column[k])
     #define ROWS_PAIR_AT(k) rows_pair(column + 2 * (k))
-    ROWS_FILL(rows_fill_ones, uint8_t, ROWS_ONE)
     ROWS_FILL(rows_fill_u8, uint8_t, ROWS_INT_AT)
     ROWS_FILL(rows_fill_u32, uint32_t, ROWS_INT_AT)
     ROWS_FILL(rows_fill_i64, int64_t, ROWS_INT_AT)
     ROWS_FILL(rows_fill_pairs, int64_t, ROWS_PAIR_AT)
+
+    /* Take `count` references to `o` at once: a reference count raised once per item is a chain of
+       dependent loads and stores on one object. Debug and free-threaded builds count references
+       themselves, so they take them one by one. */
+    static void rows_incref_n(PyObject *o, Py_ssize_t count) {
+    #if defined(Py_REF_DEBUG) || defined(Py_GIL_DISABLED) || defined(PYPY_VERSION) || defined(Py_LIMITED_API)
+        for (Py_ssize_t i = 0; i < count; i++) Py_INCREF(o);
+    #else
+        Py_SET_REFCNT(o, Py_REFCNT(o) + count);  /* leaves an immortal object (3.12+) as it is */
+    #endif
+    }
+
+    /* Rows of 1s: every item is the same int. */
+    static int rows_fill_ones(PyObject *rows, const void *data, const int64_t *lengths, Py_ssize_t n) {
+        (void)data;
+        PyObject *one = rows_int(1);
+        if (one == NULL) return -1;
+        for (Py_ssize_t r = 0; r < n; r++) {
+            PyObject *row = PyList_GET_ITEM(rows, r);
+            PyObject **items = rows_row_items(row, lengths[r]);
+            if (items == NULL && lengths[r]) { Py_DECREF(one); return -1; }
+            for (Py_ssize_t i = 0; i < lengths[r]; i++) items[i] = one;
+            rows_incref_n(one, lengths[r]);
+            rows_row_filled(row, lengths[r]);
+        }
+        Py_DECREF(one);
+        return 0;
+    }
+
+    /* Up to 3.11 CPython collects synchronously, in the allocation that takes the young generation's count
+       past threshold 0; later versions defer the collection to the interpreter loop, after the rows are
+       filled. */
+    #if PY_VERSION_HEX < 0x030C0000 && !defined(PYPY_VERSION) && !defined(Py_LIMITED_API)
+    #define ROWS_EARLY_COLLECTION 1
+    #else
+    #define ROWS_EARLY_COLLECTION 0
+    #endif
+
+    /* A call that made `made` tracked lists (at least half the young threshold) makes a collection due
+       now or soon, and that collection would walk every item of the rows it finds filled. So it runs now,
+       while they are still empty, as the collector itself runs one: threshold 0 lowered to 1 for one
+       allocation, so CPython picks the generation by its own rules (the older generations' counts and the
+       long-lived ratio). 0, or -1 with an exception set. */
+    static int rows_collect_now(Py_ssize_t made) {
+        static PyObject *get_threshold, *set_threshold;  /* gc's, fetched once */
+        if (!ROWS_EARLY_COLLECTION || !PyGC_IsEnabled()) return 0;
+        if (set_threshold == NULL) {
+            PyObject *gc = PyImport_ImportModule("gc");
+            if (gc == NULL) return -1;
+            get_threshold = PyObject_GetAttrString(gc, "get_threshold");
+            set_threshold = get_threshold ? PyObject_GetAttrString(gc, "set_threshold") : NULL;
+            Py_DECREF(gc);
+            if (set_threshold == NULL) { Py_CLEAR(get_threshold); return -1; }
+        }
+        PyObject *thresholds = PyObject_CallNoArgs(get_threshold);
+        if (thresholds == NULL) return -1;
+        if (!PyTuple_Check(thresholds) || PyTuple_GET_SIZE(thresholds) != 3) { Py_DECREF(thresholds); return 0; }
+        PyObject *young = PyTuple_GET_ITEM(thresholds, 0), *t1 = PyTuple_GET_ITEM(thresholds, 1),
+                 *t2 = PyTuple_GET_ITEM(thresholds, 2);
+        long threshold = PyLong_AsLong(young);
+        int status = 0;
+        if (threshold == -1 && PyErr_Occurred()) status = -1;
+        else if (threshold > 0 && made >= threshold / 2) {
+            PyObject *one = PyLong_FromLong(1);
+            PyObject *set = one ? PyObject_CallFunctionObjArgs(set_threshold, one, t1, t2, NULL) : NULL;
+            Py_XDECREF(one);
+            if (set == NULL) status = -1;
+            else {
+                Py_DECREF(set);
+                PyObject *probe = PySet_New(NULL);  /* the allocation the collection runs in (sets have no free list) */
+                Py_XDECREF(probe);
+                PyObject *restored = PyObject_CallFunctionObjArgs(set_threshold, young, t1, t2, NULL);
+                if (probe == NULL || restored == NULL) status = -1;
+                Py_XDECREF(restored);
+            }
+        }
+        Py_DECREF(thresholds);
+        return status;
+    }
 
     /* A tuple holding, per column, a list of n rows. Every row list is made before any is filled:
        the young-generation collections these allocations trigger then find the rows empty, where
@@ -161,6 +239,7 @@ cdef extern from *:
                 PyList_SET_ITEM(rows, r, row);
             }
         }
+        if (rows_collect_now(n * n_columns) < 0) { Py_DECREF(out); return NULL; }
         int gc_was_enabled = PyGC_Disable(), failed = 0;
         for (Py_ssize_t c = 0; c < n_columns && !failed; c++)
             failed = fill[kinds[c]](PyTuple_GET_ITEM(out, c), data[c], lengths, n) < 0;

@@ -31,7 +31,7 @@ from hf_tagtok import _lists, arrow, fingerprint, planner
 from hf_tagtok.fallback import warn_fallback
 from hf_tagtok.encoding import Encoding
 from hf_tagtok.tokenizer import STAGES, Tokenizer, native_batch
-from hf_tagtok.tokenizer import _columns, _is_text, _is_words, _split_inputs
+from hf_tagtok.tokenizer import _columns, _is_text, _is_words
 
 logger = logging.getLogger("hf_tagtok")
 
@@ -168,16 +168,14 @@ class TagTokenizerFast(TokenizersBackend):
             if call["return_tensors"] == _ARROW:
                 return arrow.from_lists(super()._encode_plus(text, text_pair, **{**options, "return_tensors": None}))
             return super()._encode_plus(text, text_pair, **options)
-        inputs, batched, n_sequences = read
+        inputs, texts, pairs, batched, n_sequences = read
         truncation, padding = self._settings(call)
         if not (_valid_truncation(truncation) and _valid_padding(padding)):
             native = _STOCK_SETTINGS  # stock's enable_truncation / enable_padding raise their own exception
         words, overflowing, add_special = (call["is_split_into_words"], call["return_overflowing_tokens"],
                                            call["add_special_tokens"])
-        split_inputs = _split_inputs(inputs, _is_words if words else _is_text)
         batch = None
-        if native.fully_native and split_inputs is not None:
-            texts, pairs = split_inputs
+        if native.fully_native:
             # offsets and word ids only when returned: .encodings re-encode with them if ever read
             batch = native.tokenizer._native_batch(texts, pairs, add_special, words, overflowing,
                                                    call["return_offsets_mapping"], False,
@@ -319,22 +317,34 @@ def _build_native(tokenizer, backend, split):
 
 
 def _read_inputs(text, text_pair, words):
-    """(encode_batch inputs, batched?, n_sequences) as transformers forms them from a call, or None when
-    the call is not plainly valid (stock then runs it and raises its own exception)."""
+    """(encode_batch inputs, first sequences, second sequences (None where single), batched?, n_sequences)
+    as transformers forms them from a call, or None when the call is not plainly valid (stock then runs it
+    and raises its own exception)."""
     sequence = _is_words if words else _is_text
     batched = isinstance(text, (list, tuple)) and bool(text) and (not words or isinstance(text[0], (list, tuple)))
     if not batched:
         if not sequence(text) or not (text_pair is None or sequence(text_pair)):
             return None
-        return ([(text, text_pair)] if text_pair else [text]), False, 2 if text_pair else 1
-    if not all(sequence(item) for item in text):
+        if text_pair:
+            return [(text, text_pair)], [text], [text_pair], False, 2
+        return [text], [text], [None], False, 1
+    if not _all_sequences(sequence, text, words):
         return None
+    texts = list(text)
     if text_pair is None:
-        return list(text), True, 1
+        return texts, texts, [None] * len(texts), True, 1
     if not (isinstance(text_pair, (list, tuple)) and len(text_pair) == len(text)
-            and all(sequence(item) for item in text_pair)):
+            and _all_sequences(sequence, text_pair, words)):
         return None
-    return list(zip(text, text_pair)), True, 2
+    return list(zip(text, text_pair)), texts, list(text_pair), True, 2
+
+
+def _all_sequences(sequence, items, words):
+    """all(map(sequence, items)); for texts, a list of exact `str` is recognised without a call per item."""
+    return (not words and set(map(type, items)) == _STR) or all(map(sequence, items))
+
+
+_STR = {str}
 
 
 class _NativeEncodings(collections.abc.Sequence):

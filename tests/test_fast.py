@@ -176,6 +176,20 @@ def test_columnar_path_really_runs(llama3, monkeypatch):
     assert calls == [1] * 7
 
 
+class _Text(str):
+    pass
+
+
+def test_text_subclasses_tuples_and_empty_pairs_like_stock(llama3):
+    # a batch of exact str is recognised in one step; anything else is checked item by item, as stock reads it
+    stock, tag = llama3
+    call_both(stock, tag, [_Text(TEXTS[0]), TEXTS[1]], return_offsets_mapping=True)
+    call_both(stock, tag, tuple(TEXTS[:3]), [_Text(text) for text in TEXTS[3:6]])
+    call_both(stock, tag, TEXTS[:2], ["", TEXTS[2]], return_token_type_ids=True)
+    call_both(stock, tag, TEXTS[0], "", return_token_type_ids=True)
+    call_both(stock, tag, [TEXTS[0], b"bytes"])  # not a text: stock raises
+
+
 def test_default_mode_on_llama3(llama3, monkeypatch):
     monkeypatch.setattr(TagTokenizerFast, "_columns_without_native", False)
     stock, tag = llama3

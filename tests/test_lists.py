@@ -5,6 +5,7 @@ checked on random layouts (values beyond the int and tuple caches, empty texts, 
 once) and on bad input.
 """
 import gc
+import sys
 
 import numpy as np
 import pytest
@@ -95,6 +96,68 @@ def test_rows_grow_and_shrink_like_any_list():
     ones[0].clear()
     assert ids == [[2, 3, 9], [4, 5, 4, 5, 4, 5], []] and ones == [[], [1, 1], list(range(100))]
     assert all(gc.is_tracked(row) for row in ids + ones)
+
+
+def _collections_during(call):
+    """(call's result, the generations collected while it ran)."""
+    seen = []
+
+    def record(phase, info):
+        if phase == "start":
+            seen.append(info["generation"])
+    gc.callbacks.append(record)
+    try:
+        return call(), seen
+    finally:
+        gc.callbacks.remove(record)
+
+
+def test_a_call_making_many_rows_runs_the_due_collection_and_keeps_the_settings():
+    # a call making at least half the young threshold of row lists collects once they are made, before they
+    # are filled (CPython up to 3.11 collects in the allocation; later versions defer it to the eval loop)
+    column = np.arange(1200, dtype=np.uint32)
+    threshold = gc.get_threshold()
+    gc.set_threshold(1000, threshold[1], threshold[2])
+    try:
+        rows, collected = _collections_during(lambda: _lists.rows((column, None), [2] * 600))
+        assert gc.get_threshold() == (1000, threshold[1], threshold[2]) and gc.isenabled()
+        if sys.version_info < (3, 12) and sys.implementation.name == "cpython":
+            assert collected
+        gc.collect()  # the young count starts at 0: 20 lists cannot reach the threshold on their own
+        _, collected = _collections_during(lambda: _lists.rows((column[:20], None), [2] * 10))
+        assert not collected  # a small call leaves the collector to its own schedule
+    finally:
+        gc.set_threshold(*threshold)
+    assert rows == (sliced_rows(column.tolist(), [2] * 600), [[1, 1]] * 600)
+
+
+@pytest.mark.parametrize("off", ["disabled", "threshold 0"])
+def test_no_collection_when_the_collector_is_off(off):
+    column = np.arange(3000, dtype=np.uint32)
+    threshold = gc.get_threshold()
+    if off == "disabled":
+        gc.disable()
+    else:
+        gc.set_threshold(0)
+    try:
+        rows, collected = _collections_during(lambda: _lists.rows((column, None), [3] * 1000))
+        assert not collected
+        assert gc.isenabled() == (off != "disabled")
+        assert gc.get_threshold()[0] == (threshold[0] if off == "disabled" else 0)
+    finally:
+        gc.enable()
+        gc.set_threshold(*threshold)
+    assert rows[0] == sliced_rows(column.tolist(), [3] * 1000)
+
+
+def test_rows_of_ones_hold_one_reference_per_item():
+    one = 1
+    before = sys.getrefcount(one)
+    rows = _lists.rows((None,), [5, 0, 7])[0]
+    if sys.version_info < (3, 12):  # later versions make small ints immortal: their count does not move
+        assert sys.getrefcount(one) == before + 12
+    del rows
+    assert sys.getrefcount(one) == before
 
 
 def test_rows_survive_a_collection_and_keep_gc_state():
