@@ -29,7 +29,7 @@ from transformers.tokenization_utils_tokenizers import TokenizersBackend
 
 from hf_tagtok import _lists, arrow, fingerprint, planner
 from hf_tagtok.fallback import warn_fallback
-from hf_tagtok.encoding import Encoding
+from hf_tagtok.encoding import RECORD_BOUNDS, Encoding
 from hf_tagtok.tokenizer import STAGES, Tokenizer, native_batch
 from hf_tagtok.tokenizer import _columns, _is_text, _is_words
 
@@ -376,7 +376,7 @@ class _NativeEncodings(collections.abc.Sequence):
             else:
                 firsts = range(len(batch.records))
                 items = _items(batch)
-            bounds = batch.records[:, :2].tolist()
+            bounds = batch.records[:, RECORD_BOUNDS].tolist()
             self._encodings = [Encoding(batch, index, item, *bounds[index]) for index, item in zip(firsts, items)]
             self._batch = self._again = None
         return self._encodings
