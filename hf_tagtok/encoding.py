@@ -5,7 +5,7 @@ one in place (`pad`, `truncate`, `set_sequence_id`) or making one (`Encoding.mer
 its own fields, laid out as stock's `Encoding` struct (tokenizers/src/tokenizer/encoding.rs), whose
 operations `_Fields` follows step by step.
 """
-
+from typing import Any, NamedTuple
 
 NAMELESS = -(1 << 31)  # word column: a text token with no word id and no token string (encode_batch_fast)
 
@@ -16,6 +16,15 @@ RECORD_BOUNDS = slice(RECORD_START, RECORD_END + 1)
 RECORD_SPLIT = 2  # the first row of its second sequence's part (end for a single sequence)
 RECORD_RANGES = slice(3, 7)  # token ranges it records for sequences 0 and 1, relative to start (-1: none)
 RECORD_COLUMNS = 7
+
+
+class Columns(NamedTuple):
+    """A native batch's token columns: one row per token of its encodings, encoding after encoding."""
+    ids: Any        # uint32
+    type_ids: Any   # uint32
+    offsets: Any    # int64 (n, 2) char offsets, or None when not computed
+    special: Any    # uint8 special-token mask
+    words: Any      # int32 word index (< 0: none, see NAMELESS), or None when not computed
 
 
 def _unsigned(value):
@@ -158,8 +167,8 @@ class Encoding:
     def __reduce__(self):
         return Encoding._of, (self._fields(),)
 
-    def _column(self, index):
-        return self._batch.columns[index][self._start:self._end].tolist()
+    def _column(self, name):
+        return getattr(self._batch.columns, name)[self._start:self._end].tolist()
 
     def _ranges(self):
         """{sequence id: (start, end)} as stock's sequence_ranges."""
@@ -180,19 +189,19 @@ class Encoding:
 
     @property
     def ids(self):
-        return list(self._own.ids) if self._own is not None else self._column(0)
+        return list(self._own.ids) if self._own is not None else self._column("ids")
 
     @property
     def type_ids(self):
-        return list(self._own.type_ids) if self._own is not None else self._column(1)
+        return list(self._own.type_ids) if self._own is not None else self._column("type_ids")
 
     @property
     def offsets(self):
-        return list(self._own.offsets) if self._own is not None else list(map(tuple, self._column(2)))
+        return list(self._own.offsets) if self._own is not None else list(map(tuple, self._column("offsets")))
 
     @property
     def special_tokens_mask(self):
-        return list(self._own.special) if self._own is not None else self._column(3)
+        return list(self._own.special) if self._own is not None else self._column("special")
 
     @property
     def attention_mask(self):
@@ -206,7 +215,7 @@ class Encoding:
     def word_ids(self):
         if self._own is not None:
             return list(self._own.words)
-        return [None if word < 0 else word for word in self._column(4)]
+        return [None if word < 0 else word for word in self._column("words")]
 
     @property
     def words(self):
@@ -233,8 +242,8 @@ class Encoding:
         names, post_names = native.token_names, native.post_names
         split = int(batch.records[self._index, RECORD_SPLIT]) - self._start
         tokens = []
-        for index, (token_id, word, (start, end)) in enumerate(zip(self._column(0), self._column(4),
-                                                                    self._column(2))):
+        for index, (token_id, word, (start, end)) in enumerate(zip(self._column("ids"), self._column("words"),
+                                                                    self._column("offsets"))):
             if word == NAMELESS:
                 tokens.append("")
             elif word <= -2:

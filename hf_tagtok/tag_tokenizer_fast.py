@@ -359,7 +359,7 @@ class _NativeEncodings(collections.abc.Sequence):
                  overflowing, count):
         self._batch, self._count = batch, count
         self._again = None
-        lean = batch.columns[2] is None or batch.columns[4] is None
+        lean = batch.columns.offsets is None or batch.columns.words is None
         if lean or (truncation is not None and not overflowing):
             self._again = (encoder, texts, pairs, add_special_tokens, pretokenized, truncation, padding)
         self._encodings = None

@@ -18,7 +18,7 @@ import tokenizers
 
 from hf_tagtok import planner
 from hf_tagtok.encoding import (NAMELESS, RECORD_BOUNDS, RECORD_COLUMNS, RECORD_END, RECORD_RANGES, RECORD_SPLIT,
-                                RECORD_START, Encoding)
+                                RECORD_START, Columns, Encoding)
 from hf_tagtok.fallback import SHADOWED, warn_fallback
 
 STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor", "truncation", "padding",
@@ -391,7 +391,7 @@ def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncat
                                      overflowing or raises is not None)
     except UnicodeEncodeError:
         return None  # lone surrogates: stock raises its own exception class
-    if raises is not None and batch is not None and (batch.columns[0] == raises).any():
+    if raises is not None and batch is not None and (batch.columns.ids == raises).any():
         return None  # stock raises for this call (a Unigram without unk_id meets a char it cannot cover)
     return batch
 
@@ -468,7 +468,7 @@ class _Batch:
             if side.main_range:
                 sequence_0 = records[:, RECORD_RANGES][:, :2]  # the first of the two [start, end) ranges
                 sequence_0[:, 0], sequence_0[:, 1] = before, lengths - after
-        return cls(native, (ids, type_ids, offsets, special, words), None, records, None, None,
+        return cls(native, Columns(ids, type_ids, offsets, special, words), None, records, None, None,
                    texts, [None] * len(texts), False, None)
 
     @classmethod
@@ -497,7 +497,7 @@ class _Batch:
         firsts = np.zeros(len(texts), dtype=np.int64)
         n1, n2 = windows[:, 0], np.maximum(windows[:, 1], 0)
         np.cumsum((1 + n1 * (1 + n2) + n2)[:-1], out=firsts[1:])
-        return cls(native, tuple(columns), attention, records, firsts, windows, texts, pairs, pretokenized, pad_token)
+        return cls(native, Columns(*columns), attention, records, firsts, windows, texts, pairs, pretokenized, pad_token)
 
     def __init__(self, native, columns, attention, records, firsts, windows, texts, pairs, pretokenized, pad_token):
         self.native, self.columns, self.attention, self.records = native, columns, attention, records
@@ -511,8 +511,9 @@ class _Batch:
 
     def without_offsets(self):
         """This batch as stock's fast encode makes it (see Tokenizer.encode_batch_fast)."""
-        ids, type_ids, offsets, special, words = self.columns
-        self.columns = (ids, type_ids, np.zeros_like(offsets), special, np.where(words >= 0, NAMELESS, words))
+        columns = self.columns
+        self.columns = columns._replace(offsets=np.zeros_like(columns.offsets),
+                                        words=np.where(columns.words >= 0, NAMELESS, columns.words))
         return self
 
     def encodings(self):
