@@ -298,7 +298,7 @@ cdef Py_ssize_t _unescape(_text j, Py_ssize_t i, Py_ssize_t end, _points *out) e
 
 cdef Py_ssize_t _name_at(_text j, Py_ssize_t i, _text *name, _points *decoded) except -1:
     """i is at a JSON string: *name is its code points, read in place (or decoded into `decoded` when it
-    holds escapes, as code tokens with quotes and backslashes do: ~4k of Llama-3's merges). Returns the
+    holds escapes, as code tokens with quotes and backslashes do: thousands of a code model's merges). Returns the
     index after it."""
     cdef bint escaped
     cdef Py_ssize_t end, n

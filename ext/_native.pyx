@@ -65,7 +65,7 @@ cdef extern from "pipeline/tp_wordpiece.h" nogil:
                                    size_t n, const uint8_t *prefix, size_t prefix_len, size_t max_chars,
                                    uint32_t unk_id, int whole_words)
     void tp_wordpiece_free(tp_wordpiece *wp)
-    tp_wordpiece_scratch *tp_wordpiece_scratch_new(int pooled)
+    tp_wordpiece_scratch *tp_wordpiece_scratch_new()
     void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s)
     ctypedef struct tp_words:
         const uint32_t *ids
@@ -84,7 +84,7 @@ cdef extern from "pipeline/tp_unigram.h" nogil:
     tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, const double *scores, uint32_t n,
                                uint32_t unk_id, int byte_fallback)
     void tp_unigram_free(tp_unigram *model)
-    tp_unigram_scratch *tp_unigram_scratch_new(int pooled)
+    tp_unigram_scratch *tp_unigram_scratch_new()
     void tp_unigram_scratch_free(tp_unigram_scratch *s)
     int tp_unigram_encode_words(const tp_unigram *model, tp_unigram_scratch *s, const uint8_t *const *words,
                                 const size_t *lens, size_t n, tp_words *out)
@@ -365,12 +365,12 @@ cdef class WordModel:
     def __cinit__(self, model):
         if model.kind == "Unigram":
             self._unigram = _build_unigram(model)
-            self._unigram_scratch = tp_unigram_scratch_new(0)
+            self._unigram_scratch = tp_unigram_scratch_new()
             if self._unigram_scratch == NULL:
                 raise MemoryError()
         else:
             self._wordpiece = _build_wordpiece(model)
-            self._wordpiece_scratch = tp_wordpiece_scratch_new(0)
+            self._wordpiece_scratch = tp_wordpiece_scratch_new()
             if self._wordpiece_scratch == NULL:
                 raise MemoryError()
 

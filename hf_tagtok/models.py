@@ -124,7 +124,7 @@ def _dense_ids(vocab):
 def _last_merge_wins(merges):
     """Stock keeps a pair's last rank when the merges list it twice (it fills a map in order)."""
     keys = (merges[:, 0].astype(np.uint64) << np.uint64(32)) | merges[:, 1]
-    # hash buckets first: sorting every key (np.unique) cost ~0.09 s on Llama-3's 280k merges
+    # hash buckets first: sorting every key (np.unique) costs more than the rest of the load of a big model
     buckets = ((keys * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(42)).astype(np.intp)
     shared = np.bincount(buckets, minlength=1 << 22)[buckets] > 1
     if not shared.any():
@@ -138,8 +138,8 @@ def _last_merge_wins(merges):
 
 
 class _MergesText:
-    """A BPE model's merges left as their JSON text inside the configuration's (json.loads spent ~0.14 s of
-    Llama-3's ~0.18 s on them, a list and two str per merge); the native module reads the pairs there,
+    """A BPE model's merges left as their JSON text inside the configuration's (json.loads spends most of a
+    big configuration's time on them, a list and two str per merge); the native module reads the pairs there,
     once per prefix length (the vocabulary is always the same model's)."""
 
     def __init__(self, text, span):

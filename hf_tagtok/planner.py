@@ -138,7 +138,7 @@ def _state(component):
 
 
 def plan_key(stock):
-    """What a plan depends on that is cheap to read (~5 µs a call for Llama-3): when it changes, the plan
+    """What a plan depends on that is cheap to read (microseconds a call): when it changes, the plan
     is stale. Components set on the stock object directly (`backend_tokenizer.post_processor = ...`,
     `model.dropout = ...`) change it. The model is read for its type, size and dropout only (its other
     settings cost ~0.4 µs each), and added tokens not at all: adding them through hf_tagtok or

@@ -64,7 +64,7 @@ class Tokenizer:
         self._plan_key = None if _private else planner.plan_key(stock)
 
     def _replan(self):
-        # A plan reads the whole configuration back (~0.25 s for Llama-3): after a change to the stock
+        # A plan reads the whole configuration back (a large vocabulary's JSON): after a change to the stock
         # tokenizer the next encode makes it, so adding tokens one call at a time pays it once.
         self._plan = None
 

@@ -117,7 +117,7 @@ static uint32_t vocab_find(const tp_bpe *bpe, const uint8_t *word, size_t len, u
 
 static uint64_t pair_of(uint32_t left, uint32_t right) { return (uint64_t)left << ID_BITS | right; }
 
-/* Most pairs a word's merging asks about have no merge (64% of a cold Llama-3 pass's lookups); one
+/* Most pairs a word's merging asks about have no merge (about two lookups in three on a cold pass); one
  * bit per hashed pair, a few per merge, answers most of those from a table small enough for L2 instead
  * of the merge table. A set bit only means "look in the table". */
 static uint64_t pair_filter_bit(const tp_bpe *bpe, uint64_t pair) {
@@ -263,20 +263,16 @@ void tp_bpe_free(tp_bpe *bpe) {
 }
 
 /* The caches are made at the first call: a workspace of a WordPiece pipeline never needs them. */
-tp_bpe_scratch *tp_bpe_scratch_new(int pooled) {
-    tp_bpe_scratch *s = calloc(1, sizeof(tp_bpe_scratch));
-    if (s) s->caches.pooled = pooled;
-    return s;
+tp_bpe_scratch *tp_bpe_scratch_new(void) {
+    return calloc(1, sizeof(tp_bpe_scratch));
 }
+
+tp_word_caches *tp_bpe_scratch_caches(tp_bpe_scratch *s) { return &s->caches; }
 
 static int make_pair_cache(tp_bpe_scratch *s) {
     if (!(s->pairs = malloc(PAIR_CACHE * sizeof(merge_slot)))) return -1;
     memset(s->pairs, 0xFF, PAIR_CACHE * sizeof(merge_slot)); /* all ones: no pair of valid ids */
     return 0;
-}
-
-void tp_bpe_scratch_settle(tp_bpe_scratch *s) {
-    if (s) tp_caches_settle(&s->caches);
 }
 
 void tp_bpe_scratch_free(tp_bpe_scratch *s) {
@@ -417,8 +413,8 @@ static size_t merge_in_place(const tp_bpe *bpe, tp_bpe_scratch *s, const merging
 
 /* Short words: their initial pairs are looked up with each word's table lines requested a few words
  * ahead, so those misses overlap; then each word merges to completion. The pairs a merge makes mostly
- * hit the pair cache, and merging word by word measured 10% faster than one merge per word per round
- * with requests a round ahead. */
+ * hit the pair cache, and merging word by word beats one merge per word per round with requests a
+ * round ahead (docs/performance.md lists what was measured). */
 static void merge_short(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *words, size_t n_words) {
     for (size_t k = 0; k < n_words + PREFETCH_WORDS; k++) {
         if (k < n_words) prefetch_pairs(bpe, s, &words[k]);
@@ -556,7 +552,7 @@ static int from_vocab(const tp_bpe *bpe, tp_bpe_scratch *s, size_t j, const uint
     return 1;
 }
 
-/* A word not cached yet may come twice in one call (7.7% of a cold Llama-3 pass's merged words): the
+/* A word not cached yet may come twice in one call (a few in a hundred of a cold pass's merged words): the
  * repeat's range is the first one's, so the word is merged once. */
 static int is_twin(tp_bpe_scratch *s, size_t j, const uint8_t *const *words, const size_t *lens, size_t n_todo) {
     for (size_t q = 0; q < n_todo; q++) {

@@ -1,8 +1,8 @@
 /* Byte-pair-encoding model over raw bytes (byte-level vocabularies are mapped back to bytes in Python).
  *
  * Thread-safety: a tp_bpe's tables are immutable after tp_bpe_new; every call that needs memory takes a
- * tp_bpe_scratch, one per thread. Its word cache is shared by the scratches made `pooled`, which must only
- * be used by the threads of one pool run at a time (tp_pool's busy lock), and settled between runs. */
+ * tp_bpe_scratch, one per thread. Its word cache is shared by the scratches marked pooled, which must only
+ * be used by the threads of one pool run at a time (tp_pool's busy lock), and settled between rounds. */
 #ifndef TP_BPE_H
 #define TP_BPE_H
 
@@ -13,6 +13,7 @@
 
 typedef struct tp_bpe tp_bpe;
 typedef struct tp_bpe_scratch tp_bpe_scratch;
+typedef struct tp_word_caches tp_word_caches;
 
 typedef struct {
     uint32_t left, right, merged; /* token ids; rank = index in the merge list */
@@ -45,10 +46,10 @@ tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t 
                    const tp_merge *merges, uint32_t n_merges, const tp_bpe_options *options);
 void tp_bpe_free(tp_bpe *bpe);
 
-tp_bpe_scratch *tp_bpe_scratch_new(int pooled);
-/* After a round of pool threads (none encoding): the words the scratch kept to itself go to the shared
- * cache, which grows or empties to have room for the next round. */
-void tp_bpe_scratch_settle(tp_bpe_scratch *scratch);
+tp_bpe_scratch *tp_bpe_scratch_new(void);
+/* The word caches the scratch reads (tp_word_cache.h): the pipeline marks a pool slot's scratch pooled and
+ * settles it between the pool's rounds. */
+tp_word_caches *tp_bpe_scratch_caches(tp_bpe_scratch *scratch);
 void tp_bpe_scratch_free(tp_bpe_scratch *scratch);
 
 /* Encode n words (rendered pieces) together, so their table lookups overlap in memory.

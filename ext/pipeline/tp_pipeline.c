@@ -9,6 +9,7 @@
 
 #include "grow.h"
 #include "tp_pool.h"
+#include "tp_word_cache.h"
 #include "utf8.h"
 
 #define GROUP_PIECES 64 /* pieces whose words go to the model together (their lookups overlap) */
@@ -42,11 +43,14 @@ tp_workspace *tp_workspace_new(int pooled) {
     tp_workspace *ws = calloc(1, sizeof(*ws));
     if (!ws) return NULL;
     ws->pre = tp_engine->scratch_new();
-    ws->bpe = tp_bpe_scratch_new(pooled);
+    ws->bpe = tp_bpe_scratch_new();
     ws->norm = tp_norm_scratch_new();
-    ws->wordpiece = tp_wordpiece_scratch_new(pooled);
-    ws->unigram = tp_unigram_scratch_new(pooled);
+    ws->wordpiece = tp_wordpiece_scratch_new();
+    ws->unigram = tp_unigram_scratch_new();
     if (!ws->pre || !ws->bpe || !ws->norm || !ws->wordpiece || !ws->unigram) { tp_workspace_free(ws); return NULL; }
+    tp_bpe_scratch_caches(ws->bpe)->pooled = pooled;
+    tp_wordpiece_scratch_caches(ws->wordpiece)->pooled = pooled;
+    tp_unigram_scratch_caches(ws->unigram)->pooled = pooled;
     return ws;
 }
 
@@ -509,10 +513,12 @@ static void claim_from_start(batch *b) {
     }
 }
 
+/* After a round of pool threads (none encoding): the words each model kept to a thread go to its shared
+ * cache, which grows or empties to have room for the next round. */
 static void settle(tp_workspace *ws) {
-    tp_bpe_scratch_settle(ws->bpe);
-    tp_wordpiece_scratch_settle(ws->wordpiece);
-    tp_unigram_scratch_settle(ws->unigram);
+    tp_caches_settle(tp_bpe_scratch_caches(ws->bpe));
+    tp_caches_settle(tp_wordpiece_scratch_caches(ws->wordpiece));
+    tp_caches_settle(tp_unigram_scratch_caches(ws->unigram));
 }
 
 /* After the first round, still holding the pool: the pool threads' shared caches take in what they learnt. */

@@ -87,15 +87,11 @@ void tp_unigram_free(tp_unigram *m) {
     free(m);
 }
 
-tp_unigram_scratch *tp_unigram_scratch_new(int pooled) {
-    tp_unigram_scratch *s = calloc(1, sizeof(tp_unigram_scratch));
-    if (s) s->caches.pooled = pooled;
-    return s;
+tp_unigram_scratch *tp_unigram_scratch_new(void) {
+    return calloc(1, sizeof(tp_unigram_scratch));
 }
 
-void tp_unigram_scratch_settle(tp_unigram_scratch *s) {
-    if (s) tp_caches_settle(&s->caches);
-}
+tp_word_caches *tp_unigram_scratch_caches(tp_unigram_scratch *s) { return &s->caches; }
 
 void tp_unigram_scratch_free(tp_unigram_scratch *s) {
     if (!s) return;

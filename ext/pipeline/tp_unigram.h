@@ -16,6 +16,7 @@
 
 typedef struct tp_unigram tp_unigram;
 typedef struct tp_unigram_scratch tp_unigram_scratch;
+typedef struct tp_word_caches tp_word_caches;
 
 /* Piece i of the vocabulary is tokens[i] (lens[i] bytes, valid UTF-8) with score scores[i]; a piece
  * listed twice is found as its last id (with that id's score). unk_id <= n; unk_id == n: there is no
@@ -27,9 +28,8 @@ tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, c
                            uint32_t unk_id, int byte_fallback);
 void tp_unigram_free(tp_unigram *model);
 
-/* pooled, settle: as tp_bpe_scratch_new and tp_bpe_scratch_settle (the model's word cache is shared). */
-tp_unigram_scratch *tp_unigram_scratch_new(int pooled);
-void tp_unigram_scratch_settle(tp_unigram_scratch *s);
+tp_unigram_scratch *tp_unigram_scratch_new(void);
+tp_word_caches *tp_unigram_scratch_caches(tp_unigram_scratch *s); /* as tp_bpe_scratch_caches */
 void tp_unigram_scratch_free(tp_unigram_scratch *s);
 
 /* Encode n words (valid UTF-8) together, laid out as tp_bpe_encode_words lays them out. 0, or -1 on OOM. */

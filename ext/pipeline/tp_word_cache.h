@@ -279,7 +279,7 @@ static inline void tp_word_cache_free(tp_word_cache *cache) {
 }
 
 /* The word caches one scratch of a model reads: the model's shared one (a pooled scratch only) and its own. */
-typedef struct {
+typedef struct tp_word_caches {
     int pooled;            /* a pool thread's scratch (see tp_workspace_new) */
     tp_word_cache *shared; /* the model's, while a pooled scratch encodes for it */
     tp_word_cache own;     /* every word of an unpooled scratch; those the shared one had no room for */

@@ -114,15 +114,11 @@ void tp_wordpiece_free(tp_wordpiece *wp) {
     free(wp);
 }
 
-tp_wordpiece_scratch *tp_wordpiece_scratch_new(int pooled) {
-    tp_wordpiece_scratch *s = calloc(1, sizeof(tp_wordpiece_scratch));
-    if (s) s->caches.pooled = pooled;
-    return s;
+tp_wordpiece_scratch *tp_wordpiece_scratch_new(void) {
+    return calloc(1, sizeof(tp_wordpiece_scratch));
 }
 
-void tp_wordpiece_scratch_settle(tp_wordpiece_scratch *s) {
-    if (s) tp_caches_settle(&s->caches);
-}
+tp_word_caches *tp_wordpiece_scratch_caches(tp_wordpiece_scratch *s) { return &s->caches; }
 
 void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s) {
     if (!s) return;

@@ -14,6 +14,7 @@
 
 typedef struct tp_wordpiece tp_wordpiece;
 typedef struct tp_wordpiece_scratch tp_wordpiece_scratch;
+typedef struct tp_word_caches tp_word_caches;
 
 /* tokens[i] (lens[i] bytes) has id ids[i]. prefix: continuation prefix (WordPiece "##").
  * whole_words: WordLevel (max_chars unused). unk_id must be a vocabulary id.
@@ -23,9 +24,8 @@ tp_wordpiece *tp_wordpiece_new(const uint8_t *const *tokens, const uint32_t *len
                                int whole_words);
 void tp_wordpiece_free(tp_wordpiece *wp);
 
-/* pooled, settle: as tp_bpe_scratch_new and tp_bpe_scratch_settle (the model's word cache is shared). */
-tp_wordpiece_scratch *tp_wordpiece_scratch_new(int pooled);
-void tp_wordpiece_scratch_settle(tp_wordpiece_scratch *s);
+tp_wordpiece_scratch *tp_wordpiece_scratch_new(void);
+tp_word_caches *tp_wordpiece_scratch_caches(tp_wordpiece_scratch *s); /* as tp_bpe_scratch_caches */
 void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s);
 
 /* Encode n words together (their word-cache probes overlap in memory), laid out as tp_bpe_encode_words
