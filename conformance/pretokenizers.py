@@ -108,7 +108,7 @@ def _split_json(pattern, behavior="Isolated"):
 
 
 def real_world_sequences():
-    """Pre-tokenizer JSON as shipped by real tokenizers (see /work/shared/reference/offline_data.md), plus
+    """Pre-tokenizer JSON as shipped by real tokenizers (their tokenizer.json files on the package index), plus
     shapes the native executor does not run in one program (composed by the Python layer)."""
     patterns = pt.RECOGNISED_PATTERNS
     byte_render = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
