@@ -10,7 +10,7 @@ import sys
 COMMANDS = {
     "demo": ("hf_tagtok.demo", "accelerate a real tokenizer, check it is exact, print the speed-up"),
     "bench": ("hf_tagtok.bench", "benchmark hf_tagtok against stock tokenizers/transformers in one run"),
-    "conformance": ("hf_tagtok.verify", "diff an accelerated tokenizer against stock on a corpus"),
+    "conformance": ("hf_tagtok.conformance_cli", "diff an accelerated tokenizer against stock on a corpus"),
     "train": ("hf_tagtok.training", "train a deterministic byte-level BPE tokenizer"),
     "prepare": ("hf_tagtok.corpus", "tokenize text/JSONL/Parquet into a fingerprinted prepared corpus"),
     "identity": ("hf_tagtok.tokenizer_identity", "print the blake3 identity of a tokenizer"),
