@@ -144,7 +144,8 @@ static inline __attribute__((always_inline)) int64_t start_char(text_state *st, 
 }
 
 /* Append one sequence token covering original bytes [start, end). */
-static void put_token(const tp_pipeline *p, tp_columns *c, text_state *st, uint32_t id, size_t start, size_t end) {
+static inline __attribute__((always_inline)) void put_token(const tp_pipeline *p, tp_columns *c, text_state *st,
+                                                            uint32_t id, size_t start, size_t end) {
     size_t k = c->n++;
     c->ids[k] = id;
     if (!c->lean) {
@@ -176,8 +177,8 @@ typedef struct {
     size_t shift;
 } alignment;
 
-static void put_aligned(const tp_pipeline *p, tp_columns *c, text_state *st, uint32_t id, size_t s, size_t e,
-                        const alignment *al) {
+static inline __attribute__((always_inline)) void put_aligned(const tp_pipeline *p, tp_columns *c, text_state *st,
+                                                              uint32_t id, size_t s, size_t e, const alignment *al) {
     if (al) { /* stock maps a normalized range to the span of its bytes' alignments */
         size_t orig_s = al->shift + al->from[s];
         e = e > s ? al->shift + al->to[e - 1] : orig_s;
@@ -255,16 +256,17 @@ static int render_group(const tp_pipeline *p, tp_workspace *ws, const uint8_t *t
     return 0;
 }
 
-/* The word's tokens (byte ranges [from, to) of the model word) into the columns, with the piece's
- * original offsets. */
-static int emit_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, text_state *st, const piece_word *pw,
-                     size_t word_len, const uint32_t *ids, const uint32_t *from, const uint32_t *to, size_t n,
-                     const alignment *al) {
-    if (p->n_replacement && word_len == 0) return 0; /* an empty Metaspace piece is no word */
-    if (tp_columns_reserve(c, n)) return -1;
+/* The word's tokens (byte ranges [from, to) of the model word) into the columns (room reserved), with
+ * the piece's original offsets; metaspace: the words were rendered (p->n_replacement). */
+static inline __attribute__((always_inline)) void emit_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c,
+                                                            text_state *st, const piece_word *pw, size_t word_len,
+                                                            const uint32_t *ids, const uint32_t *from,
+                                                            const uint32_t *to, size_t n, const alignment *al,
+                                                            int metaspace) {
+    if (metaspace && word_len == 0) return; /* an empty Metaspace piece is no word */
     for (size_t k = 0; k < n; k++) {
         size_t s, e;
-        if (p->n_replacement) {
+        if (metaspace) {
             s = ws->render_from[pw->rendered + from[k]];
             e = ws->render_to[pw->rendered + to[k] - 1];
         } else {
@@ -274,7 +276,6 @@ static int emit_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c
         put_aligned(p, c, st, p->model_ids ? p->model_ids[ids[k]] : ids[k], s, e, al);
     }
     st->word++;
-    return 0;
 }
 
 /* The group's ids alone (columns that keep nothing else), in one reserve and one pass; emit_word's
@@ -296,36 +297,19 @@ static int put_ids(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, 
     return 0;
 }
 
-/* Columns with offsets for pieces of the text itself (no normalizer, no Metaspace): emit_word's tokens,
- * the char cursors kept in locals for the group (the column stores cannot alias them). */
-static int put_tokens(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, text_state *st,
-                           const tp_words *out, size_t n) {
-    size_t total = 0;
-    for (size_t j = 0; j < n; j++) total += out->count[j];
-    if (tp_columns_reserve(c, total)) return -1;
+/* The group's words (room reserved). Always inlined with constant al and metaspace where those are
+ * known, so the commonest case gets a loop of its own; the text state is a local for the group (the
+ * column stores cannot alias it, so it stays in registers). */
+static inline __attribute__((always_inline)) void emit_words(const tp_pipeline *p, const tp_workspace *ws,
+                                                             tp_columns *c, text_state *st, const tp_words *out,
+                                                             size_t n, const alignment *al, int metaspace) {
     text_state at = *st;
-    size_t k = c->n;
     for (size_t j = 0; j < n; j++) {
-        const piece_word *pw = &ws->group[j];
-        const uint32_t *ids = out->ids + out->first[j], *from = out->starts + out->first[j];
-        const uint32_t *to = out->ends + out->first[j];
-        for (size_t t = 0; t < out->count[j]; t++, k++) {
-            size_t s = from[t] < pw->prefix ? pw->start : pw->start + from[t] - pw->prefix;
-            size_t e = to[t] <= pw->prefix ? pw->prefix_end : pw->start + to[t] - pw->prefix;
-            c->ids[k] = p->model_ids ? p->model_ids[ids[t]] : ids[t];
-            if (!c->lean) {
-                c->type_ids[k] = p->type_id;
-                c->special[k] = 0;
-                c->words[k] = at.word;
-            }
-            c->offsets[2 * k] = start_char(&at, s);
-            c->offsets[2 * k + 1] = (int64_t)chars_before(&at.ends, e);
-        }
-        at.word++;
+        size_t first = out->first[j];
+        emit_word(p, ws, c, &at, &ws->group[j], ws->word_lens[j], out->ids + first, out->starts + first,
+                  out->ends + first, out->count[j], al, metaspace);
     }
-    c->n = k;
     *st = at;
-    return 0;
 }
 
 static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
@@ -336,12 +320,11 @@ static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
                : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, n, &out);
     if (failed) return -1;
     if (c->lean && c->no_offsets) return put_ids(p, ws, c, &out, n); /* no word numbers either */
-    if (!c->no_offsets && !al && !p->n_replacement) return put_tokens(p, ws, c, st, &out, n);
-    for (size_t j = 0; j < n; j++) {
-        size_t first = out.first[j];
-        if (emit_word(p, ws, c, st, &ws->group[j], ws->word_lens[j], out.ids + first, out.starts + first,
-                      out.ends + first, out.count[j], al)) return -1;
-    }
+    size_t total = 0;
+    for (size_t j = 0; j < n; j++) total += out.count[j];
+    if (tp_columns_reserve(c, total)) return -1;
+    if (!al && !p->n_replacement) emit_words(p, ws, c, st, &out, n, NULL, 0); /* the text's own pieces */
+    else emit_words(p, ws, c, st, &out, n, al, p->n_replacement != 0);
     return 0;
 }
 
