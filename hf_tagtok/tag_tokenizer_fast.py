@@ -31,7 +31,7 @@ from hf_tagtok import _lists, arrow, fingerprint, planner
 from hf_tagtok.fallback import warn_fallback
 from hf_tagtok.encoding import RECORD_BOUNDS, Encoding
 from hf_tagtok.tokenizer import STAGES, Tokenizer, native_batch
-from hf_tagtok.tokenizer import _columns, _is_text, _is_words
+from hf_tagtok.tokenizer import _all_str, _columns, _is_text, _is_words
 
 logger = logging.getLogger("hf_tagtok")
 
@@ -341,10 +341,7 @@ def _read_inputs(text, text_pair, words):
 
 def _all_sequences(sequence, items, words):
     """all(map(sequence, items)); for texts, a list of exact `str` is recognised without a call per item."""
-    return (not words and set(map(type, items)) == _STR) or all(map(sequence, items))
-
-
-_STR = {str}
+    return (not words and _all_str(items)) or all(map(sequence, items))
 
 
 class _NativeEncodings(collections.abc.Sequence):

@@ -399,6 +399,11 @@ def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncat
 _STR = {str}
 
 
+def _all_str(items):
+    """Whether every item is an exact `str`, in one pass without a Python call per item."""
+    return set(map(type, items)) == _STR
+
+
 def _is_text(item):
     return isinstance(item, str)
 
@@ -424,7 +429,7 @@ def _split_inputs(inputs, kind):
     """(sequences, pairs) as stock reads an encode_batch input: a sequence of `kind` (text, or words when
     pre-tokenized) or a pair of them (tuple or list), pairs[i] None for a single one; None for anything
     else (stock then raises its own exception)."""
-    if kind is _is_text and set(map(type, inputs)) == _STR:  # a list of exact str, without a call per item
+    if kind is _is_text and _all_str(inputs):
         return list(inputs), [None] * len(inputs)
     sequences, pairs = [], []
     for item in inputs:

@@ -14,11 +14,11 @@ import sys
 import dill
 import numpy as np
 import pytest
-import tokenizers
 from transformers import AutoTokenizer, BatchEncoding, PreTrainedTokenizerFast
 
 import hf_tagtok
 from conformance import tokenizer_zoo
+from hf_tagtok.conformance_cli import OPTION_SETS
 from hf_tagtok.sample_text import multiscript_texts
 
 TagTokenizerFast = hf_tagtok.TagTokenizerFast
@@ -32,26 +32,8 @@ TEXTS = [text[:300] for text in multiscript_texts()[::40]] + EDGE
 PAIRS = list(zip(TEXTS[:8], TEXTS[-8:]))
 WORDS = [text.split() for text in TEXTS[:8]]
 
-OPTIONS = [
-    {},
-    {"return_offsets_mapping": True, "return_special_tokens_mask": True, "return_length": True,
-     "return_token_type_ids": True, "return_attention_mask": True},
-    {"add_special_tokens": False, "return_offsets_mapping": True},
-    {"return_attention_mask": False, "return_token_type_ids": False},
-    {"padding": True, "return_offsets_mapping": True, "return_special_tokens_mask": True, "return_length": True},
-    {"padding": "longest", "padding_side": "left", "return_offsets_mapping": True, "return_token_type_ids": True},
-    {"padding": "max_length", "max_length": 24},
-    {"padding": "max_length", "max_length": 24, "padding_side": "left", "pad_to_multiple_of": 16},
-    {"padding": True, "pad_to_multiple_of": 7, "return_special_tokens_mask": True},
-    {"truncation": True, "max_length": 10, "return_offsets_mapping": True},
-    {"truncation": "only_first", "max_length": 12, "stride": 3, "return_overflowing_tokens": True},
-    {"truncation": "longest_first", "max_length": 16, "padding": "max_length", "return_tensors": "np"},
-    {"return_tensors": "np", "return_offsets_mapping": True},
-    {"padding": True, "return_tensors": "np", "return_offsets_mapping": True, "return_length": True},
-    {"return_overflowing_tokens": True, "return_length": True},
-    {"return_overflowing_tokens": True, "padding": True, "return_tensors": "np"},
-    {"split_special_tokens": True, "return_special_tokens_mask": True},
-]
+# the `hf-tagtok conformance` command's option sets, and overflow with tensors
+OPTIONS = [*OPTION_SETS, {"return_overflowing_tokens": True, "padding": True, "return_tensors": "np"}]
 
 
 def _pair(stock_tokenizer, tmp_path):

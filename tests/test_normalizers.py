@@ -1,19 +1,18 @@
 """Native normalizers vs stock `tokenizers` normalizers: normalized text and every char's alignment.
 
-Stock's alignment is read through a stock Tokenizer that makes each normalized char one token
-(empty-pattern Split + WordLevel with only an unk token), so its offsets are the original char
-range each normalized char maps to.
+Stock's alignment is read as tests/normalizer_alignment.py reads it: through a stock Tokenizer that makes
+each normalized char one token, so its offsets are the original char range each normalized char maps to.
 """
 import json
 
-import numpy as np
 import pytest
 from hypothesis import given, strategies as st
-from tokenizers import Regex, Tokenizer, models, normalizers as N, pre_tokenizers
+from tokenizers import Regex, Tokenizer, models, normalizers as N
 
 from hf_tagtok import normalizers
 from hf_tagtok.models import Unsupported
 from hf_tagtok.sample_text import multiscript_texts
+from normalizer_alignment import check, stock_and_native
 
 _native = pytest.importorskip("hf_tagtok._native")
 
@@ -56,38 +55,12 @@ def _config(normalizer):
 
 @pytest.fixture(scope="module", params=sorted(CONFIGS))
 def pair(request):
-    stock = CONFIGS[request.param]
-    per_char = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
-    per_char.normalizer = stock
-    per_char.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
-    return stock, per_char, _native.Normalizer(normalizers.spec(_config(stock)))
-
-
-def _native_chars(native, text):
-    """(normalized text, (n, 2) original char offsets of each normalized char) from the native normalizer."""
-    normalized, starts, ends = native.normalize(text)
-    raw = np.frombuffer(text.encode(), np.uint8)
-    chars_before = np.concatenate([[0], np.cumsum((raw & 0xC0) != 0x80)])  # byte position -> char index
-    first_bytes = (np.frombuffer(normalized.encode(), np.uint8) & 0xC0) != 0x80
-    return normalized, np.stack([chars_before[starts[first_bytes]], chars_before[ends[first_bytes]]], axis=1)
-
-
-def _stock_chars(stock, per_char, text):
-    normalized = stock.normalize_str(text)
-    offsets = per_char.encode(text).offsets if normalized else []
-    return normalized, np.array(offsets, dtype=np.int64).reshape(-1, 2)
-
-
-def _check(pair, text):
-    stock, per_char, native = pair
-    (got_text, got), (want_text, want) = _native_chars(native, text), _stock_chars(stock, per_char, text)
-    assert got_text == want_text, repr(text)
-    assert got.tolist() == want.tolist(), repr(text)
+    return stock_and_native(CONFIGS[request.param])
 
 
 def test_multiscript_corpus(pair):
     for text in multiscript_texts():
-        _check(pair, text)
+        check(pair, text)
 
 
 def test_every_code_point_in_context(pair):
@@ -102,7 +75,7 @@ def test_every_code_point_in_context(pair):
         assert native.normalize(text)[0] == stock.normalize_str(text)
     sample = code_points if stock is CONFIGS["bert_default"] else code_points[::11]
     for i in range(0, len(sample), 4096):
-        _check(pair, "".join(f"a{c}\u0301{c}" for c in sample[i:i + 4096]))
+        check(pair, "".join(f"a{c}\u0301{c}" for c in sample[i:i + 4096]))
 
 
 # Letters, precomposed and decomposing chars, marks of several classes, deleted and padded chars, a
@@ -115,16 +88,12 @@ MARKED = st.text(alphabet=st.sampled_from(["a", "\u00e9", " ", "\u0301", "\u0316
 
 @given(text=MARKED)
 def test_fuzz_marks_in_context(pair, text):
-    _check(pair, text)
+    check(pair, text)
 
 
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
 def test_fuzz_bert_default(text):
-    stock = CONFIGS["bert_default"]
-    per_char = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
-    per_char.normalizer = stock
-    per_char.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
-    _check((stock, per_char, _native.Normalizer(normalizers.spec(_config(stock)))), text)
+    check(stock_and_native(CONFIGS["bert_default"]), text)
 
 
 @pytest.mark.parametrize("normalizer", [N.Replace(Regex("[ab]+"), "b"), N.Sequence([N.NFC(), N.Replace(Regex(" "), "")]),

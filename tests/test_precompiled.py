@@ -3,19 +3,18 @@ normalized text and every normalized char's original range, on random multi-scri
 
 Charsmaps come from the `sentencepiece` trainer (its nmt_nfkc and nfkc_cf rules, and a rule table with
 multi-char keys, deletions and expansions), as SentencePiece models carry them. Stock's alignment is
-read as in test_normalizers.py: a stock Tokenizer that makes each normalized char one token.
+read as tests/normalizer_alignment.py reads it: a stock Tokenizer that makes each normalized char one token.
 """
 import io
-import json
 import random
 
-import numpy as np
 import pytest
-from tokenizers import Regex, Tokenizer, models, normalizers as N, pre_tokenizers
+from tokenizers import Regex, normalizers as N
 
 from hf_tagtok import normalizers
 from hf_tagtok.models import Unsupported
 from hf_tagtok.sample_text import multiscript_texts
+from normalizer_alignment import check, stock_and_native
 
 _native = pytest.importorskip("hf_tagtok._native")
 sentencepiece = pytest.importorskip("sentencepiece")
@@ -58,41 +57,14 @@ def _charsmap(tmp_path_factory, rule=None, rules=None):
 def pair(request, tmp_path_factory):
     charsmap = (_charsmap(tmp_path_factory, rules=RULES) if request.param == "rules"
                 else _charsmap(tmp_path_factory, rule=request.param))
-    stock = N.Precompiled(charsmap)
-    per_char = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
-    per_char.normalizer = stock
-    per_char.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
-    config = json.loads(per_char.to_str())["normalizer"]
-    return stock, per_char, _native.Normalizer(normalizers.spec(config))
-
-
-def _native_chars(native, text):
-    normalized, starts, ends = native.normalize(text)
-    raw = np.frombuffer(text.encode(), np.uint8)
-    chars_before = np.concatenate([[0], np.cumsum((raw & 0xC0) != 0x80)])
-    first_bytes = (np.frombuffer(normalized.encode(), np.uint8) & 0xC0) != 0x80
-    return normalized, np.stack([chars_before[starts[first_bytes]], chars_before[ends[first_bytes]]], axis=1)
-
-
-def _stock_chars(stock, per_char, text):
-    normalized = stock.normalize_str(text)
-    offsets = per_char.encode(text).offsets if normalized else []
-    return normalized, np.array(offsets, dtype=np.int64).reshape(-1, 2)
-
-
-def _check(pair, text):
-    stock, per_char, native = pair
-    expected_text, expected_offsets = _stock_chars(stock, per_char, text)
-    got_text, got_offsets = _native_chars(native, text)
-    assert got_text == expected_text, repr(text)
-    assert got_offsets.tolist() == expected_offsets.tolist(), repr(text)
+    return stock_and_native(N.Precompiled(charsmap))
 
 
 def test_random_multiscript(pair):
     rng = random.Random(25)
     for _ in range(3000):
         text = "".join(rng.choice(rng.choice(POOLS)) for _ in range(rng.randint(0, 14)))
-        _check(pair, text)
+        check(pair, text)
 
 
 def test_random_code_points(pair):
@@ -101,19 +73,19 @@ def test_random_code_points(pair):
         text = "".join(chr(rng.choice([rng.randrange(0x80), rng.randrange(0x3000), rng.randrange(0x30000, 0x110000),
                                        rng.randrange(0x110000)]))
                        for _ in range(rng.randint(1, 10)))
-        _check(pair, text.encode("utf-8", "replace").decode("utf-8", "replace").replace("?", "\u0301"))
+        check(pair, text.encode("utf-8", "replace").decode("utf-8", "replace").replace("?", "\u0301"))
 
 
 @pytest.mark.parametrize("text", ["", "\x7f", "\x7fg", "\x1e\x1eg", "g\x1e", "a\x7f\u0301b", "\r\n", "\uff76\uff9e",
                                   "\uff76\u0301", "a\u0301\u0301", "\u0915\u094d\u0915\u0301", "\U0001F1E6\U0001F1E7\u0301",
                                   "x\u200bx", "\u200b\u200bx\u200b"])
 def test_edges(pair, text):
-    _check(pair, text)
+    check(pair, text)
 
 
 def test_corpus(pair):
     for text in multiscript_texts():
-        _check(pair, text)
+        check(pair, text)
 
 
 def test_in_a_sequence(tmp_path_factory):
@@ -124,13 +96,10 @@ def test_in_a_sequence(tmp_path_factory):
                   N.Sequence([N.Prepend("\u2581"), N.Precompiled(charsmap), N.NFD()]),
                   N.Sequence([N.Prepend("\u2581"), N.Precompiled(charsmap), N.Lowercase()]),
                   N.Sequence([N.Precompiled(charsmap), N.Replace(Regex(" {2,}"), " ")])):
-        per_char = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
-        per_char.normalizer = stock
-        per_char.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
-        native = _native.Normalizer(normalizers.spec(json.loads(per_char.to_str())["normalizer"]))
+        triple = stock_and_native(stock)
         rng = random.Random(27)
         for _ in range(1000):
-            _check((stock, per_char, native), "".join(rng.choice(rng.choice(POOLS)) for _ in range(rng.randint(0, 12))))
+            check(triple, "".join(rng.choice(rng.choice(POOLS)) for _ in range(rng.randint(0, 12))))
 
 
 def test_unparsable_charsmap_is_unsupported():

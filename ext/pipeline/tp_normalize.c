@@ -545,8 +545,6 @@ static int put_table_output(const tp_normalizer *nz, tp_norm_scratch *s, uint32_
     return 0;
 }
 
-/* Table lookups char by char; where a char needs context, the general path redoes the stretch from
- * the last safe char up to the next one. */
 /* The run of plain ASCII chars from pos (at least text[pos]) copied to *o, each byte aligned to itself;
  * returns where it ends. */
 static size_t copy_plain_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
@@ -570,6 +568,8 @@ static inline int joins(const tp_normalizer *nz, uint8_t a, uint8_t b) {
     return (int)(nz->joins[bit >> 6] >> (bit & 63)) & 1;
 }
 
+/* Table lookups char by char; where a char needs context, the general path redoes the stretch from
+ * the last safe char up to the next one. */
 static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                               size_t *out_len) {
     size_t o = 0, safe_pos = 0, safe_o = 0, n;
