@@ -348,7 +348,18 @@ cdef class Normalizer:
             raise MemoryError()
         starts, ends = np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32)
         cdef uint32_t[::1] starts_view = starts, ends_view = ends
-        if n:
+        cdef const uint8_t *original = <const uint8_t *><const char *>data
+        cdef size_t char_start = 0, char_end = 0
+        if from_ == NULL:  # every byte stayed in place: each aligns to the original char holding it
+            for i in range(n):
+                if original[i] & 0xC0 != 0x80:
+                    char_start = i
+                    char_end = i + 1
+                    while char_end < n and original[char_end] & 0xC0 == 0x80:
+                        char_end += 1
+                starts_view[i] = <uint32_t>char_start
+                ends_view[i] = <uint32_t>char_end
+        elif n:
             memcpy(&starts_view[0], from_, n * 4)
             memcpy(&ends_view[0], to, n * 4)
         return (<const char *>out)[:n].decode("utf-8"), starts, ends

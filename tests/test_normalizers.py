@@ -4,6 +4,7 @@ Stock's alignment is read as tests/normalizer_alignment.py reads it: through a s
 each normalized char one token, so its offsets are the original char range each normalized char maps to.
 """
 import json
+import unicodedata
 
 import pytest
 from hypothesis import given, strategies as st
@@ -89,6 +90,27 @@ MARKED = st.text(alphabet=st.sampled_from(["a", "\u00e9", " ", "\u0301", "\u0316
 @given(text=MARKED)
 def test_fuzz_marks_in_context(pair, text):
     check(pair, text)
+
+
+def _composition_alphabet():
+    # Marks of every combining class, chars that decompose (canonically), the chars that follow a starter
+    # in their decompositions (a composition's second chars, starters among them), conjoining jamo and
+    # plain letters: where a char's composition reaches back to a starter in an earlier char.
+    marks = [chr(c) for c in range(0x300, 0x30000) if unicodedata.combining(chr(c))]
+    decomposing = [chr(c) for c in range(0xA0, 0x30000)
+                   if unicodedata.decomposition(chr(c)) and not unicodedata.decomposition(chr(c)).startswith("<")]
+    seconds = sorted({d for c in decomposing for d in unicodedata.normalize("NFD", c)[1:]})
+    jamo = [chr(c) for c in (0x1100, 0x1112, 0x1161, 0x1175, 0x11A8, 0x11C2, 0xAC00, 0xAC01, 0xD7A3)]
+    return sorted(set(marks[::5] + decomposing[::7] + seconds + jamo + list("aeoAZ ")))
+
+
+COMPOSITION_ALPHABET = _composition_alphabet()
+
+
+@pytest.mark.parametrize("config", ["nfc", "nfkc", "whole_string_steps"])
+@given(text=st.text(alphabet=st.sampled_from(COMPOSITION_ALPHABET), max_size=16))
+def test_fuzz_composition_across_chars(config, text):
+    check(stock_and_native(CONFIGS[config]), text)
 
 
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))

@@ -19,12 +19,20 @@
  * extensions: nearly all text), valid in context unless a char is not LOCAL (its own alignment is not
  * simply itself) or canonical reordering could reach across chars: one char's decomposition ends with a
  * non-starter (TRAIL) and the next one's starts with one (LEAD), TRANSPARENT chars (deleted before
- * decomposition) in between not counting. */
+ * decomposition) in between not counting, or, under composition, a char's decomposition may compose with
+ * the last starter before it: its starters-first part holds a char that is the second of some composition
+ * (SECOND, also LEAD) and that starter, the last of the composed output of a STARTER char, is the first of
+ * some composition (OPEN). A SAME_LENGTH char is LOCAL and its output as long as its UTF-8:
+ * a text of such chars keeps every byte where it was, so its alignment needs no arrays. */
 #define TABLE_CHARS 0x30000
-enum { CHAR_LOCAL = 1, CHAR_LEAD = 2, CHAR_TRAIL = 4, CHAR_TRANSPARENT = 8 };
+enum {
+    CHAR_LOCAL = 1, CHAR_LEAD = 2, CHAR_TRAIL = 4, CHAR_TRANSPARENT = 8, CHAR_SAME_LENGTH = 16, CHAR_SECOND = 32,
+    CHAR_STARTER = 64, CHAR_OPEN = 128
+};
 
 typedef struct {
-    int decompositions, lead, trail, transparent, removed; /* removed: Precompiled maps the char to nothing */
+    int decompositions, lead, second, trail, starter, open, transparent;
+    int removed; /* Precompiled maps the char to nothing */
 } char_info;
 
 typedef struct {
@@ -47,9 +55,11 @@ struct tp_normalizer {
     uint32_t *per_char; /* NULL: no fast path; else per char below TABLE_CHARS: pool offset << 8 | output length */
     uint8_t *char_flags;
     uint8_t *pool;
-    /* ASCII chars the table maps to themselves alone, needing no context (under graphemes also: no cluster
-     * rule joins one to another of them); runs of them are copied through (copy_plain_run) */
-    uint8_t ascii_plain[128];
+    /* ASCII chars the table maps to one ASCII char (ascii_to) alone, needing no context (under graphemes
+     * also: no cluster rule joins one to another of them); runs of them are translated through
+     * (copy_plain_run) */
+    uint8_t ascii_plain[128], ascii_to[128];
+    int ascii_all_self; /* every ASCII char is plain and maps to itself: runs are bytes below 0x80, copied */
     uint64_t joins[256 * 256 / 64]; /* under graphemes: may_join(a, b) at bit a << 8 | b */
 };
 
@@ -149,6 +159,27 @@ static uint32_t ccc_rank(uint32_t c) {
     size_t n;
     const uint32_t *rank = c < tt_norm_ccc_rank.cps[0] ? NULL : lookup(&tt_norm_ccc_rank, c, &n);
     return rank ? *rank : 0;
+}
+
+/* Whether a decomposed char may compose with a starter before it: a char of its leading non-starters or its
+ * first starter is the second of some composition (later chars meet that starter first). */
+static int composes_backwards(const chars *decomposed) {
+    for (size_t i = 0; i < decomposed->n; i++) {
+        if (in_set(&tt_norm_compose_second, decomposed->cp[i])) return 1;
+        if (!ccc_rank(decomposed->cp[i])) return 0;
+    }
+    return 0;
+}
+
+static int composes_forwards(uint32_t first) {
+    uint64_t key = (uint64_t)first << 21;
+    size_t lo = 0, hi = tt_norm_compose.n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (tt_norm_compose.keys[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < tt_norm_compose.n && tt_norm_compose.keys[lo] >> 21 == first;
 }
 
 static uint32_t composite(uint32_t first, uint32_t second) {
@@ -488,21 +519,26 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
         uint8_t kind = st->kind;
         int composing = kind == TP_NORM_NFC || kind == TP_NORM_NFKC;
         if (info && (composing || kind == TP_NORM_NFD || kind == TP_NORM_NFKD)) {
-            /* what the char brings to this step: decomposed, does it start or end with a char that
-             * interacts with its neighbours (reordering; for composition also any composable second
-             * char, and every char may be a first one) */
+            /* what the char brings to this step: decomposed, does it start or end with a non-starter
+             * (reordering with its neighbours), and may it compose with a starter before it */
             chars *decomposed = next;
             step half = {kind == TP_NORM_NFC ? TP_NORM_NFD : kind == TP_NORM_NFKC ? TP_NORM_NFKD : kind, 0, 0, NULL,
                          NULL, 0, 0, 0, NULL, 0, 0, 0, NULL};
             apply(&half, in, decomposed, s->change, s->rank, 0, &s->shifted);
             info->decompositions++;
             info->transparent = in->n == 0;
-            info->lead = decomposed->n && (ccc_rank(decomposed->cp[0])
-                                           || (composing && in_set(&tt_norm_compose_second, decomposed->cp[0])));
-            info->trail = decomposed->n && (composing || ccc_rank(decomposed->cp[decomposed->n - 1]));
+            info->second = composing && composes_backwards(decomposed);
+            info->lead = info->second || (decomposed->n && ccc_rank(decomposed->cp[0]));
+            info->trail = decomposed->n && ccc_rank(decomposed->cp[decomposed->n - 1]);
         }
         apply(st, in, next, s->change, s->rank, base > 0, &s->shifted);
         if (info && kind == TP_NORM_PRECOMPILED) info->removed = next->n == 0;
+        for (size_t i = next->n; info && composing && i-- > 0;)
+            if (!ccc_rank(next->cp[i])) {
+                info->starter = 1;
+                info->open = composes_forwards(next->cp[i]);
+                break;
+            }
         chars *t = in; in = next; next = t;
     }
     if (out_reserve(s, at + in->n * 4 + 1)) return -1;
@@ -545,15 +581,28 @@ static int put_table_output(const tp_normalizer *nz, tp_norm_scratch *s, uint32_
     return 0;
 }
 
-/* The run of plain ASCII chars from pos (at least text[pos]) copied to *o, each byte aligned to itself;
- * returns where it ends. */
+/* The end of the run of plain ASCII chars that starts at pos (a plain one). */
+static size_t plain_run_end(const tp_normalizer *nz, const uint8_t *text, size_t len, size_t pos) {
+    size_t end = pos + 1;
+    if (nz->ascii_all_self)
+        for (uint64_t word; end + 8 <= len; end += 8) {
+            memcpy(&word, text + end, 8);
+            if (word & 0x8080808080808080ull) break;
+        }
+    while (end < len && text[end] < 0x80 && nz->ascii_plain[text[end]]) end++;
+    return end;
+}
+
+/* The run of plain ASCII chars from pos (at least text[pos]) translated to *o, each byte aligned to
+ * itself; returns where it ends. */
 static size_t copy_plain_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                              size_t pos, size_t *o) {
-    size_t end = pos + 1;
-    while (end < len && text[end] < 0x80 && nz->ascii_plain[text[end]]) end++;
+    size_t end = plain_run_end(nz, text, len, pos);
     size_t m = end - pos, at = *o;
     if (at + m > s->out_cap && out_reserve(s, at + m)) return 0;
-    memcpy(s->out + at, text + pos, m);
+    if (nz->ascii_all_self) memcpy(s->out + at, text + pos, m);
+    else
+        for (size_t k = 0; k < m; k++) s->out[at + k] = nz->ascii_to[text[pos + k]];
     uint32_t *from = s->from + at, *to = s->to + at;
     for (size_t k = 0; k < m; k++) {
         from[k] = (uint32_t)(pos + k);
@@ -568,12 +617,28 @@ static inline int joins(const tp_normalizer *nz, uint8_t a, uint8_t b) {
     return (int)(nz->joins[bit >> 6] >> (bit & 63)) & 1;
 }
 
+/* What the chars so far leave for the next one: a decomposition ending with a non-starter (reordering),
+ * a last starter that may take a second (composition). */
+typedef struct {
+    int previous_trail, open;
+} context;
+
+static inline int needs_context(const context *at, uint8_t flags) {
+    return !(flags & CHAR_LOCAL) || ((flags & CHAR_SECOND) && at->open) || ((flags & CHAR_LEAD) && at->previous_trail);
+}
+
+static inline void after(context *at, uint8_t flags) {
+    if (flags & CHAR_TRANSPARENT) return;
+    at->previous_trail = flags & CHAR_TRAIL;
+    if (flags & CHAR_STARTER) at->open = flags & CHAR_OPEN;
+}
+
 /* Table lookups char by char; where a char needs context, the general path redoes the stretch from
  * the last safe char up to the next one. */
 static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                               size_t *out_len) {
     size_t o = 0, safe_pos = 0, safe_o = 0, n;
-    int previous_trail = 0;
+    context at = {0, 0};
     for (size_t pos = 0; pos < len;) {
         uint32_t c;
         if (text[pos] < 0x80 && nz->ascii_plain[text[pos]]) { /* every char of the run is safe */
@@ -581,22 +646,22 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
             if (!end) return -1;
             safe_pos = end - 1;
             safe_o = o - 1;
-            previous_trail = nz->char_flags[text[end - 1]] & CHAR_TRAIL;
+            after(&at, nz->char_flags[text[end - 1]]);
             pos = end;
             continue;
         }
         uint8_t flags = flags_at(nz, text, pos, &c, &n);
-        if (!(flags & CHAR_LOCAL) || ((flags & CHAR_LEAD) && previous_trail)) {
+        if (needs_context(&at, flags)) {
             size_t end = pos + n, step;
             while (end < len && !is_safe(nz, text, end, &step)) end += step;
             if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL)) return -1;
             pos = safe_pos = end;
             safe_o = o;
-            previous_trail = 0; /* the char at `end` is safe: it does not lead with a non-starter */
+            at = (context){0, 1}; /* the char at `end` is safe: it leads with a starter that takes no second */
             continue;
         }
         if ((flags & (CHAR_LEAD | CHAR_TRANSPARENT)) == 0) { safe_pos = pos; safe_o = o; }
-        if (!(flags & CHAR_TRANSPARENT)) previous_trail = flags & CHAR_TRAIL;
+        after(&at, flags);
         if (put_table_output(nz, s, c, pos, n, &o)) return -1;
         pos += n;
     }
@@ -651,6 +716,73 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
     return 0;
 }
 
+/* A text whose every char takes its table output (as normalize_by_table / normalize_by_clusters would
+ * take it in context) of its own length: then normalized byte b comes from the char holding original byte
+ * b, the alignment of an untouched text, and none is written. *out is the text itself while no char
+ * changes. Returns 1 when the whole text is such, 0 at the first char that is not (nothing usable
+ * written), -1 on OOM. */
+/* text[pos, end) (plain ASCII) translated in place of itself: nothing written while every char maps to
+ * itself (*changed > len), else from *changed on into s->out. -1 on OOM. */
+static int translate_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, size_t pos,
+                         size_t end, size_t *changed) {
+    for (size_t k = pos; k < end; k++) {
+        uint8_t to = nz->ascii_to[text[k]];
+        if (*changed > len && to != text[k]) {
+            if (out_reserve(s, len)) return -1;
+            memcpy(s->out, text, k);
+            *changed = k;
+        }
+        if (*changed <= len) s->out[k] = to;
+    }
+    return 0;
+}
+
+static inline int same_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        if (a[k] != b[k]) return 0;
+    return 1;
+}
+
+static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                                const uint8_t **out) {
+    size_t changed = len + 1; /* where the output first differs from the text: not yet */
+    context at = {0, 0};
+    uint8_t previous = 0;
+    for (size_t pos = 0; pos < len;) {
+        if (text[pos] < 0x80 && nz->ascii_plain[text[pos]]
+            && !(nz->graphemes && pos > 0 && joins(nz, previous, grapheme_of(text[pos])))) {
+            size_t end = plain_run_end(nz, text, len, pos);
+            if (nz->ascii_all_self) {
+                if (changed <= len) memcpy(s->out + pos, text + pos, end - pos);
+            } else if (translate_run(nz, s, text, len, pos, end, &changed)) {
+                return -1;
+            }
+            after(&at, nz->char_flags[text[end - 1]]);
+            if (nz->graphemes) previous = grapheme_of(text[end - 1]);
+            pos = end;
+            continue;
+        }
+        uint32_t c;
+        size_t n;
+        uint8_t flags = flags_at(nz, text, pos, &c, &n);
+        if (!(flags & CHAR_SAME_LENGTH)) return 0;
+        if (nz->graphemes ? pos > 0 && joins(nz, previous, grapheme_of(c)) : needs_context(&at, flags))
+            return 0;
+        const uint8_t *mapped = nz->pool + (nz->per_char[c] >> 8);
+        if (changed > len && !same_bytes(mapped, text + pos, n)) {
+            if (out_reserve(s, len)) return -1;
+            memcpy(s->out, text, pos);
+            changed = pos;
+        }
+        if (changed <= len) memcpy(s->out + pos, mapped, n);
+        after(&at, flags);
+        if (nz->graphemes) previous = grapheme_of(c);
+        pos += n;
+    }
+    *out = changed <= len ? s->out : text;
+    return 1;
+}
+
 static int normalize_by_table_or_clusters(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text,
                                           size_t len, size_t *out_len) {
     return nz->graphemes ? normalize_by_clusters(nz, s, text, len, out_len) : normalize_by_table(nz, s, text, len, out_len);
@@ -679,6 +811,10 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
 
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
+    *from = *to = NULL;
+    *out_len = len;
+    int same = nz->per_char && !nz->prefix_len ? normalize_same_shape(nz, s, text, len, out) : 0;
+    if (same) return same < 0 ? -1 : 0;
     int rc = nz->prefix_len && len ? normalize_prefixed(nz, s, text, len, out_len)
            : nz->per_char ? normalize_by_table_or_clusters(nz, s, text, len, out_len)
                           : normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
@@ -686,15 +822,19 @@ int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *tex
     return rc;
 }
 
-/* ascii_plain and joins from the per-char table. A plain char under graphemes may follow any plain char
+/* ascii_plain, ascii_to and joins from the per-char table. A plain char under graphemes may follow any plain char
  * (the run copy checks only its first char against the char before it). */
 static void build_ascii_plain(tp_normalizer *nz) {
     for (uint32_t a = 0; a < 256; a++)
         for (uint32_t b = 0; b < 256; b++)
             if (may_join((uint8_t)a, (uint8_t)b)) nz->joins[(a << 8 | b) >> 6] |= 1ull << ((a << 8 | b) & 63);
-    for (uint32_t c = 0; c < 128; c++)
-        nz->ascii_plain[c] = (nz->per_char[c] & 0xFF) == 1 && nz->pool[nz->per_char[c] >> 8] == c
+    nz->ascii_all_self = !nz->graphemes;
+    for (uint32_t c = 0; c < 128; c++) {
+        nz->ascii_to[c] = nz->pool[nz->per_char[c] >> 8];
+        nz->ascii_plain[c] = (nz->per_char[c] & 0xFF) == 1 && nz->ascii_to[c] < 0x80
                              && (nz->char_flags[c] & (CHAR_LOCAL | CHAR_LEAD | CHAR_TRANSPARENT)) == CHAR_LOCAL;
+        nz->ascii_all_self &= nz->ascii_plain[c] && nz->ascii_to[c] == c;
+    }
     if (!nz->graphemes) return;
     uint8_t plain[128];
     memcpy(plain, nz->ascii_plain, sizeof plain);
@@ -730,7 +870,7 @@ static int build_char_table(tp_normalizer *nz) {
     for (uint32_t c = 0; c < TABLE_CHARS; c++) {
         uint8_t bytes[4];
         size_t n = utf8_encode(c, bytes), out_len;
-        char_info info = {0, 0, 0, 0, 0};
+        char_info info = {0, 0, 0, 0, 0, 0, 0, 0};
         nz->per_char[c] = 0;
         if (c >= 0xD800 && c < 0xE000) continue; /* not in valid UTF-8: never looked up */
         if (normalize_chars(nz, s, bytes, n, 0, 0, &out_len, &info)) { tp_norm_scratch_free(s); return -1; }
@@ -748,7 +888,8 @@ static int build_char_table(tp_normalizer *nz) {
         }
         memcpy(nz->pool + pool_len, s->out, out_len);
         nz->per_char[c] = (uint32_t)(pool_len << 8 | (local ? out_len : 0));
-        nz->char_flags[c] = (local ? CHAR_LOCAL : 0) | (info.lead ? CHAR_LEAD : 0) | (info.trail ? CHAR_TRAIL : 0)
+        nz->char_flags[c] = (local ? CHAR_LOCAL : 0) | (local && out_len == n ? CHAR_SAME_LENGTH : 0) | (info.lead ? CHAR_LEAD : 0) | (info.second ? CHAR_SECOND : 0)
+                         | (info.starter ? CHAR_STARTER : 0) | (info.open ? CHAR_OPEN : 0) | (info.trail ? CHAR_TRAIL : 0)
                          | (info.transparent ? CHAR_TRANSPARENT : 0);
         pool_len += out_len;
     }

@@ -171,18 +171,26 @@ void tp_put_specials(tp_columns *c, const tp_special *specials, size_t n) {
     }
 }
 
-/* Normalized byte b of a text stretch came from original bytes [shift + from[b], shift + to[b]). */
+/* Normalized byte b of a text stretch came from original bytes [shift + from[b], shift + to[b]), or
+ * from the char holding original byte shift + b when from is NULL. */
 typedef struct {
     const uint32_t *from, *to;
     size_t shift;
 } alignment;
 
+static inline size_t original_start(const alignment *al, size_t s) {
+    return al->shift + (al->from ? al->from[s] : s);
+}
+
 static inline __attribute__((always_inline)) void put_aligned(const tp_pipeline *p, tp_columns *c, text_state *st,
                                                               uint32_t id, size_t s, size_t e, const alignment *al) {
-    if (al) { /* stock maps a normalized range to the span of its bytes' alignments */
+    if (al && al->from) { /* stock maps a normalized range to the span of its bytes' alignments */
         size_t orig_s = al->shift + al->from[s];
         e = e > s ? al->shift + al->to[e - 1] : orig_s;
         s = orig_s;
+    } else if (al) {
+        s += al->shift;
+        e += al->shift;
     }
     put_token(p, c, st, id, s, e);
 }
@@ -381,11 +389,12 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
     const uint8_t *bytes = text;
     size_t shift = gap.start, len = gap.end - gap.start;
     alignment al = {NULL, NULL, gap.start};
+    const alignment *aligned = NULL;
     if (p->normalizer) {
         if (tp_normalize(p->normalizer, ws->norm, text + gap.start, len, &bytes, &al.from, &al.to, &len)) return -1;
-        shift = 0;
+        if (bytes == text + gap.start) bytes = text; /* unchanged: the text's own path */
+        else shift = 0, aligned = &al;
     }
-    const alignment *aligned = p->normalizer ? &al : NULL;
     long n = tp_added_split(p->added, 1, bytes + shift, len, &ws->inner, &ws->inner_cap);
     if (n < 0) return -1;
     for (long i = 0; i < n; i++) {
@@ -395,7 +404,7 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
             put_aligned(p, c, st, ws->inner[i].id, s, e, aligned);
             st->word++;
         } else {
-            size_t original = aligned ? al.shift + al.from[s] : s;
+            size_t original = aligned ? original_start(aligned, s) : s;
             if (encode_stretch(p, ws, c, st, bytes, s, e, original == 0, aligned)) return -1;
         }
     }
