@@ -42,7 +42,71 @@ struct tt_byte_step {
     uint16_t col[256];   /* SPLIT_COMPILED: the class of the byte's char in the step's regex */
     uint8_t starts[256]; /* whether a match can start on the byte: a piece with none is kept as it is */
     int skips;           /* some byte starts nothing, and the step keeps a piece without a match */
+    /* starts (or a superset, checked after) as two nibble tables: byte x may start when
+     * lo[x & 15] & hi[x >> 4]; simd: the CPU has SSSE3 */
+    uint8_t lo[16], hi[16];
+    int simd;
 };
+
+/* bs->lo and bs->hi from bs->starts: each high nibble's set of low nibbles is one of up to eight
+ * buckets (beyond eight, the last bucket takes the union). */
+static void nibble_tables(tt_byte_step *bs) {
+    uint16_t bucket_mask[8];
+    int n_buckets = 0;
+    memset(bs->lo, 0, 16);
+    memset(bs->hi, 0, 16);
+    for (int h = 0; h < 16; h++) {
+        uint16_t mask = 0;
+        for (int l = 0; l < 16; l++) mask |= (uint16_t)(bs->starts[h << 4 | l] ? 1u << l : 0);
+        if (!mask) continue;
+        int k = 0;
+        while (k < n_buckets && bucket_mask[k] != mask) k++;
+        if (k == n_buckets) {
+            if (n_buckets < 8) bucket_mask[n_buckets++] = mask;
+            else bucket_mask[k = 7] |= mask;
+        }
+        bs->hi[h] |= (uint8_t)(1u << k);
+    }
+    for (int k = 0; k < n_buckets; k++)
+        for (int l = 0; l < 16; l++)
+            if (bucket_mask[k] >> l & 1) bs->lo[l] |= (uint8_t)(1u << k);
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    bs->simd = __builtin_cpu_supports("ssse3");
+#endif
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+/* The first p (or end) whose byte may start a match by the nibble tables, sixteen bytes at a time. */
+__attribute__((target("ssse3"))) static uint32_t nibble_scan(const tt_byte_step *bs, const uint8_t *text, uint32_t p,
+                                                             uint32_t end) {
+    const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)bs->lo);
+    const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)bs->hi);
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    for (; p + 16 <= end; p += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(text + p));
+        __m128i lo = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
+        __m128i high = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
+        uint32_t none = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(lo, high), _mm_setzero_si128()));
+        if (none != 0xFFFFu) return p + (uint32_t)__builtin_ctz(none ^ 0xFFFFu);
+    }
+    while (p < end && !(bs->lo[text[p] & 15] & bs->hi[text[p] >> 4])) p++;
+    return p;
+}
+#endif
+
+/* The first p (or end) whose byte starts a match. */
+static uint32_t next_start(const tt_byte_step *bs, const uint8_t *text, uint32_t p, uint32_t end) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (bs->simd) {
+        while ((p = nibble_scan(bs, text, p, end)) < end && !bs->starts[text[p]]) p++;
+        return p;
+    }
+#endif
+    while (p < end && !bs->starts[text[p]]) p++;
+    return p;
+}
 
 struct tt_scratch {
     uint8_t *tags, *stags;
@@ -135,6 +199,7 @@ static int build_byte_steps(tt_program *prog) {
                 bs->member[b] = bs->starts[b] = (prog->props[tag_of_byte[b]] & prog->steps[i].prop_mask) != 0;
         }
         bs->skips = !prog->steps[i].invert && memchr(bs->starts, 0, 256) != NULL;
+        nibble_tables(bs);
     }
     return 0;
 }
@@ -300,17 +365,21 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
     int invert;
     step_behavior(s, &behavior, &invert);
     size_t out = 0;
-    /* with bs->skips: the next byte at or after `scanned` that starts a match (pieces are in text order,
-     * so one scan over the text serves them all) */
-    uint32_t start_at = 0, scanned = 0, end = *n ? sc->cur[*n - 1].end : 0;
+    /* with bs->skips: start_at is the first byte that starts a match at or after the piece it was
+     * looked for from (once `scanned`); pieces are in text order, so one scan over the text serves them all */
+    uint32_t start_at = 0, end = *n ? sc->cur[*n - 1].end : 0;
+    int scanned = 0;
     for (size_t i = 0; i < *n; i++) {
         uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
         if (bs && bs->skips) {
-            if (start_at < lo || scanned == 0)
-                for (start_at = lo, scanned = 1; start_at < end && !bs->starts[v->text[start_at]];) start_at++;
-            if (start_at >= hi) {
-                if (GROW(sc->next, sc->next_cap, out + 1)) return -1;
-                if (hi > lo) sc->next[out++] = (tt_piece){lo, hi, 0};
+            if (start_at < lo || !scanned) start_at = next_start(bs, v->text, lo, end), scanned = 1;
+            if (start_at >= hi) { /* this piece and every one wholly before start_at go through as they are */
+                size_t j = i + 1;
+                while (j < *n && sc->cur[j].end <= start_at) j++;
+                if (GROW(sc->next, sc->next_cap, out + (j - i))) return -1;
+                memcpy(sc->next + out, sc->cur + i, (j - i) * sizeof(tt_piece));
+                out += j - i;
+                i = j - 1;
                 continue;
             }
         }
