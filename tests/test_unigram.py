@@ -61,6 +61,20 @@ def test_fuzz_small_alphabet():
         assert _diff(vocab, rng.randrange(len(vocab)), rng.random() < 0.5, words) is None
 
 
+WIDE_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789.,-éñüßжщыαβγ東京語日本あいうアイ😀🙂\u0301 "
+
+
+def test_dense_vocabulary():
+    """Thousands of pieces whose trie nodes have dozens of children on bytes of every UTF-8 kind, so
+    the trie's layout has to fit many sibling sets around each other."""
+    rng = random.Random(11)
+    pieces = {a + b for a in WIDE_ALPHABET for b in WIDE_ALPHABET}
+    pieces |= {"".join(rng.choice(WIDE_ALPHABET) for _ in range(rng.randint(3, 7))) for _ in range(3000)}
+    vocab = [("<unk>", 0.0)] + [(p, -rng.randint(1, 400) / 16) for p in sorted(pieces)]
+    words = ["".join(rng.choice(WIDE_ALPHABET + "xyzQ") for _ in range(rng.randint(0, 24))) for _ in range(400)]
+    assert _diff(vocab, 0, False, words) is None
+
+
 def _metaspace_unigram():
     vocab = [("<unk>", 0.0), ("▁", -1.0), ("▁a", -1.5), ("a", -2.0), ("b", -2.5), ("ab", -2.0), ("▁ab", -3.0),
              ("é", -4.0), ("<0xE2>", -6.0)]

@@ -58,8 +58,19 @@ static inline uint32_t tt_run_not(const tt_view *v, uint32_t p, uint32_t hi, uin
     return p;
 }
 
+/* A class split's membership test over atom tags, sixteen tags at a time: a tag is a member when
+ * lo[tag & 15] & hi[tag >> 4] (atoms are below 32; TT_TAG_CONT's high nibble selects nothing). */
+typedef struct {
+    uint8_t lo[16], hi[16];
+    int simd; /* the CPU has SSSE3 */
+} tt_class_scan;
+_Static_assert(TT_ATOM_COUNT <= 32, "class scans take atom tags below 32");
+
+void tt_class_scan_init(tt_class_scan *scan, const uint32_t props[256], uint32_t mask);
+
 /* ---- segmenters: each returns the number of segments written to out ---- */
-size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, tt_seg *out);
+size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_class_scan *scan,
+                    tt_seg *out);
 size_t tt_fsm_bytes(const tt_view *v, uint32_t lo, uint32_t hi, const uint8_t *lit, size_t lit_len,
                     tt_seg *out); /* literal / single char (onig leftmost, non-overlapping) */
 size_t tt_fsm_empty(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out); /* onig '' */
@@ -83,6 +94,9 @@ size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t 
 /* A compiled regex run as a DFA (tt_rx_uses_dfa) over bytes that each stand for one char, as the text
  * after ByteLevel does: byte_col (tt_rx_byte_classes) holds the class of each byte's char. */
 void tt_rx_byte_classes(const tt_rx *rx, const uint32_t char_of_byte[256], uint16_t byte_col[256]);
+/* Per byte (its char's class in byte_col): whether a match of a DFA program can start on it (every byte
+ * when the program has no first set, or can match empty). */
+void tt_rx_byte_starts(const tt_rx *rx, const uint16_t byte_col[256], uint8_t starts[256]);
 size_t tt_fsm_compiled_bytes(const tt_rx *rx, tt_rx_mem *mem, const uint8_t *text, uint32_t lo, uint32_t hi,
                              const uint16_t byte_col[256], tt_seg *out);
 

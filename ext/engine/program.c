@@ -12,6 +12,10 @@
 #include "fsm_internal.h"
 #include "grow.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 typedef struct tt_byte_step tt_byte_step;
 
 struct tt_program {
@@ -19,6 +23,7 @@ struct tt_program {
     size_t n_before; /* steps[0, n_before) run before the final transform; the rest after ByteLevel, on
                       * the byte-rendered text */
     tt_rx **rx;     /* per step: the compiled regex of a SPLIT_COMPILED step, else NULL */
+    tt_class_scan *class_scan; /* per step: a SPLIT_CLASS step's membership test */
     size_t n_steps;
     tt_step final;  /* kind METASPACE / BYTELEVEL, or has_final == 0 */
     int has_final;
@@ -35,7 +40,73 @@ struct tt_program {
 struct tt_byte_step {
     uint8_t member[256]; /* SPLIT_CLASS: whether the byte's char has one of the step's properties */
     uint16_t col[256];   /* SPLIT_COMPILED: the class of the byte's char in the step's regex */
+    uint8_t starts[256]; /* whether a match can start on the byte: a piece with none is kept as it is */
+    int skips;           /* some byte starts nothing, and the step keeps a piece without a match */
+    /* starts (or a superset, checked after) as two nibble tables: byte x may start when
+     * lo[x & 15] & hi[x >> 4]; simd: the CPU has SSSE3 */
+    uint8_t lo[16], hi[16];
+    int simd;
 };
+
+/* bs->lo and bs->hi from bs->starts: each high nibble's set of low nibbles is one of up to eight
+ * buckets (beyond eight, the last bucket takes the union). */
+static void nibble_tables(tt_byte_step *bs) {
+    uint16_t bucket_mask[8];
+    int n_buckets = 0;
+    memset(bs->lo, 0, 16);
+    memset(bs->hi, 0, 16);
+    for (int h = 0; h < 16; h++) {
+        uint16_t mask = 0;
+        for (int l = 0; l < 16; l++) mask |= (uint16_t)(bs->starts[h << 4 | l] ? 1u << l : 0);
+        if (!mask) continue;
+        int k = 0;
+        while (k < n_buckets && bucket_mask[k] != mask) k++;
+        if (k == n_buckets) {
+            if (n_buckets < 8) bucket_mask[n_buckets++] = mask;
+            else bucket_mask[k = 7] |= mask;
+        }
+        bs->hi[h] |= (uint8_t)(1u << k);
+    }
+    for (int k = 0; k < n_buckets; k++)
+        for (int l = 0; l < 16; l++)
+            if (bucket_mask[k] >> l & 1) bs->lo[l] |= (uint8_t)(1u << k);
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    bs->simd = __builtin_cpu_supports("ssse3");
+#endif
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+/* The first p (or end) whose byte may start a match by the nibble tables, sixteen bytes at a time. */
+__attribute__((target("ssse3"))) static uint32_t nibble_scan(const tt_byte_step *bs, const uint8_t *text, uint32_t p,
+                                                             uint32_t end) {
+    const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)bs->lo);
+    const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)bs->hi);
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    for (; p + 16 <= end; p += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(text + p));
+        __m128i lo = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
+        __m128i high = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
+        uint32_t none = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(lo, high), _mm_setzero_si128()));
+        if (none != 0xFFFFu) return p + (uint32_t)__builtin_ctz(none ^ 0xFFFFu);
+    }
+    while (p < end && !(bs->lo[text[p] & 15] & bs->hi[text[p] >> 4])) p++;
+    return p;
+}
+#endif
+
+/* The first p (or end) whose byte starts a match. */
+static uint32_t next_start(const tt_byte_step *bs, const uint8_t *text, uint32_t p, uint32_t end) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (bs->simd) {
+        while ((p = nibble_scan(bs, text, p, end)) < end && !bs->starts[text[p]]) p++;
+        return p;
+    }
+#endif
+    while (p < end && !bs->starts[text[p]]) p++;
+    return p;
+}
 
 struct tt_scratch {
     uint8_t *tags, *stags;
@@ -122,9 +193,13 @@ static int build_byte_steps(tt_program *prog) {
         tt_byte_step *bs = &prog->byte_steps[i - prog->n_before];
         if (prog->rx[i]) {
             tt_rx_byte_classes(prog->rx[i], tt_bytelevel_map, bs->col);
-            continue;
+            tt_rx_byte_starts(prog->rx[i], bs->col, bs->starts);
+        } else {
+            for (uint32_t b = 0; b < 256; b++)
+                bs->member[b] = bs->starts[b] = (prog->props[tag_of_byte[b]] & prog->steps[i].prop_mask) != 0;
         }
-        for (uint32_t b = 0; b < 256; b++) bs->member[b] = (prog->props[tag_of_byte[b]] & prog->steps[i].prop_mask) != 0;
+        bs->skips = !prog->steps[i].invert && memchr(bs->starts, 0, 256) != NULL;
+        nibble_tables(bs);
     }
     return 0;
 }
@@ -142,8 +217,12 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
     }
     tt_program *prog = calloc(1, sizeof *prog);
     if (!prog || !(prog->steps = calloc(2 * n_steps + 1, sizeof(tt_step))) ||
-        !(prog->rx = calloc(2 * n_steps + 1, sizeof(tt_rx *)))) {
-        if (prog) free(prog->steps);
+        !(prog->rx = calloc(2 * n_steps + 1, sizeof(tt_rx *))) ||
+        !(prog->class_scan = calloc(2 * n_steps + 1, sizeof(tt_class_scan)))) {
+        if (prog) {
+            free(prog->steps);
+            free(prog->rx);
+        }
         free(prog);
         fail(err, err_len, "out of memory");
         return NULL;
@@ -176,6 +255,9 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
             return NULL;
         }
     }
+    for (size_t i = 0; i < prog->n_steps; i++)
+        if (prog->steps[i].kind == TT_STEP_SPLIT_CLASS)
+            tt_class_scan_init(&prog->class_scan[i], prog->props, prog->steps[i].prop_mask);
     if (build_byte_steps(prog)) {
         tt_program_free(prog);
         fail(err, err_len, "out of memory");
@@ -192,6 +274,7 @@ void tt_program_free(tt_program *prog) {
         tt_rx_free(prog->rx[i]);
     }
     free(prog->rx);
+    free(prog->class_scan);
     free(prog->steps);
     free(prog);
 }
@@ -223,13 +306,15 @@ void tt_scratch_free(tt_scratch *s) {
     free(s);
 }
 
-static size_t split_segments(const tt_step *s, const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi,
+static size_t split_segments(const tt_program *prog, size_t step, const tt_view *v, uint32_t lo, uint32_t hi,
                              tt_scratch *sc, tt_seg *segs) {
+    const tt_step *s = &prog->steps[step];
+    const tt_rx *rx = prog->rx[step];
     switch (s->kind) {
     case TT_STEP_SPLIT_COMPILED:
         if (!sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return TT_RX_OOM;
         return tt_fsm_compiled(rx, v, lo, hi, sc->rx_mem, segs);
-    case TT_STEP_SPLIT_CLASS: return tt_fsm_class(v, lo, hi, s->prop_mask, segs);
+    case TT_STEP_SPLIT_CLASS: return tt_fsm_class(v, lo, hi, s->prop_mask, &prog->class_scan[step], segs);
     case TT_STEP_SPLIT_CHAR:
     case TT_STEP_SPLIT_LITERAL:
         return s->literal_len ? tt_fsm_bytes(v, lo, hi, s->literal, s->literal_len, segs)
@@ -272,19 +357,37 @@ static void swap_pieces(tt_scratch *sc) {
 }
 
 /* One splitting step over every current piece; with bs, over the original bytes as byte-level chars. */
-static int run_split(const tt_step *s, const tt_rx *rx, const tt_byte_step *bs, const tt_view *v, tt_scratch *sc,
+static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs, const tt_view *v, tt_scratch *sc,
                      size_t *n) {
+    const tt_step *s = &prog->steps[step];
+    const tt_rx *rx = prog->rx[step];
     tt_behavior behavior;
     int invert;
     step_behavior(s, &behavior, &invert);
     size_t out = 0;
+    /* with bs->skips: start_at is the first byte that starts a match at or after the piece it was
+     * looked for from (once `scanned`); pieces are in text order, so one scan over the text serves them all */
+    uint32_t start_at = 0, end = *n ? sc->cur[*n - 1].end : 0;
+    int scanned = 0;
     for (size_t i = 0; i < *n; i++) {
         uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
+        if (bs && bs->skips) {
+            if (start_at < lo || !scanned) start_at = next_start(bs, v->text, lo, end), scanned = 1;
+            if (start_at >= hi) { /* this piece and every one wholly before start_at go through as they are */
+                size_t j = i + 1;
+                while (j < *n && sc->cur[j].end <= start_at) j++;
+                if (GROW(sc->next, sc->next_cap, out + (j - i))) return -1;
+                memcpy(sc->next + out, sc->cur + i, (j - i) * sizeof(tt_piece));
+                out += j - i;
+                i = j - 1;
+                continue;
+            }
+        }
         size_t bound = TT_MAX_SEGS(hi - lo);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
         size_t n_segs;
         if (!bs) {
-            n_segs = split_segments(s, rx, v, lo, hi, sc, sc->segs);
+            n_segs = split_segments(prog, step, v, lo, hi, sc, sc->segs);
         } else if (rx) {
             if (!sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return -1;
             n_segs = tt_fsm_compiled_bytes(rx, sc->rx_mem, v->text, lo, hi, bs->col, sc->segs);
@@ -313,9 +416,27 @@ static inline int same_bytes(const uint8_t *text, uint32_t p, uint32_t hi, const
     return 1;
 }
 
+/* The first p in [p, hi) whose byte is a space or r0, else hi; sixteen bytes at a time while they lie
+ * inside the text's len bytes. */
+static inline uint32_t next_space_or(const uint8_t *text, size_t len, uint32_t p, uint32_t hi, uint8_t r0) {
+#if defined(__SSE2__)
+    const __m128i space = _mm_set1_epi8(' '), first = _mm_set1_epi8((char)r0);
+    for (; p < hi && (size_t)p + 16 <= len; p += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(text + p));
+        uint32_t hits = (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, space), _mm_cmpeq_epi8(x, first)));
+        if (hits) {
+            p += (uint32_t)__builtin_ctz(hits);
+            return p < hi ? p : hi;
+        }
+    }
+#endif
+    while (p < hi && text[p] != ' ' && text[p] != r0) p++;
+    return p < hi ? p : hi;
+}
+
 /* Metaspace: U+0020 and the replacement itself are the delimiters (merged with next); the prepended
  * replacement glues onto the first piece, which by construction does not start with a delimiter. */
-static int run_metaspace(const tt_program *prog, const tt_view *v, tt_scratch *sc, size_t *n) {
+static int run_metaspace(const tt_program *prog, const tt_view *v, size_t len, tt_scratch *sc, size_t *n) {
     const tt_step *m = &prog->final;
     size_t out = 0;
     for (size_t i = 0; i < *n; i++) {
@@ -328,13 +449,13 @@ static int run_metaspace(const tt_program *prog, const tt_view *v, tt_scratch *s
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
         size_t first = out;
         if (m->split) {
-            /* byte by byte: a space or the replacement's UTF-8 found at a byte is a whole char there */
+            /* a space or the replacement's UTF-8 found at a byte is a whole char there (the text is UTF-8) */
             size_t k = 0;
             uint32_t gap = lo;
             const uint8_t *text = v->text, r0 = prog->repl[0];
-            for (uint32_t p = lo; p < hi;) {
+            for (uint32_t p = lo; (p = next_space_or(text, len, p, hi, r0)) < hi;) {
                 uint32_t q = p + 1;
-                if (text[p] == ' ' || (text[p] == r0 && same_bytes(text, p, hi, prog->repl, prog->repl_len, &q))) {
+                if (text[p] == ' ' || same_bytes(text, p, hi, prog->repl, prog->repl_len, &q)) {
                     if (gap < p) sc->segs[k++] = (tt_seg){gap, p, 0};
                     sc->segs[k++] = (tt_seg){p, q, 1};
                     gap = q;
@@ -411,7 +532,7 @@ static int run_after_bytelevel(const tt_program *prog, const uint8_t *text, tt_s
         if (i == *n) {
             tt_view bv = {text, NULL, NULL, prog->props};
             for (size_t k = prog->n_before; k < prog->n_steps; k++)
-                if (run_split(&prog->steps[k], prog->rx[k], &prog->byte_steps[k - prog->n_before], &bv, sc, n)) return -1;
+                if (run_split(prog, k, &prog->byte_steps[k - prog->n_before], &bv, sc, n)) return -1;
             return 0;
         }
     }
@@ -444,7 +565,7 @@ static int run_after_bytelevel(const tt_program *prog, const uint8_t *text, tt_s
     }
     tt_view rv = {sc->rtext, sc->rtags, sc->rstags, prog->props};
     for (size_t i = prog->n_before; i < prog->n_steps; i++)
-        if (run_split(&prog->steps[i], prog->rx[i], NULL, &rv, sc, n)) return -1;
+        if (run_split(prog, i, NULL, &rv, sc, n)) return -1;
     for (size_t i = 0; i < *n; i++) {
         tt_piece *pc = &sc->cur[i];
         uint32_t last = pc->end - 1;
@@ -479,9 +600,9 @@ int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, 
     sc->cur[0] = (tt_piece){0, (uint32_t)len, 0};
     n = 1;
     for (size_t i = 0; i < prog->n_before; i++)
-        if (run_split(&prog->steps[i], prog->rx[i], NULL, &v, sc, &n)) return -1;
+        if (run_split(prog, i, NULL, &v, sc, &n)) return -1;
     if (prog->has_final) {
-        int rc = prog->final.kind == TT_STEP_METASPACE ? run_metaspace(prog, &v, sc, &n)
+        int rc = prog->final.kind == TT_STEP_METASPACE ? run_metaspace(prog, &v, len, sc, &n)
                                                        : run_bytelevel(prog, &v, sc, &n);
         if (rc) return -1;
     }

@@ -484,6 +484,10 @@ void tt_rx_byte_classes(const tt_rx *rx, const uint32_t char_of_byte[256], uint1
     for (uint32_t b = 0; b < 256; b++) byte_col[b] = (uint16_t)tt_rx_class(rx, char_of_byte[b]);
 }
 
+void tt_rx_byte_starts(const tt_rx *rx, const uint16_t byte_col[256], uint8_t starts[256]) {
+    for (uint32_t b = 0; b < 256; b++) starts[b] = rx->first_set < 0 || rx->class_starts[byte_col[b]];
+}
+
 size_t tt_fsm_compiled_bytes(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
                              const uint16_t byte_col[256], tt_seg *out) {
     return dfa_segments(rx, m, byte_col, text, lo, hi, out);

@@ -14,8 +14,8 @@
 #define UNK_PENALTY 10.0
 
 struct tp_unigram {
-    tp_trie trie;     /* per node: the id of the piece ending there */
-    double *score_of; /* per trie node: that id's score */
+    tp_trie trie;  /* per node: the id of the piece ending there */
+    double *score; /* per id */
     uint32_t unk_id;
     double unk_score;
     int byte_fallback;
@@ -42,7 +42,7 @@ struct tp_unigram_scratch {
 static uint32_t lookup(const tp_unigram *m, const uint8_t *word, size_t len) {
     uint32_t node = 0;
     for (size_t b = 0; b < len && (b == 0 || node); b++) node = tp_trie_child(&m->trie, node, word[b]);
-    return len && node ? m->trie.token_of[node] : NO_TOKEN;
+    return len && node ? tp_trie_token(&m->trie, node) : NO_TOKEN;
 }
 
 tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, const double *scores, uint32_t n,
@@ -62,12 +62,11 @@ tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, c
         uint32_t node = tp_trie_insert(&m->trie, 0, tokens[i], lens[i]);
         if (node) m->trie.token_of[node] = i; /* the empty piece is never matched */
     }
-    if (tp_trie_shrink(&m->trie)) { tp_unigram_free(m); return NULL; }
-    const uint32_t *token_of = m->trie.token_of;
-    m->score_of = malloc((size_t)m->trie.n_nodes * sizeof(double));
-    if (!m->score_of) { tp_unigram_free(m); return NULL; }
-    for (uint32_t node = 0; node < m->trie.n_nodes; node++)
-        m->score_of[node] = token_of[node] == NO_TOKEN ? 0.0 : scores[token_of[node]];
+    if (tp_trie_finish(&m->trie) || !(m->score = malloc(((size_t)n ? n : 1) * sizeof(double)))) {
+        tp_unigram_free(m);
+        return NULL;
+    }
+    memcpy(m->score, scores, (size_t)n * sizeof(double));
     m->unk_id = unk_id == n ? TP_UNIGRAM_RAISES : unk_id;
     m->unk_score = min_score - UNK_PENALTY;
     m->byte_fallback = byte_fallback;
@@ -82,7 +81,7 @@ tp_unigram *tp_unigram_new(const uint8_t *const *tokens, const uint32_t *lens, c
 void tp_unigram_free(tp_unigram *m) {
     if (!m) return;
     tp_trie_free(&m->trie);
-    free(m->score_of);
+    free(m->score);
     tp_word_cache_free(m->words);
     free(m);
 }
@@ -133,9 +132,9 @@ static size_t viterbi(const tp_unigram *m, tp_unigram_scratch *s, const uint8_t 
         for (size_t b = start; b < len; b++) {
             node = tp_trie_child(&m->trie, node, word[b]);
             if (!node) break;
-            uint32_t id = m->trie.token_of[node];
+            uint32_t id = tp_trie_token(&m->trie, node);
             if (id == NO_TOKEN) continue;
-            consider(&best[b + 1], m->score_of[node] + here, start, id);
+            consider(&best[b + 1], m->score[id] + here, start, id);
             single |= b + 1 - start == char_len;
         }
         if (!single) {
@@ -210,10 +209,21 @@ int tp_unigram_encode_words(const tp_unigram *m, tp_unigram_scratch *s, const ui
     }
     if (reserve(s, tokens, n, longest)) return -1;
     if (tp_caches_begin(&s->caches, m->words)) return -1;
+    const tp_word_cache *first = tp_caches_first(&s->caches);
     for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) {
         s->words.first[j] = (uint32_t)at;
         s->words.hash[j] = tp_hash_bytes(words[j], lens[j]);
-        __builtin_prefetch(tp_word_cache_home(tp_caches_first(&s->caches), s->words.hash[j]));
+        __builtin_prefetch(tp_word_cache_home(first, s->words.hash[j]));
+    }
+    /* A second round for the arena entries the home slots point to (tokens, then a long word's bytes),
+     * so a hit's two dependent misses overlap across the words too. */
+    for (size_t j = 0; j < n; j++) {
+        const tp_cache_slot *home = tp_word_cache_home(first, s->words.hash[j]);
+        uint64_t meta = __atomic_load_n(&home->meta, __ATOMIC_RELAXED);
+        if (meta == TP_CACHE_EMPTY || meta == TP_CACHE_BUSY || (meta >> 32 & TP_CACHE_INLINE)) continue;
+        const uint8_t *entry = first->arena + (uint32_t)meta;
+        __builtin_prefetch(entry);
+        __builtin_prefetch(entry + tp_cache_entry_size(lens[j], (size_t)(meta >> 48)) - 1);
     }
     for (size_t j = 0; j < n; j++) s->words.count[j] = (uint32_t)encode_word(m, s, j, words[j], lens[j]);
     *out = tp_words_of(&s->words);

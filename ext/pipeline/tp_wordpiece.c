@@ -57,7 +57,7 @@ static int build_trie(tp_wordpiece *wp, const uint8_t *const *tokens, const uint
             wp->trie.token_of[node] = ids[i];
         }
     }
-    return tp_trie_shrink(&wp->trie);
+    return tp_trie_finish(&wp->trie);
 }
 
 static int build_hash(tp_wordpiece *wp, const uint8_t *const *tokens, const uint32_t *lens, const uint32_t *ids,
@@ -134,7 +134,8 @@ static size_t longest(const tp_wordpiece *wp, const uint8_t *word, size_t len, s
     for (size_t b = start; b < len; b++) {
         node = tp_trie_child(&wp->trie, node, word[b]);
         if (!node) break;
-        if (wp->trie.token_of[node] != TP_TRIE_NO_TOKEN) { best = b + 1; *id = wp->trie.token_of[node]; }
+        uint32_t token = tp_trie_token(&wp->trie, node);
+        if (token != TP_TRIE_NO_TOKEN) { best = b + 1; *id = token; }
     }
     return best;
 }
