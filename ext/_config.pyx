@@ -522,22 +522,26 @@ def vocab_names(str text, Py_ssize_t start, Py_ssize_t end):
 cdef Py_ssize_t _keep_last_pairs(uint32_t[:, ::1] rows, Py_ssize_t k) except -1:
     """Drops, in place, each of the first k rows whose (left, right) a later row repeats (stock fills its merge
     map in order, so a pair listed twice keeps its last rank); returns how many rows are left, in order."""
-    cdef uint64_t size = 16, key, slot
+    cdef uint64_t size = 16, slot
     cdef Py_ssize_t r, kept = 0
-    while size < 2 * <uint64_t>k:
+    cdef uint32_t other
+    while 3 * size < 4 * <uint64_t>k:  # at most 3/4 full
         size <<= 1
-    cdef uint64_t *seen = <uint64_t *>calloc(size, sizeof(uint64_t))  # key + 1 per pair; 0: empty
+    cdef uint32_t *seen = <uint32_t *>calloc(size, sizeof(uint32_t))  # a later row's index + 1; 0: empty
     cdef uint8_t *repeated = <uint8_t *>calloc(k or 1, 1)
     try:
         if seen == NULL or repeated == NULL:
             raise MemoryError()
         for r in range(k - 1, -1, -1):
-            key = ((<uint64_t>rows[r, 0] << 32) | rows[r, 1]) + 1  # ids are below 2**32 - 1: never 0
-            slot = tp_mix64(key) & (size - 1)
-            while seen[slot] != 0 and seen[slot] != key:
+            slot = tp_mix64((<uint64_t>rows[r, 0] << 32) | rows[r, 1]) & (size - 1)
+            while seen[slot] != 0:
+                other = seen[slot] - 1
+                if rows[other, 0] == rows[r, 0] and rows[other, 1] == rows[r, 1]:
+                    repeated[r] = True
+                    break
                 slot = (slot + 1) & (size - 1)
-            repeated[r] = seen[slot] == key
-            seen[slot] = key
+            if not repeated[r]:
+                seen[slot] = <uint32_t>(r + 1)
         for r in range(k):
             if not repeated[r]:
                 rows[kept, 0], rows[kept, 1], rows[kept, 2] = rows[r, 0], rows[r, 1], rows[r, 2]
@@ -631,7 +635,7 @@ def pair_ids_in(names, str text, Py_ssize_t start, Py_ssize_t end, Py_ssize_t st
         free(decoded[1].data)
     if last_wins:
         k = _keep_last_pairs(rows, k)
-    return out[:k].copy()
+    return out[:k]  # a view: the rows past k were never written, so they hold no memory
 
 
 cdef enum:
