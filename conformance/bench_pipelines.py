@@ -15,7 +15,8 @@ caches: after its first copy every word is a hit).
   an actor pool of 2 with stock `tokenizers.Tokenizer.encode_batch` against `hf_tagtok.ray_data.TokenizeBatches`,
   timed to a materialized result: the whole pipeline, Ray's own scheduling and actor start-up included
   (the same pipeline without a tokenizer is timed too, for what Ray itself costs, and each actor records
-  its constructor's time and the time spent in its calls, apart from Ray's). `--ray-batch-size` (512).
+  its constructor's time and the time spent in its calls, apart from Ray's). `--ray-batch-size` (512),
+  `--ray-blocks` (the dataset's blocks; Ray's choice by default).
 - datatrove: datatrove's `DocumentTokenizer` step against `hf_tagtok.datatrove_step.TagDocumentTokenizer`
   (tokenize, write, shuffle), tokenizers loaded before timing.
 - scaling (not run by default): hf_tagtok only, `shards.prepare_shards` into 8 shards on 1 and 2 workers
@@ -123,14 +124,15 @@ class _Timed:
         return result
 
 
-def bench_ray(path, texts, rounds, batch_size):
+def bench_ray(path, texts, rounds, batch_size, blocks=None):
     import ray
 
     from hf_tagtok.ray_data import TokenizeBatches
 
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
-        dataset = ray.data.from_items([{"n": n, "text": text} for n, text in enumerate(texts)]).materialize()
+        rows = [{"n": n, "text": text} for n, text in enumerate(texts)]
+        dataset = ray.data.from_items(rows, override_num_blocks=blocks).materialize()
 
         def mapped(batches, directory):
             return dataset.map_batches(_Timed, fn_constructor_args=(batches, directory, path), batch_format="pyarrow",
@@ -156,8 +158,11 @@ def bench_ray(path, texts, rounds, batch_size):
         for _ in range(rounds):
             for name, batches in variants.items():
                 best[name] = min(best[name], run(batches))
+        print(f"  ray: {dataset.num_blocks()} blocks, batches of {batch_size}")
         for name, (wall, load, busy) in best.items():
             print(f"  ray {name:<12}: {wall:.3f} s wall; in the 2 actors: {load:.3f} s loading, {busy:.3f} s in calls")
+        print(f"  ray bound: stock / no tokenizer = {best['stock'][0] / best['no tokenizer'][0]:.1f}x "
+              "(the ratio with a tokenizer that took no time)")
         return best["stock"][0], best["hf_tagtok"][0]
     finally:
         ray.shutdown()
@@ -235,13 +240,16 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rows", default="datasets,ray,datatrove", help=f"of {','.join(ROWS)}")
     parser.add_argument("--ray-batch-size", type=int, default=512)
+    parser.add_argument("--ray-blocks", type=int, default=None,
+                        help="blocks of the Ray dataset (default: Ray's choice, 200 for these corpora)")
     args = parser.parse_args(argv)
     texts = (multiscript_texts() if args.corpus == "multiscript" else stdlib_texts()) * args.repeat
     megabytes = sum(len(text.encode()) for text in texts) / 1e6
     print(f"{args.corpus} x {args.repeat}: {len(texts)} documents, {megabytes:.1f} MB, best of {args.rounds}")
     print(f"{'pipeline':<10} {'stock s':>8} {'ours s':>8} {'ratio':>7}")
     for name in args.rows.split(","):
-        times = ROWS[name](args.tokenizer, texts, args.rounds, args.ray_batch_size)
+        extra = {"blocks": args.ray_blocks} if name == "ray" else {}
+        times = ROWS[name](args.tokenizer, texts, args.rounds, args.ray_batch_size, **extra)
         if times is not None:
             stock, ours = times
             print(f"{name:<10} {stock:8.3f} {ours:8.3f} {stock / ours:6.1f}x")

@@ -8,8 +8,8 @@ encodes batches of str with the GIL released:
 with overflow, padding; ext/pipeline/tp_assemble.h).
 The pre-tokenizer program is the engine's `Program` (cimported from hf_tagtok._engine); the pipeline's C code
 calls the engine through the table `engine_api()` returns, so the engine is linked into _engine only.
-The configuration readers hf_tagtok.models uses while it builds the model spec (`member_span`,
-`pair_ids_in`, `token_bytes`) are hf_tagtok._config's, reached from here too.
+The configuration readers hf_tagtok.models uses while it builds the model spec (`member_spans`,
+`vocab_names`, `pair_ids_in`, `token_bytes`) are hf_tagtok._config's, reached from here too.
 """
 cimport tagtok as tt
 from hf_tagtok._engine cimport Program, _utf8, engine_api
@@ -22,7 +22,7 @@ from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIN
 
 import numpy as np
 
-from hf_tagtok._config import member_span, pair_ids_in, token_bytes  # noqa: F401  (the model spec's readers)
+from hf_tagtok._config import member_span, member_spans, pair_ids_in, token_bytes, vocab_names  # noqa: F401  (the model spec's readers)
 from hf_tagtok.encoding import RECORD_COLUMNS
 
 

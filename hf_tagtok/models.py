@@ -121,44 +121,42 @@ def _dense_ids(vocab):
             np.fromiter((token_id for _token, token_id in ordered), dtype=np.uint32, count=len(ordered)))
 
 
-def _last_merge_wins(merges):
-    """Stock keeps a pair's last rank when the merges list it twice (it fills a map in order)."""
-    keys = (merges[:, 0].astype(np.uint64) << np.uint64(32)) | merges[:, 1]
-    # hash buckets first: sorting every key (np.unique) costs more than the rest of the load of a big model
-    buckets = ((keys * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(42)).astype(np.intp)
-    shared = np.bincount(buckets, minlength=1 << 22)[buckets] > 1
-    if not shared.any():
-        return merges
-    candidates = np.flatnonzero(shared)
-    _, last_in_reversed = np.unique(keys[candidates][::-1], return_index=True)
-    keep = np.ones(len(keys), dtype=bool)
-    keep[candidates] = False
-    keep[candidates[len(candidates) - 1 - last_in_reversed]] = True
-    return merges[keep]
-
-
 class _MergesText:
     """A BPE model's merges left as their JSON text inside the configuration's (json.loads spends most of a
     big configuration's time on them, a list and two str per merge); the native module reads the pairs there,
-    once per prefix length (the vocabulary is always the same model's)."""
+    once per prefix length (the vocabulary is always the same model's). `names`: the vocabulary as the native
+    module read it (`vocab_names`), whose table resolves the pairs, or None."""
 
-    def __init__(self, text, span):
-        self.text, self.span = text, span
+    def __init__(self, text, span, names=None):
+        self.text, self.span, self.names = text, span, names
         self.ids_by_prefix_len = {}
 
 
 def load_config(text):
     """The configuration as json.loads gives it, but with model.merges as a _MergesText when the native
-    module can read it (without that module the merges are never used: the model stage is not native)."""
+    module can read it (without that module the merges are never used: the model stage is not native), and
+    model.vocab, when it is an object of names and ids, read by the native module in one pass that also
+    builds the table the merges are resolved against."""
     try:
-        span = native_module().member_span(text, ("model", "merges"))
+        native = native_module()
     except Unsupported:
-        span = None
-    if span is None:
         return json.loads(text)
-    start, end = span
-    config = json.loads(text[:start] + "[]" + text[end:])
-    config["model"]["merges"] = _MergesText(text, span)
+    spans = native.member_spans(text, ("model",), ("vocab", "merges"))
+    names = native.vocab_names(text, *spans["vocab"]) if "vocab" in spans else None
+    cuts = [(spans["merges"], "[]")] if "merges" in spans else []
+    if names is not None:
+        cuts = sorted([*cuts, (spans["vocab"], "{}")])
+    if not cuts:
+        return json.loads(text)
+    pieces, at = [], 0
+    for (start, end), placeholder in cuts:
+        pieces += [text[at:start], placeholder]
+        at = end
+    config = json.loads("".join(pieces) + text[at:])
+    if names is not None:
+        config["model"]["vocab"] = names.vocab
+    if "merges" in spans:
+        config["model"]["merges"] = _MergesText(text, spans["merges"], names)
     return config
 
 
@@ -170,9 +168,11 @@ def _merge_ids(merges, vocab, prefix_len):
     if merges is None:
         return native.pair_ids_in(vocab, "[]", 0, 2, prefix_len)
     if prefix_len not in merges.ids_by_prefix_len:
+        names = merges.names if merges.names is not None and merges.names.vocab is vocab else vocab
         try:
-            merges.ids_by_prefix_len[prefix_len] = _last_merge_wins(
-                native.pair_ids_in(vocab, merges.text, *merges.span, prefix_len))
+            # stock fills its merge map in order: a pair listed twice keeps its last rank
+            merges.ids_by_prefix_len[prefix_len] = native.pair_ids_in(names, merges.text, *merges.span, prefix_len,
+                                                                      last_wins=True)
         except (TypeError, ValueError) as error:
             raise Unsupported(f"BPE merges: {error}")
     return merges.ids_by_prefix_len[prefix_len]

@@ -8,7 +8,6 @@ are identical either way. Text pairs, pre-tokenized input, truncation (with over
 natively (ext/pipeline/tp_assemble.c); inputs stock refuses under these settings are handed to stock so
 it raises its own exception. `acceleration` reports per stage what runs natively and why not.
 """
-import asyncio
 import copy
 from itertools import chain, repeat
 from typing import NamedTuple
@@ -49,6 +48,12 @@ def _stock_component(name):
         setattr(self._stock, name, value)
         self._replan()
     return property(get, set, doc=f"The stock tokenizer's {name}; setting it replans the native pipeline.")
+
+
+async def _in_thread(function, *args):
+    import asyncio  # here: only async callers need it, and importing it is a sizeable part of a cold load
+
+    return await asyncio.to_thread(function, *args)
 
 
 class Tokenizer:
@@ -95,9 +100,10 @@ class Tokenizer:
     @classmethod
     def from_file(cls, path) -> "Tokenizer":
         stock = tokenizers.Tokenizer.from_file(str(path))
-        # planned from the file's text: stock's to_str() allocates per id up to the largest (2**31: ~8 GB)
-        with open(path, encoding="utf-8") as file:
-            return cls(stock, file.read(), _private=True)._checked()
+        # planned from the file's text: stock's to_str() allocates per id up to the largest (2**31: ~8 GB);
+        # decoded whole, as stock reads it (a text-mode read decodes and translates newlines chunk by chunk)
+        with open(path, "rb") as file:
+            return cls(stock, file.read().decode("utf-8"), _private=True)._checked()
 
     @classmethod
     def from_str(cls, text: str) -> "Tokenizer":
@@ -197,13 +203,13 @@ class Tokenizer:
         return await self._stock.async_encode(sequence, pair, is_pretokenized, add_special_tokens)
 
     async def async_encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
-        return await asyncio.to_thread(self.encode_batch, input, is_pretokenized, add_special_tokens)
+        return await _in_thread(self.encode_batch, input, is_pretokenized, add_special_tokens)
 
     async def async_encode_batch_fast(self, input, is_pretokenized=False, add_special_tokens=True):
-        return await asyncio.to_thread(self.encode_batch_fast, input, is_pretokenized, add_special_tokens)
+        return await _in_thread(self.encode_batch_fast, input, is_pretokenized, add_special_tokens)
 
     async def async_decode_batch(self, sequences, skip_special_tokens=True):
-        return await asyncio.to_thread(self.decode_batch, sequences, skip_special_tokens)
+        return await _in_thread(self.decode_batch, sequences, skip_special_tokens)
 
     def post_process(self, encoding, pair=None, add_special_tokens=True):
         """Stock's, on stock `tokenizers.Encoding` objects."""

@@ -148,3 +148,70 @@ def test_fuzzed_names_give_utf8_or_alphabet_bytes(vocab, byte_level):
     for name, token_id in vocab.items():  # a later name with the same id wins, as in the dict's order
         expected[token_id] = reference(name)
     assert native.token_bytes(vocab, byte_level) == expected
+
+
+def _vocab_span(text):
+    return native.member_spans(text, ("model",), ("vocab", "merges"))["vocab"]
+
+
+@pytest.mark.parametrize("dump", [
+    lambda config: json.dumps(config),
+    lambda config: json.dumps(config, ensure_ascii=False),
+    lambda config: json.dumps(config, indent=2),
+    lambda config: json.dumps(config, indent="\t", ensure_ascii=False, separators=(" ,\r\n", " :  ")),
+], ids=["compact", "raw", "indented", "odd-spacing"])
+def test_vocab_is_read_as_json_loads_reads_it_and_resolves_the_merges(dump):
+    text = dump(_config(MERGES, VOCAB))
+    spans = native.member_spans(text, ("model",), ("vocab", "merges"))
+    assert spans["merges"] == native.member_span(text, PATH)
+    names = native.vocab_names(text, *spans["vocab"])
+    assert list(names.vocab.items()) == list(json.loads(text)["model"]["vocab"].items())
+    assert native.pair_ids_in(names, text, *spans["merges"]).tolist() == _reference_ids(VOCAB, MERGES)
+
+
+@pytest.mark.parametrize("vocab", ['{"a": 1, "a": 2}', '{"a": 1.0}', '{"a": 1e2}', '{"a": -1}', '{"a": 01}',
+                                   '{"a": "1"}', '{"a": 1,}', '{"a": 4294967295}', '{"a": 99999999999}',
+                                   '{"a\x01": 1}', '{"a\\x": 1}', '{"a": [1]}', '[["a", 1.0]]', '{"a": 1} 2'])
+def test_a_vocab_the_fast_reader_does_not_take_is_left_to_json_loads(vocab):
+    text = '{"model": {"vocab": ' + vocab + "}}"
+    start = text.index(vocab)
+    assert native.vocab_names(text, start, start + len(vocab)) is None
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(_names, st.integers(0, 2**32 - 2), max_size=12), st.booleans(), st.sampled_from([None, 1]))
+def test_fuzzed_vocab_reads_as_json_loads_reads_it(vocab, ascii_only, indent):
+    text = json.dumps(_config([], vocab), ensure_ascii=ascii_only, indent=indent)
+    names = native.vocab_names(text, *_vocab_span(text))
+    assert list(names.vocab.items()) == list(vocab.items())
+    merges = [[left, right] for left in list(vocab)[:3] for right in list(vocab)[:3]]
+    text = json.dumps(_config(merges, vocab), ensure_ascii=ascii_only, indent=indent)
+    names = native.vocab_names(text, *_vocab_span(text))
+    assert (native.pair_ids_in(names, text, *native.member_span(text, PATH)).tolist()
+            == native.pair_ids_in(vocab, text, *native.member_span(text, PATH)).tolist())
+
+
+@pytest.mark.parametrize("vocab", [VOCAB, {"a": 0, "b": 0.5}])
+def test_load_config_equals_json_loads(vocab):
+    from hf_tagtok import models
+
+    text = json.dumps(_config(MERGES, vocab, decoy={"model": {"vocab": {"x": 1}}}), indent=1)
+    config, reference = models.load_config(text), json.loads(text)
+    merges = config["model"]["merges"]
+    assert json.loads(merges.text[slice(*merges.span)]) == reference["model"]["merges"]
+    config["model"]["merges"] = reference["model"]["merges"]
+    assert json.dumps(config) == json.dumps(reference)
+
+
+@settings(max_examples=200)
+@given(st.lists(st.sampled_from([["a", "b"], ["b", "a"], ["a", "a"], ["ab", "a"], ["a", "ba"], ["x", "a"]]),
+                max_size=30))
+def test_last_wins_keeps_the_last_row_of_a_repeated_pair_as_stocks_merge_map_does(merges):
+    vocab = {"a": 0, "b": 1, "ab": 2, "ba": 3, "aa": 4, "aba": 5}
+    rows = _reference_ids(vocab, merges)
+    last = {}
+    for rank, row in enumerate(rows):  # stock: map (left, right) -> (rank, merged), filled in order
+        last[row[0], row[1]] = rank
+    expected = [row for rank, row in enumerate(rows) if last[row[0], row[1]] == rank]
+    text = json.dumps(_config(merges, vocab))
+    assert native.pair_ids_in(vocab, text, *native.member_span(text, PATH), last_wins=True).tolist() == expected
