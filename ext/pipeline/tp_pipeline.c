@@ -130,6 +130,7 @@ static inline __attribute__((always_inline)) size_t chars_before(char_cursor *cu
 typedef struct {
     char_cursor starts, ends;
     int32_t word;
+    int ascii; /* every char is one byte: char offsets are byte offsets */
 } text_state;
 
 /* Index of the char holding byte `start`. A token mostly starts on a char start where the previous one
@@ -154,6 +155,11 @@ static inline __attribute__((always_inline)) void put_token(const tp_pipeline *p
         c->words[k] = st->word;
     }
     if (c->no_offsets) return;
+    if (st->ascii) {
+        c->offsets[2 * k] = (int64_t)start;
+        c->offsets[2 * k + 1] = (int64_t)end;
+        return;
+    }
     c->offsets[2 * k] = start_char(st, start);
     c->offsets[2 * k + 1] = (int64_t)chars_before(&st->ends, end);
 }
@@ -411,8 +417,19 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
     return 0;
 }
 
+static int is_ascii(const uint8_t *text, size_t len) {
+    size_t at = 0;
+    for (uint64_t word; at + 8 <= len; at += 8) {
+        memcpy(&word, text + at, 8);
+        if (word & 0x8080808080808080ull) return 0;
+    }
+    for (; at < len; at++)
+        if (text[at] >= 0x80) return 0;
+    return 1;
+}
+
 int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len, tp_columns *c) {
-    text_state st = {{text, len, 0, 0}, {text, len, 0, 0}, 0};
+    text_state st = {{text, len, 0, 0}, {text, len, 0, 0}, 0, !c->no_offsets && is_ascii(text, len)};
     long n_segments = tp_added_split(p->added, 0, text, len, &ws->segments, &ws->segments_cap);
     if (n_segments < 0) return -1;
     for (long i = 0; i < n_segments; i++) {
