@@ -3,12 +3,14 @@
 
 Loading a tokenizer reads its configuration back as JSON, and json.loads spends most of that on the
 model's merges (a list and two str per merge), which are only ever turned into ids.
-`member_span(text, path)` finds where a value sits in the JSON text, so the loader cuts the merges out
-before json.loads; `pair_ids_in(names, text, start, end, strip)` then resolves each (left, right) pair of
-token names of those merges, and the name left + right joins into, against a str -> id table, reading
-the pairs from the text: names are hashed and compared as code points where they lie, so no str is
-built, and the table keeps every name's code points in one buffer. `token_bytes(names, byte_level)`
-turns the same str -> id table into each id's byte string.
+`member_spans(text, path, names)` finds where values sit in the JSON text (`member_span` one of them), so
+the loader cuts the vocabulary and the merges out before json.loads. `vocab_names(text, start, end)` reads
+the vocabulary object in one pass into the dict json.loads would give and, in the same pass, a table of
+the names' code points; `pair_ids_in(names, text, start, end, strip)` then resolves each (left, right)
+pair of token names of the merges, and the name left + right joins into, against that table (or one built
+from a str -> id dict), reading the pairs from the text: names are hashed and compared as code points
+where they lie, so no str is built. `token_bytes(names, byte_level)` turns a str -> id dict into each
+id's byte string.
 """
 import json
 
