@@ -136,7 +136,8 @@ def bench_ray(path, texts, rounds, batch_size, blocks=None):
 
         def mapped(batches, directory):
             return dataset.map_batches(_Timed, fn_constructor_args=(batches, directory, path), batch_format="pyarrow",
-                                       batch_size=batch_size, concurrency=2)
+                                       batch_size=batch_size,
+                                       compute=ray.data.ActorPoolStrategy(size=2))
 
         def ids(batches):
             import pyarrow as pa

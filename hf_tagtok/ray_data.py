@@ -1,7 +1,7 @@
 """Ray Data: tokenize a `ray.data.Dataset` with `map_batches`, one tokenizer per actor.
 
     dataset.map_batches(TokenizeBatches, fn_constructor_kwargs={"tokenizer": "dir/tokenizer.json"},
-                        batch_format="pyarrow", concurrency=2)
+                        batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=2))
 
 Each actor loads the tokenizer once (`hf_tagtok.Tokenizer`, native where it covers the pipeline) and,
 given `identity`, refuses to start on a tokenizer whose blake3 identity differs (a stale copy on a node).

@@ -54,7 +54,8 @@ def jsonl(tmp_path_factory):
 @pytest.mark.parametrize("batch_format", ["pyarrow", "numpy"])
 def test_map_batches_gives_stock_ids(cluster, tokenizer_dir, stock, batch_format):
     dataset = ray.data.from_items([{"n": n, "text": text} for n, text in enumerate(TEXTS)])
-    mapped = dataset.map_batches(TokenizeBatches, batch_format=batch_format, batch_size=64, concurrency=2,
+    mapped = dataset.map_batches(TokenizeBatches, batch_format=batch_format, batch_size=64,
+                                 compute=ray.data.ActorPoolStrategy(size=2),
                                  fn_constructor_kwargs={"tokenizer": str(tokenizer_dir),
                                                         "identity": identity(tokenizer_dir)})
     rows = sorted(mapped.take_all(), key=lambda row: row["n"])
