@@ -72,7 +72,7 @@ size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, c
 }
 
 size_t tt_fsm_class_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_class_scan *scan,
-                           int isolated, tt_piece *out) {
+                           tt_behavior behavior, tt_piece *out) {
     size_t n = 0;
     for (uint32_t p = lo; p < hi;) {
         uint32_t gap_end;
@@ -83,8 +83,8 @@ size_t tt_fsm_class_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t 
             gap_end = tt_run_not(v, p, hi, mask);
         if (gap_end > p) out[n++] = (tt_piece){p, gap_end, 0};
         if (gap_end >= hi) break;
-        p = tt_next(v, gap_end);
-        if (isolated) out[n++] = (tt_piece){gap_end, p, 0};
+        p = behavior == TT_BEHAVIOR_CONTIGUOUS ? tt_run(v, gap_end, hi, mask) : tt_next(v, gap_end);
+        if (behavior != TT_BEHAVIOR_REMOVED) out[n++] = (tt_piece){gap_end, p, 0};
     }
     return n;
 }
