@@ -71,6 +71,10 @@ void tt_class_scan_init(tt_class_scan *scan, const uint32_t props[256], uint32_t
 /* ---- segmenters: each returns the number of segments written to out ---- */
 size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_class_scan *scan,
                     tt_seg *out);
+/* tt_fsm_class then tt_apply_behavior (Removed, Isolated or Contiguous; no invert) in one pass: the
+ * runs between member chars as pieces, and each member char (Isolated) or run of them (Contiguous). */
+size_t tt_fsm_class_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_class_scan *scan,
+                           tt_behavior behavior, tt_piece *out);
 size_t tt_fsm_bytes(const tt_view *v, uint32_t lo, uint32_t hi, const uint8_t *lit, size_t lit_len,
                     tt_seg *out); /* literal / single char (onig leftmost, non-overlapping) */
 size_t tt_fsm_empty(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out); /* onig '' */

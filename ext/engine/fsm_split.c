@@ -71,6 +71,24 @@ size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, c
     return n;
 }
 
+size_t tt_fsm_class_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_class_scan *scan,
+                           tt_behavior behavior, tt_piece *out) {
+    size_t n = 0;
+    for (uint32_t p = lo; p < hi;) {
+        uint32_t gap_end;
+#if defined(__x86_64__) || defined(__i386__)
+        if (scan->simd) gap_end = run_not_ssse3(v, scan, p, hi, mask);
+        else
+#endif
+            gap_end = tt_run_not(v, p, hi, mask);
+        if (gap_end > p) out[n++] = (tt_piece){p, gap_end, 0};
+        if (gap_end >= hi) break;
+        p = behavior == TT_BEHAVIOR_CONTIGUOUS ? tt_run(v, gap_end, hi, mask) : tt_next(v, gap_end);
+        if (behavior != TT_BEHAVIOR_REMOVED) out[n++] = (tt_piece){gap_end, p, 0};
+    }
+    return n;
+}
+
 /* Leftmost non-overlapping occurrences of a non-empty UTF-8 literal. A byte match of valid UTF-8 in
  * valid UTF-8 always starts on a char boundary (the literal starts with a lead byte). */
 size_t tt_fsm_bytes(const tt_view *v, uint32_t lo, uint32_t hi, const uint8_t *lit, size_t lit_len,

@@ -385,6 +385,12 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
         }
         size_t bound = TT_MAX_SEGS(hi - lo);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
+        if (!bs && s->kind == TT_STEP_SPLIT_CLASS && !invert &&
+            (behavior == TT_BEHAVIOR_REMOVED || behavior == TT_BEHAVIOR_ISOLATED ||
+             behavior == TT_BEHAVIOR_CONTIGUOUS)) { /* pieces written directly */
+            out += tt_fsm_class_pieces(v, lo, hi, s->prop_mask, &prog->class_scan[step], behavior, sc->next + out);
+            continue;
+        }
         size_t n_segs;
         if (!bs) {
             n_segs = split_segments(prog, step, v, lo, hi, sc, sc->segs);
