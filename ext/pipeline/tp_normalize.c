@@ -716,11 +716,6 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
     return 0;
 }
 
-/* A text whose every char takes its table output (as normalize_by_table / normalize_by_clusters would
- * take it in context) of its own length: then normalized byte b comes from the char holding original byte
- * b, the alignment of an untouched text, and none is written. *out is the text itself while no char
- * changes. Returns 1 when the whole text is such, 0 at the first char that is not (nothing usable
- * written), -1 on OOM. */
 /* text[pos, end) (plain ASCII) translated in place of itself: nothing written while every char maps to
  * itself (*changed > len), else from *changed on into s->out. -1 on OOM. */
 static int translate_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, size_t pos,
@@ -743,6 +738,11 @@ static inline int same_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
     return 1;
 }
 
+/* A text whose every char takes its table output (as normalize_by_table / normalize_by_clusters would
+ * take it in context) of its own length: then normalized byte b comes from the char holding original byte
+ * b, the alignment of an untouched text, and none is written. *out is the text itself while no char
+ * changes. Returns 1 when the whole text is such, 0 at the first char that is not (nothing usable
+ * written), -1 on OOM. */
 static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                                 const uint8_t **out) {
     size_t changed = len + 1; /* where the output first differs from the text: not yet */
@@ -822,8 +822,8 @@ int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *tex
     return rc;
 }
 
-/* ascii_plain, ascii_to and joins from the per-char table. A plain char under graphemes may follow any plain char
- * (the run copy checks only its first char against the char before it). */
+/* ascii_plain, ascii_to and joins from the per-char table. A plain char under graphemes may follow any
+ * plain char (the run copy checks only its first char against the char before it). */
 static void build_ascii_plain(tp_normalizer *nz) {
     for (uint32_t a = 0; a < 256; a++)
         for (uint32_t b = 0; b < 256; b++)
@@ -888,8 +888,9 @@ static int build_char_table(tp_normalizer *nz) {
         }
         memcpy(nz->pool + pool_len, s->out, out_len);
         nz->per_char[c] = (uint32_t)(pool_len << 8 | (local ? out_len : 0));
-        nz->char_flags[c] = (local ? CHAR_LOCAL : 0) | (local && out_len == n ? CHAR_SAME_LENGTH : 0) | (info.lead ? CHAR_LEAD : 0) | (info.second ? CHAR_SECOND : 0)
-                         | (info.starter ? CHAR_STARTER : 0) | (info.open ? CHAR_OPEN : 0) | (info.trail ? CHAR_TRAIL : 0)
+        nz->char_flags[c] = (local ? CHAR_LOCAL : 0) | (local && out_len == n ? CHAR_SAME_LENGTH : 0)
+                         | (info.lead ? CHAR_LEAD : 0) | (info.second ? CHAR_SECOND : 0) | (info.trail ? CHAR_TRAIL : 0)
+                         | (info.starter ? CHAR_STARTER : 0) | (info.open ? CHAR_OPEN : 0)
                          | (info.transparent ? CHAR_TRANSPARENT : 0);
         pool_len += out_len;
     }
