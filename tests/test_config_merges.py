@@ -44,12 +44,16 @@ MERGES = [["a", "b"], ['q"', "\\"], ["😀", "\n"], ["[", "]"], ["}", "{"], ["\u
           ["x", "y"], ["a", "zz"]]
 
 
-@pytest.mark.parametrize("dump", [
+# The ways a tokenizer.json is written: compact, raw UTF-8, indented, and odd separators.
+EVERY_DUMP = pytest.mark.parametrize("dump", [
     lambda config: json.dumps(config),
     lambda config: json.dumps(config, ensure_ascii=False),
     lambda config: json.dumps(config, indent=2),
     lambda config: json.dumps(config, indent="\t", ensure_ascii=False, separators=(" ,\r\n", " :  ")),
 ], ids=["compact", "raw", "indented", "odd-spacing"])
+
+
+@EVERY_DUMP
 def test_merges_are_found_and_read_as_json_loads_reads_them(dump):
     text = dump(_config(MERGES, VOCAB, decoy={"model": {"merges": [["b", "a"]]}, "merges": [["a", "a"]]}))
     start, end = native.member_span(text, PATH)
@@ -154,12 +158,7 @@ def _vocab_span(text):
     return native.member_spans(text, ("model",), ("vocab", "merges"))["vocab"]
 
 
-@pytest.mark.parametrize("dump", [
-    lambda config: json.dumps(config),
-    lambda config: json.dumps(config, ensure_ascii=False),
-    lambda config: json.dumps(config, indent=2),
-    lambda config: json.dumps(config, indent="\t", ensure_ascii=False, separators=(" ,\r\n", " :  ")),
-], ids=["compact", "raw", "indented", "odd-spacing"])
+@EVERY_DUMP
 def test_vocab_is_read_as_json_loads_reads_it_and_resolves_the_merges(dump):
     text = dump(_config(MERGES, VOCAB))
     spans = native.member_spans(text, ("model",), ("vocab", "merges"))

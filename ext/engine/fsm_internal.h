@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nibble_set.h"
 #include "tagtok.h"
 #include "tagtok_tables.h"
 #include "utf8.h"
@@ -58,22 +59,15 @@ static inline uint32_t tt_run_not(const tt_view *v, uint32_t p, uint32_t hi, uin
     return p;
 }
 
-/* A class split's membership test over atom tags, sixteen tags at a time: a tag is a member when
- * lo[tag & 15] & hi[tag >> 4] (atoms are below 32; TT_TAG_CONT's high nibble selects nothing). */
-typedef struct {
-    uint8_t lo[16], hi[16];
-    int simd; /* the CPU has SSSE3 */
-} tt_class_scan;
-_Static_assert(TT_ATOM_COUNT <= 32, "class scans take atom tags below 32");
-
-void tt_class_scan_init(tt_class_scan *scan, const uint32_t props[256], uint32_t mask);
+/* A class split's member tags (props & mask), for skipping runs of other tags sixteen at a time. */
+void tt_class_members(tt_nibble_set *members, const uint32_t props[256], uint32_t mask);
 
 /* ---- segmenters: each returns the number of segments written to out ---- */
-size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_class_scan *scan,
+size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_nibble_set *members,
                     tt_seg *out);
 /* tt_fsm_class then tt_apply_behavior (Removed, Isolated or Contiguous; no invert) in one pass: the
  * runs between member chars as pieces, and each member char (Isolated) or run of them (Contiguous). */
-size_t tt_fsm_class_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_class_scan *scan,
+size_t tt_fsm_class_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_nibble_set *members,
                            tt_behavior behavior, tt_piece *out);
 size_t tt_fsm_bytes(const tt_view *v, uint32_t lo, uint32_t hi, const uint8_t *lit, size_t lit_len,
                     tt_seg *out); /* literal / single char (onig leftmost, non-overlapping) */

@@ -17,49 +17,25 @@ static inline size_t emit(tt_seg *out, size_t n, uint32_t start, uint32_t end, u
     return n + 1;
 }
 
-void tt_class_scan_init(tt_class_scan *scan, const uint32_t props[256], uint32_t mask) {
-    memset(scan, 0, sizeof(*scan));
-    for (unsigned tag = 0; tag < 32; tag++)
-        if (props[tag] & mask) scan->lo[tag & 15] |= (uint8_t)(1u << (tag >> 4));
-    scan->hi[0] = 1;
-    scan->hi[1] = 2;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    scan->simd = __builtin_cpu_supports("ssse3");
-#endif
+void tt_class_members(tt_nibble_set *members, const uint32_t props[256], uint32_t mask) {
+    uint8_t member[256];
+    for (unsigned tag = 0; tag < 256; tag++) member[tag] = (props[tag] & mask) != 0;
+    tt_nibble_set_build(members, member);
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-/* tt_run_not for a class scan: the first member tag at or after p (or hi). */
-__attribute__((target("ssse3"))) static uint32_t run_not_ssse3(const tt_view *v, const tt_class_scan *scan,
-                                                               uint32_t p, uint32_t hi, uint32_t mask) {
-    const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)scan->lo);
-    const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)scan->hi);
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    for (; p + 16 <= hi; p += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(v->tags + p));
-        __m128i lo = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
-        __m128i high = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
-        uint32_t none = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(lo, high), _mm_setzero_si128()));
-        if (none != 0xFFFFu) return p + (uint32_t)__builtin_ctz(none ^ 0xFFFFu);
-    }
-    return tt_run_not(v, p, hi, mask);
+/* tt_run_not, whole blocks of non-member tags skipped sixteen at a time. */
+static uint32_t run_not_member(const tt_view *v, const tt_nibble_set *members, uint32_t p, uint32_t hi,
+                               uint32_t mask) {
+    return tt_run_not(v, members ? tt_nibble_skip(members, v->tags, p, hi) : p, hi, mask);
 }
-#endif
 
 /* Char-predicate pattern: every matching char is its own match; non-matching runs are one gap. */
-size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_class_scan *scan,
+size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_nibble_set *members,
                     tt_seg *out) {
     size_t n = 0;
     uint32_t p = lo;
     while (p < hi) {
-        uint32_t gap_end;
-#if defined(__x86_64__) || defined(__i386__)
-        if (scan && scan->simd) gap_end = run_not_ssse3(v, scan, p, hi, mask);
-        else
-#endif
-            gap_end = tt_run_not(v, p, hi, mask);
+        uint32_t gap_end = run_not_member(v, members, p, hi, mask);
         if (gap_end > p) n = emit(out, n, p, gap_end, 0);
         p = gap_end;
         if (p < hi) {
@@ -71,16 +47,11 @@ size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, c
     return n;
 }
 
-size_t tt_fsm_class_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_class_scan *scan,
+size_t tt_fsm_class_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_nibble_set *members,
                            tt_behavior behavior, tt_piece *out) {
     size_t n = 0;
     for (uint32_t p = lo; p < hi;) {
-        uint32_t gap_end;
-#if defined(__x86_64__) || defined(__i386__)
-        if (scan->simd) gap_end = run_not_ssse3(v, scan, p, hi, mask);
-        else
-#endif
-            gap_end = tt_run_not(v, p, hi, mask);
+        uint32_t gap_end = run_not_member(v, members, p, hi, mask);
         if (gap_end > p) out[n++] = (tt_piece){p, gap_end, 0};
         if (gap_end >= hi) break;
         p = behavior == TT_BEHAVIOR_CONTIGUOUS ? tt_run(v, gap_end, hi, mask) : tt_next(v, gap_end);

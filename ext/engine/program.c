@@ -23,7 +23,7 @@ struct tt_program {
     size_t n_before; /* steps[0, n_before) run before the final transform; the rest after ByteLevel, on
                       * the byte-rendered text */
     tt_rx **rx;     /* per step: the compiled regex of a SPLIT_COMPILED step, else NULL */
-    tt_class_scan *class_scan; /* per step: a SPLIT_CLASS step's membership test */
+    tt_nibble_set *class_members; /* per step: a SPLIT_CLASS step's member tags */
     size_t n_steps;
     tt_step final;  /* kind METASPACE / BYTELEVEL, or has_final == 0 */
     int has_final;
@@ -42,69 +42,12 @@ struct tt_byte_step {
     uint16_t col[256];   /* SPLIT_COMPILED: the class of the byte's char in the step's regex */
     uint8_t starts[256]; /* whether a match can start on the byte: a piece with none is kept as it is */
     int skips;           /* some byte starts nothing, and the step keeps a piece without a match */
-    /* starts (or a superset, checked after) as two nibble tables: byte x may start when
-     * lo[x & 15] & hi[x >> 4]; simd: the CPU has SSSE3 */
-    uint8_t lo[16], hi[16];
-    int simd;
+    tt_nibble_set start_set; /* starts, sixteen bytes at a time */
 };
-
-/* bs->lo and bs->hi from bs->starts: each high nibble's set of low nibbles is one of up to eight
- * buckets (beyond eight, the last bucket takes the union). */
-static void nibble_tables(tt_byte_step *bs) {
-    uint16_t bucket_mask[8];
-    int n_buckets = 0;
-    memset(bs->lo, 0, 16);
-    memset(bs->hi, 0, 16);
-    for (int h = 0; h < 16; h++) {
-        uint16_t mask = 0;
-        for (int l = 0; l < 16; l++) mask |= (uint16_t)(bs->starts[h << 4 | l] ? 1u << l : 0);
-        if (!mask) continue;
-        int k = 0;
-        while (k < n_buckets && bucket_mask[k] != mask) k++;
-        if (k == n_buckets) {
-            if (n_buckets < 8) bucket_mask[n_buckets++] = mask;
-            else bucket_mask[k = 7] |= mask;
-        }
-        bs->hi[h] |= (uint8_t)(1u << k);
-    }
-    for (int k = 0; k < n_buckets; k++)
-        for (int l = 0; l < 16; l++)
-            if (bucket_mask[k] >> l & 1) bs->lo[l] |= (uint8_t)(1u << k);
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    bs->simd = __builtin_cpu_supports("ssse3");
-#endif
-}
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-/* The first p (or end) whose byte may start a match by the nibble tables, sixteen bytes at a time. */
-__attribute__((target("ssse3"))) static uint32_t nibble_scan(const tt_byte_step *bs, const uint8_t *text, uint32_t p,
-                                                             uint32_t end) {
-    const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)bs->lo);
-    const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)bs->hi);
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    for (; p + 16 <= end; p += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(text + p));
-        __m128i lo = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
-        __m128i high = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
-        uint32_t none = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(lo, high), _mm_setzero_si128()));
-        if (none != 0xFFFFu) return p + (uint32_t)__builtin_ctz(none ^ 0xFFFFu);
-    }
-    while (p < end && !(bs->lo[text[p] & 15] & bs->hi[text[p] >> 4])) p++;
-    return p;
-}
-#endif
 
 /* The first p (or end) whose byte starts a match. */
 static uint32_t next_start(const tt_byte_step *bs, const uint8_t *text, uint32_t p, uint32_t end) {
-#if defined(__x86_64__) || defined(__i386__)
-    if (bs->simd) {
-        while ((p = nibble_scan(bs, text, p, end)) < end && !bs->starts[text[p]]) p++;
-        return p;
-    }
-#endif
-    while (p < end && !bs->starts[text[p]]) p++;
+    while ((p = tt_nibble_skip(&bs->start_set, text, p, end)) < end && !bs->starts[text[p]]) p++;
     return p;
 }
 
@@ -199,7 +142,7 @@ static int build_byte_steps(tt_program *prog) {
                 bs->member[b] = bs->starts[b] = (prog->props[tag_of_byte[b]] & prog->steps[i].prop_mask) != 0;
         }
         bs->skips = !prog->steps[i].invert && memchr(bs->starts, 0, 256) != NULL;
-        nibble_tables(bs);
+        tt_nibble_set_build(&bs->start_set, bs->starts);
     }
     return 0;
 }
@@ -218,7 +161,7 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
     tt_program *prog = calloc(1, sizeof *prog);
     if (!prog || !(prog->steps = calloc(2 * n_steps + 1, sizeof(tt_step))) ||
         !(prog->rx = calloc(2 * n_steps + 1, sizeof(tt_rx *))) ||
-        !(prog->class_scan = calloc(2 * n_steps + 1, sizeof(tt_class_scan)))) {
+        !(prog->class_members = calloc(2 * n_steps + 1, sizeof(tt_nibble_set)))) {
         if (prog) {
             free(prog->steps);
             free(prog->rx);
@@ -257,7 +200,7 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
     }
     for (size_t i = 0; i < prog->n_steps; i++)
         if (prog->steps[i].kind == TT_STEP_SPLIT_CLASS)
-            tt_class_scan_init(&prog->class_scan[i], prog->props, prog->steps[i].prop_mask);
+            tt_class_members(&prog->class_members[i], prog->props, prog->steps[i].prop_mask);
     if (build_byte_steps(prog)) {
         tt_program_free(prog);
         fail(err, err_len, "out of memory");
@@ -274,7 +217,7 @@ void tt_program_free(tt_program *prog) {
         tt_rx_free(prog->rx[i]);
     }
     free(prog->rx);
-    free(prog->class_scan);
+    free(prog->class_members);
     free(prog->steps);
     free(prog);
 }
@@ -314,7 +257,7 @@ static size_t split_segments(const tt_program *prog, size_t step, const tt_view 
     case TT_STEP_SPLIT_COMPILED:
         if (!sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return TT_RX_OOM;
         return tt_fsm_compiled(rx, v, lo, hi, sc->rx_mem, segs);
-    case TT_STEP_SPLIT_CLASS: return tt_fsm_class(v, lo, hi, s->prop_mask, &prog->class_scan[step], segs);
+    case TT_STEP_SPLIT_CLASS: return tt_fsm_class(v, lo, hi, s->prop_mask, &prog->class_members[step], segs);
     case TT_STEP_SPLIT_CHAR:
     case TT_STEP_SPLIT_LITERAL:
         return s->literal_len ? tt_fsm_bytes(v, lo, hi, s->literal, s->literal_len, segs)
@@ -388,7 +331,7 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
         if (!bs && s->kind == TT_STEP_SPLIT_CLASS && !invert &&
             (behavior == TT_BEHAVIOR_REMOVED || behavior == TT_BEHAVIOR_ISOLATED ||
              behavior == TT_BEHAVIOR_CONTIGUOUS)) { /* pieces written directly */
-            out += tt_fsm_class_pieces(v, lo, hi, s->prop_mask, &prog->class_scan[step], behavior, sc->next + out);
+            out += tt_fsm_class_pieces(v, lo, hi, s->prop_mask, &prog->class_members[step], behavior, sc->next + out);
             continue;
         }
         size_t n_segs;

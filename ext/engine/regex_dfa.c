@@ -80,55 +80,6 @@ static int dfa_runs(const tt_rx *rx) {
     return ok;
 }
 
-/* byte_starts as two nibble tables: each high nibble's set of low nibbles is one of up to eight buckets
- * (beyond eight, the last bucket takes the union, a superset the exact check after the scan filters). */
-static void shufti_tables(tt_rx *rx) {
-    uint16_t bucket_mask[8];
-    int n_buckets = 0;
-    memset(rx->shufti_lo, 0, 16);
-    memset(rx->shufti_hi, 0, 16);
-    for (int h = 0; h < 16; h++) {
-        uint16_t mask = 0;
-        for (int l = 0; l < 16; l++) mask |= (uint16_t)(rx->byte_starts[h << 4 | l] ? 1u << l : 0);
-        if (!mask) continue;
-        int k = 0;
-        while (k < n_buckets && bucket_mask[k] != mask) k++;
-        if (k == n_buckets) {
-            if (n_buckets < 8) bucket_mask[n_buckets++] = mask;
-            else bucket_mask[k = 7] |= mask;
-        }
-        rx->shufti_hi[h] |= (uint8_t)(1u << k);
-    }
-    for (int k = 0; k < n_buckets; k++)
-        for (int l = 0; l < 16; l++)
-            if (bucket_mask[k] >> l & 1) rx->shufti_lo[l] |= (uint8_t)(1u << k);
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    rx->shufti = __builtin_cpu_supports("ssse3");
-#endif
-}
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-/* The first p >= from (or hi) whose byte is in the shufti set, sixteen bytes at a time. */
-__attribute__((target("ssse3"))) static uint32_t shufti_scan(const tt_rx *rx, const uint8_t *text, uint32_t p,
-                                                             uint32_t hi) {
-    const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)rx->shufti_lo);
-    const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)rx->shufti_hi);
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    for (; p + 16 <= hi; p += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(text + p));
-        __m128i lo = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
-        __m128i hib = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
-        __m128i hit = _mm_cmpeq_epi8(_mm_and_si128(lo, hib), _mm_setzero_si128());
-        uint32_t mask = (uint32_t)_mm_movemask_epi8(hit) ^ 0xFFFFu;
-        if (mask) return p + (uint32_t)__builtin_ctz(mask);
-    }
-    while (p < hi && !rx->byte_starts[text[p]]) p++;
-    return p;
-}
-#endif
-
 /* byte_starts and second_starts from class_starts: a lead byte followed by a second byte starts a match
  * when some char of that code point range does (by 256-char block of the class table for 4-byte chars). */
 static int lead_starts(tt_rx *rx) {
@@ -163,7 +114,7 @@ static int lead_starts(tt_rx *rx) {
         rx->byte_starts[b] = second != 0;
     }
     free(block_starts);
-    shufti_tables(rx);
+    tt_nibble_set_build(&rx->start_set, rx->byte_starts);
     return 0;
 }
 
@@ -432,13 +383,7 @@ static inline uint32_t skip_to_start(const tt_rx *rx, const uint16_t *byte_col, 
     while (p < hi) {
         uint8_t b = text[p];
         if (!rx->byte_starts[b]) { /* continuation bytes are stepped over too: never starts */
-#if defined(__x86_64__) || defined(__i386__)
-            if (rx->shufti) { /* a run of bytes that start nothing: sixteen at a time */
-                if ((p = shufti_scan(rx, text, p + 1, hi)) >= hi) break;
-                continue;
-            }
-#endif
-            p++;
+            p = tt_nibble_skip(&rx->start_set, text, p + 1, hi);
             continue;
         }
         if (b < 0x80) return p;

@@ -32,8 +32,7 @@ struct tt_rx {
                                 * (ascii_starts; for a lead byte, on some char it leads; 0 on continuations) */
     uint64_t second_starts[64]; /* first_set, per lead byte 0xC0..0xFF: bit (second byte & 63) when a char
                                  * starting with those two bytes may start a match */
-    int shufti;                /* byte_starts (or a superset) is in shufti_lo/hi and the CPU has SSSE3 */
-    uint8_t shufti_lo[16], shufti_hi[16]; /* a byte may start when lo[low nibble] & hi[high nibble] */
+    tt_nibble_set start_set;   /* byte_starts, sixteen bytes at a time */
     uint8_t *class_starts;     /* first_set per class (NULL without first_set) */
 };
 
