@@ -571,19 +571,8 @@ static inline int64_t count_chars(const uint8_t *text, size_t len, size_t a, siz
     return n - (int64_t)(b - a - utf8_count_chars(text + a, b - a));
 }
 
-static int is_ascii(const uint8_t *text, size_t len) {
-    uint64_t any = 0, w;
-    size_t a = 0;
-    for (; a + 8 <= len; a += 8) {
-        memcpy(&w, text + a, 8);
-        any |= w;
-    }
-    for (; a < len; a++) any |= text[a];
-    return !(any & 0x8080808080808080ull);
-}
-
 void tt_char_offsets(const uint8_t *text, size_t len, const tt_piece *pieces, size_t n, int64_t *out) {
-    if (is_ascii(text, len)) { /* chars are bytes */
+    if (utf8_ascii_end(text, 0, len) == len) { /* chars are bytes */
         for (size_t i = 0; i < n; i++) {
             int prefix_only = pieces[i].start == pieces[i].end && (pieces[i].flags & TT_PIECE_PREFIX);
             out[2 * i] = pieces[i].start;

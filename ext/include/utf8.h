@@ -78,6 +78,16 @@ static inline size_t utf8_continuations8(const uint8_t *p, size_t n) {
     return (size_t)((high * 0x0101010101010101ULL) >> 56);
 }
 
+/* The first non-ASCII byte of p[at, len), or len: eight bytes at a time. */
+static inline size_t utf8_ascii_end(const uint8_t *p, size_t at, size_t len) {
+    for (uint64_t word; at + 8 <= len; at += 8) {
+        memcpy(&word, p + at, 8);
+        if (word & 0x8080808080808080ULL) break;
+    }
+    while (at < len && p[at] < 0x80) at++;
+    return at;
+}
+
 /* Chars in p[0, len). */
 static inline size_t utf8_count_chars(const uint8_t *p, size_t len) {
     size_t n = 0;

@@ -583,12 +583,8 @@ static int put_table_output(const tp_normalizer *nz, tp_norm_scratch *s, uint32_
 
 /* The end of the run of plain ASCII chars that starts at pos (a plain one). */
 static size_t plain_run_end(const tp_normalizer *nz, const uint8_t *text, size_t len, size_t pos) {
+    if (nz->ascii_all_self) return utf8_ascii_end(text, pos + 1, len);
     size_t end = pos + 1;
-    if (nz->ascii_all_self)
-        for (uint64_t word; end + 8 <= len; end += 8) {
-            memcpy(&word, text + end, 8);
-            if (word & 0x8080808080808080ull) break;
-        }
     while (end < len && text[end] < 0x80 && nz->ascii_plain[text[end]]) end++;
     return end;
 }

@@ -417,19 +417,8 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
     return 0;
 }
 
-static int is_ascii(const uint8_t *text, size_t len) {
-    size_t at = 0;
-    for (uint64_t word; at + 8 <= len; at += 8) {
-        memcpy(&word, text + at, 8);
-        if (word & 0x8080808080808080ull) return 0;
-    }
-    for (; at < len; at++)
-        if (text[at] >= 0x80) return 0;
-    return 1;
-}
-
 int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len, tp_columns *c) {
-    text_state st = {{text, len, 0, 0}, {text, len, 0, 0}, 0, !c->no_offsets && is_ascii(text, len)};
+    text_state st = {{text, len, 0, 0}, {text, len, 0, 0}, 0, !c->no_offsets && utf8_ascii_end(text, 0, len) == len};
     long n_segments = tp_added_split(p->added, 0, text, len, &ws->segments, &ws->segments_cap);
     if (n_segments < 0) return -1;
     for (long i = 0; i < n_segments; i++) {
