@@ -474,6 +474,7 @@ cdef int64_t *_offsets_batch(const tt.tt_program *prog, tt.tt_scratch *scratch, 
 # ---------------------------------------------------------------- classify and tables
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
@@ -484,6 +485,8 @@ cdef extern from "tagtok.h":
     int _cls_classify_with "tt_classify_with"(int impl, int alphabet, const uint8_t *text, size_t n,
                                               uint8_t *tags, uint64_t *char_starts) nogil
     int _cls_impl_available "tt_impl_available"(int impl)
+    long _cls_utf8_from_units_with "tt_utf8_from_units_with"(int impl, const void *data, int unit, size_t len,
+                                                             uint8_t *out) nogil
     int _cls_impl_active "tt_impl_active"()
     const char *_cls_impl_name "tt_impl_name"(int impl)
 
@@ -573,6 +576,22 @@ def classify(data, alphabet="atoms", impl=None):
         else:
             _cls_classify_with(impl_id, alpha, text, n, tag_ptr, start_ptr)
     return tags, starts
+
+
+def utf8_of(str text, impl=None):
+    """`text` as UTF-8 by the named implementation's transcode kernel (the one the native pipeline runs on
+    a str that is not ASCII); ValueError when it holds a surrogate."""
+    impl = impl or impl_active()
+    if not impl_available(impl):
+        raise RuntimeError(f"implementation {impl!r} is not available on this machine")
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    cdef int unit = PyUnicode_KIND(text)
+    out = PyBytes_FromStringAndSize(NULL, 4 * n)
+    cdef long written = _cls_utf8_from_units_with(_CLS_IMPL_IDS[impl], PyUnicode_DATA(text), unit, <size_t>n,
+                                                  <uint8_t *>PyBytes_AS_STRING(out))
+    if written < 0:
+        raise ValueError("text holds a surrogate code point, which has no UTF-8 form")
+    return out[:written]
 
 
 def _time_classify(data, alphabet="atoms", impl=None, int repeats=5):

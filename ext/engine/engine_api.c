@@ -9,6 +9,7 @@ static const tt_engine_api api = {
     .program_run = tt_program_run,
     .atom_props = tt_atom_props,
     .bytelevel_map = tt_bytelevel_map,
+    .utf8_from_units = tt_utf8_from_units,
 };
 
 const tt_engine_api *tt_engine(void) { return &api; }

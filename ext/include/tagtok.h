@@ -43,6 +43,14 @@ int tt_classify_with(tt_impl impl, tt_alphabet alphabet, const uint8_t *text, si
                      uint8_t *tags, uint64_t *char_starts);
 
 int tt_impl_available(tt_impl impl);
+
+/* UTF-8 of a text given as code units of 1, 2 or 4 bytes each (Python's str layouts) into out, which has
+ * room for 4 bytes per unit. Returns the UTF-8 length, or -1 when a unit is a surrogate (it has no UTF-8
+ * form). Thread-safe. */
+long tt_utf8_from_units(const void *data, int unit, size_t len, uint8_t *out);
+/* Same, with the transcode kernel of an explicit implementation (for tests); -2 when `impl` is
+ * unavailable here. */
+long tt_utf8_from_units_with(tt_impl impl, const void *data, int unit, size_t len, uint8_t *out);
 tt_impl tt_impl_active(void);
 const char *tt_impl_name(tt_impl impl);
 
@@ -147,6 +155,7 @@ typedef struct {
                        const tt_piece **pieces, size_t *n_pieces);
     const uint32_t *atom_props;    /* [atom]: its property bits (TT_PROP_*) */
     const uint32_t *bytelevel_map; /* [256]: the char ByteLevel renders each byte as */
+    long (*utf8_from_units)(const void *data, int unit, size_t len, uint8_t *out);
 } tt_engine_api;
 
 const tt_engine_api *tt_engine(void);

@@ -576,59 +576,6 @@ int tp_run_chunks(tp_workspace **workspaces, const tp_plan *plan, tp_chunk_work 
     return tp_run_chunks_twice(workspaces, plan, work, NULL, NULL, job);
 }
 
-/* Code point i of a text of 1-, 2- or 4-byte code units. */
-static inline __attribute__((always_inline)) uint32_t unit_at(const void *data, int unit, size_t i) {
-    return unit == 1 ? ((const uint8_t *)data)[i] : unit == 2 ? ((const uint16_t *)data)[i] : ((const uint32_t *)data)[i];
-}
-
-/* The ASCII code units from i on, 8 at a time, copied as bytes; returns where the copied run ends. */
-static inline __attribute__((always_inline)) size_t copy_ascii_run(const void *data, int unit, size_t len, size_t i,
-                                                                  uint8_t *out) {
-    if (unit == 1) {
-        const uint8_t *u = data;
-        for (uint64_t w; i + 8 <= len && (memcpy(&w, u + i, 8), !(w & 0x8080808080808080ULL)); i += 8, out += 8)
-            memcpy(out, &w, 8);
-    } else if (unit == 2) {
-        const uint16_t *u = data;
-        for (uint64_t a, b; i + 8 <= len; i += 8, out += 8) {
-            memcpy(&a, u + i, 8); memcpy(&b, u + i + 4, 8);
-            if ((a | b) & 0xFF80FF80FF80FF80ULL) break;
-            for (int k = 0; k < 8; k++) out[k] = (uint8_t)u[i + k];
-        }
-    } else {
-        const uint32_t *u = data;
-        for (uint64_t a, b, c, d; i + 8 <= len; i += 8, out += 8) {
-            memcpy(&a, u + i, 8); memcpy(&b, u + i + 2, 8); memcpy(&c, u + i + 4, 8); memcpy(&d, u + i + 6, 8);
-            if ((a | b | c | d) & 0xFFFFFF80FFFFFF80ULL) break;
-            for (int k = 0; k < 8; k++) out[k] = (uint8_t)u[i + k];
-        }
-    }
-    return i;
-}
-
-static inline __attribute__((always_inline)) long utf8_of(const void *data, int unit, size_t len, uint8_t *out) {
-    uint8_t *o = out;
-    for (size_t i = 0; i < len;) {
-        size_t run = copy_ascii_run(data, unit, len, i, o);
-        o += run - i;
-        i = run;
-        while (i < len) { /* char by char up to the next ASCII one: runs of other scripts stay here */
-            uint32_t c = unit_at(data, unit, i++);
-            if (c < 0x80) { *o++ = (uint8_t)c; break; }
-            if (c - 0xD800u < 0x800u) return -1;
-            o += utf8_encode(c, o);
-        }
-    }
-    return (long)(o - out);
-}
-
-/* UTF-8 of a text given as 1-, 2- or 4-byte code units into out (room for 4 bytes per unit); -1 when
- * it holds a surrogate (no UTF-8 form). */
-static long utf8_of_units(const tp_text *t, uint8_t *out) {
-    return t->unit == 1 ? utf8_of(t->data, 1, t->len, out)
-         : t->unit == 2 ? utf8_of(t->data, 2, t->len, out) : utf8_of(t->data, 4, t->len, out);
-}
-
 /* The text's UTF-8 bytes: its own, or transcoded into the workspace. -1 on OOM, TP_TEXT_SURROGATE. */
 static int text_bytes(tp_workspace *ws, const tp_text *t, const uint8_t **bytes, size_t *len) {
     if (t->unit == 0) {
@@ -637,7 +584,7 @@ static int text_bytes(tp_workspace *ws, const tp_text *t, const uint8_t **bytes,
         return 0;
     }
     if (grow_reserve(&ws->utf8, &ws->utf8_cap, t->len * 4 + 1, 1)) return -1;
-    long n = utf8_of_units(t, ws->utf8);
+    long n = tp_engine->utf8_from_units(t->data, t->unit, t->len, ws->utf8);
     if (n < 0) return TP_TEXT_SURROGATE;
     *bytes = ws->utf8;
     *len = (size_t)n;
