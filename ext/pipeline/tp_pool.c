@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "tp_cpu_relax.h"
+
 static struct {
     pthread_mutex_t busy;              /* held by the caller of a run for its whole duration */
     pthread_mutex_t mu;                /* guards everything below */
@@ -51,18 +53,10 @@ int tp_pool_threads(void) {
  * the next call, come sooner than a sleeping thread wakes. */
 #define SPINS 4096
 
-static void pause_once(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ volatile("yield");
-#endif
-}
-
 /* Spin (at most SPINS pauses) while *word is `value` (is_value) or is not; the caller then checks again
  * under pool.mu. */
 static void spin_while(const uint64_t *word, uint64_t value, int is_value) {
-    for (int i = 0; i < SPINS && (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value) == is_value; i++) pause_once();
+    for (int i = 0; i < SPINS && (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value) == is_value; i++) tp_cpu_relax();
 }
 
 static void *worker(void *arg) {

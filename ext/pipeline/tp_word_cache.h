@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "tp_cpu_relax.h"
 #include "tp_hash.h"
 
 #define TP_CACHE_WORD 4096            /* longer words are not cached (ranges are stored as uint16) */
@@ -60,14 +61,6 @@ typedef struct {
     uint8_t *arena;    /* TP_CACHE_ARENA_MAX bytes reserved (committed as used): entries never move */
     size_t arena_len;  /* atomic while shared */
 } tp_word_cache;
-
-static inline void tp_cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ volatile("yield");
-#endif
-}
 
 static inline uint64_t tp_cache_meta(uint32_t at, size_t len, size_t n) {
     return (uint64_t)at | (uint64_t)len << 32 | (uint64_t)n << 48;
