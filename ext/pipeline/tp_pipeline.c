@@ -4,6 +4,9 @@
 #include "tp_engine.h"
 
 #include <stdatomic.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +40,9 @@ struct tp_workspace {
     tp_columns out;                    /* a batch's tokens from this thread's chunks */
     uint8_t *utf8;                     /* a text transcoded from code units */
     size_t utf8_cap;
+    uint64_t *cont_bits;               /* char offsets: a text's continuation bytes, one bit a byte ... */
+    uint32_t *cont_before;             /* ... and their count before each 64-byte block */
+    size_t cont_cap;
 };
 
 tp_workspace *tp_workspace_new(int pooled) {
@@ -68,6 +74,8 @@ void tp_workspace_free(tp_workspace *ws) {
     free(ws->render_to);
     tp_columns_free(&ws->out);
     free(ws->utf8);
+    free(ws->cont_bits);
+    free(ws->cont_before);
     free(ws);
 }
 
@@ -107,42 +115,11 @@ int tp_columns_keep(tp_columns *c, int offsets, int lean) {
     return 0;
 }
 
-/* Byte position -> char index, walking forward (tokens go forward, except an added token that overlaps
- * the previous one's rstrip, which steps back). */
+/* A sequence's tokens take byte offsets into the original text as they are emitted; tp_encode_sequence
+ * turns them into char offsets at the end (to_char_offsets). */
 typedef struct {
-    const uint8_t *text;
-    size_t len;
-    size_t pos, chars; /* chars = char starts in [0, pos) */
-} char_cursor;
-
-static inline __attribute__((always_inline)) size_t chars_before(char_cursor *cur, size_t pos) {
-    const uint8_t *text = cur->text;
-    size_t at = cur->pos, chars = cur->chars; /* locals: the column stores may alias *cur */
-    for (; at > pos; at--) chars -= (text[at - 1] & 0xC0) != 0x80; /* overlapping added tokens */
-    for (; at + 8 <= pos; at += 8) chars += 8 - utf8_continuations8(text + at, 8);
-    if (at < pos && at + 8 <= cur->len) { chars += pos - at - utf8_continuations8(text + at, pos - at); at = pos; }
-    for (; at < pos; at++) chars += (text[at] & 0xC0) != 0x80;
-    cur->pos = at;
-    cur->chars = chars;
-    return chars;
-}
-
-typedef struct {
-    char_cursor starts, ends;
     int32_t word;
-    int ascii; /* every char is one byte: char offsets are byte offsets */
 } text_state;
-
-/* Index of the char holding byte `start`. A token mostly starts on a char start where the previous one
- * ended: that count is the ends cursor's, and the starts cursor need not walk. */
-static inline __attribute__((always_inline)) int64_t start_char(text_state *st, size_t start) {
-    const char_cursor *ends = &st->ends;
-    if (start == ends->pos && start < ends->len && (ends->text[start] & 0xC0) != 0x80) {
-        st->starts = *ends;
-        return (int64_t)ends->chars;
-    }
-    return (int64_t)chars_before(&st->starts, start + 1) - 1;
-}
 
 /* Append one sequence token covering original bytes [start, end). */
 static inline __attribute__((always_inline)) void put_token(const tp_pipeline *p, tp_columns *c, text_state *st,
@@ -155,13 +132,8 @@ static inline __attribute__((always_inline)) void put_token(const tp_pipeline *p
         c->words[k] = st->word;
     }
     if (c->no_offsets) return;
-    if (st->ascii) {
-        c->offsets[2 * k] = (int64_t)start;
-        c->offsets[2 * k + 1] = (int64_t)end;
-        return;
-    }
-    c->offsets[2 * k] = start_char(st, start);
-    c->offsets[2 * k + 1] = (int64_t)chars_before(&st->ends, end);
+    c->offsets[2 * k] = (int64_t)start;
+    c->offsets[2 * k + 1] = (int64_t)end;
 }
 
 void tp_put_specials(tp_columns *c, const tp_special *specials, size_t n) {
@@ -312,8 +284,8 @@ static int put_ids(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, 
 }
 
 /* The group's words (room reserved). Always inlined with constant al and metaspace where those are
- * known, so the commonest case gets a loop of its own; the text state is a local for the group (the
- * column stores cannot alias it, so it stays in registers). */
+ * known, so the commonest case gets a loop of its own; the word count is a local for the group (the
+ * column stores cannot alias it, so it stays in a register). */
 static inline __attribute__((always_inline)) void emit_words(const tp_pipeline *p, const tp_workspace *ws,
                                                              tp_columns *c, text_state *st, const tp_words *out,
                                                              size_t n, const alignment *al, int metaspace) {
@@ -417,8 +389,78 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
     return 0;
 }
 
+/* Continuation bytes of one 64-byte block (fewer at the text's end), bit i for byte i. */
+static uint64_t continuation_bits(const uint8_t *block, size_t n) {
+    uint8_t last[64];
+    if (n < 64) {
+        memset(last, 0, sizeof(last));
+        memcpy(last, block, n);
+        block = last;
+    }
+#if defined(__SSE2__)
+    uint64_t bits = 0;
+    for (int i = 0; i < 4; i++) { /* as signed bytes, continuation bytes 0x80-0xBF are those below -64 */
+        __m128i x = _mm_loadu_si128((const __m128i *)(block + 16 * i));
+        bits |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmplt_epi8(x, _mm_set1_epi8(-64))) << (16 * i);
+    }
+    return bits;
+#else
+    uint64_t bits = 0;
+    for (int i = 0; i < 64; i++) bits |= (uint64_t)utf8_is_continuation(block[i]) << i;
+    return bits;
+#endif
+}
+
+/* Byte offsets -> char offsets. A token's start is the index of the char holding its first byte, its end
+ * the count of chars starting before it (a token starting or ending inside a char, after a ByteLevel
+ * split, covers the whole char). With the continuation bytes counted per 64-byte block, either is one
+ * popcount: no walk over the text per token, and tokens may come in any order. */
+static inline __attribute__((always_inline)) void char_offsets_by_block(const uint64_t *bits, const uint32_t *before,
+                                                                       int64_t *offsets, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        uint64_t s = (uint64_t)offsets[2 * k], e = (uint64_t)offsets[2 * k + 1];
+        uint64_t upto_s = (2ULL << (s & 63)) - 1, below_e = (1ULL << (e & 63)) - 1; /* s inclusive */
+        offsets[2 * k] = (int64_t)(s - before[s >> 6] - (uint64_t)__builtin_popcountll(bits[s >> 6] & upto_s));
+        offsets[2 * k + 1] = (int64_t)(e - before[e >> 6] - (uint64_t)__builtin_popcountll(bits[e >> 6] & below_e));
+    }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("popcnt"))) static void char_offsets_popcnt(const uint64_t *bits, const uint32_t *before,
+                                                                  int64_t *offsets, size_t n) {
+    char_offsets_by_block(bits, before, offsets, n);
+}
+#endif
+
+static void char_offsets_portable(const uint64_t *bits, const uint32_t *before, int64_t *offsets, size_t n) {
+    char_offsets_by_block(bits, before, offsets, n);
+}
+
+static int to_char_offsets(tp_workspace *ws, const uint8_t *text, size_t len, int64_t *offsets, size_t n) {
+    size_t blocks = len / 64 + 1; /* offsets reach len: its block is the last, partial or empty */
+    if (blocks > ws->cont_cap) {
+        size_t cap = grow_capacity(ws->cont_cap, blocks);
+        if (grow_to(&ws->cont_bits, cap, 8) || grow_to(&ws->cont_before, cap, 4)) return -1;
+        ws->cont_cap = cap;
+    }
+    uint32_t before = 0;
+    for (size_t b = 0; b < blocks; b++) {
+        size_t at = 64 * b;
+        ws->cont_bits[b] = continuation_bits(text + at, len - at < 64 ? len - at : 64);
+        ws->cont_before[b] = before;
+        before += (uint32_t)__builtin_popcountll(ws->cont_bits[b]);
+    }
+    if (!before) return 0; /* ASCII: chars are bytes */
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("popcnt")) { char_offsets_popcnt(ws->cont_bits, ws->cont_before, offsets, n); return 0; }
+#endif
+    char_offsets_portable(ws->cont_bits, ws->cont_before, offsets, n);
+    return 0;
+}
+
 int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len, tp_columns *c) {
-    text_state st = {{text, len, 0, 0}, {text, len, 0, 0}, 0, !c->no_offsets && utf8_ascii_end(text, 0, len) == len};
+    text_state st = {0};
+    size_t first = c->n;
     long n_segments = tp_added_split(p->added, 0, text, len, &ws->segments, &ws->segments_cap);
     if (n_segments < 0) return -1;
     for (long i = 0; i < n_segments; i++) {
@@ -431,7 +473,7 @@ int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *te
             return -1;
         }
     }
-    return 0;
+    return c->no_offsets ? 0 : to_char_offsets(ws, text, len, c->offsets + 2 * first, c->n - first);
 }
 
 static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len,
