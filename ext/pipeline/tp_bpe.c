@@ -210,7 +210,7 @@ static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
         uint64_t slot = merge_hash(pair) & bpe->merge_mask;
         while (bpe->merges[slot].pair != EMPTY_PAIR && bpe->merges[slot].pair != pair)
             slot = (slot + 1) & bpe->merge_mask;
-        if (bpe->merges[slot].pair == EMPTY_PAIR) /* a repeated pair keeps its first rank */
+        if (bpe->merges[slot].pair == EMPTY_PAIR) /* pairs come once: the config reader keeps stock's (last) rank */
             bpe->merges[slot] = (merge_slot){pair, step_of(rank, merges[rank].merged)};
     }
     unsigned log2_bits = 12;
