@@ -23,11 +23,14 @@
  * the last starter before it: its starters-first part holds a char that is the second of some composition
  * (SECOND, also LEAD) and that starter, the last of the composed output of a STARTER char, is the first of
  * some composition (OPEN). A SAME_LENGTH char is LOCAL and its output as long as its UTF-8:
- * a text of such chars keeps every byte where it was, so its alignment needs no arrays. */
+ * a text of such chars keeps every byte where it was, so its alignment needs no arrays.
+ * Under a Precompiled pipeline (which has no decomposing step, so no char has the composition flags) a
+ * CLOSED char is one whose bytes no charsmap key starts with or is a prefix of: a cluster that begins
+ * with it has no key and goes char by char, each char as the table has it. */
 #define TABLE_CHARS 0x30000
 enum {
     CHAR_LOCAL = 1, CHAR_LEAD = 2, CHAR_TRAIL = 4, CHAR_TRANSPARENT = 8, CHAR_SAME_LENGTH = 16, CHAR_SECOND = 32,
-    CHAR_STARTER = 64, CHAR_OPEN = 128
+    CHAR_STARTER = 64, CHAR_OPEN = 128, CHAR_CLOSED = CHAR_SECOND
 };
 
 typedef struct {
@@ -377,6 +380,20 @@ static long trie_first(const uint32_t *trie, size_t n, const uint8_t *chunk, siz
     return -1;
 }
 
+/* Whether no key starts with bytes[0, n) (one char's) nor is a prefix of them (a lookup stops at NUL). */
+static int trie_closed(const step *st, const uint8_t *bytes, size_t n) {
+    size_t pos = unit_offset(st->trie[0]);
+    for (size_t i = 0; i < n; i++) {
+        if (!bytes[i]) return 1;
+        pos ^= bytes[i];
+        if (pos >= st->trie_n || unit_label(st->trie[pos]) != bytes[i]) return 1;
+        uint32_t unit = st->trie[pos];
+        pos ^= unit_offset(unit);
+        if (unit_has_leaf(unit)) return 0;
+    }
+    return 0;
+}
+
 static uint8_t grapheme_of(uint32_t c) {
     return c < 0x110000 ? tt_grapheme.blocks[(size_t)tt_grapheme.stage1[c >> 8] << 8 | (c & 255)] : 0;
 }
@@ -666,12 +683,15 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
 }
 
 /* The fast path of a pipeline that starts with Precompiled: a char's table output holds where no
- * cluster rule can join it to the char before (may_join); elsewhere the general path redoes the stretch
- * from the last such char up to the next one, so every stretch starts and ends on a cluster boundary. */
+ * cluster rule can join it to the char before (may_join), or where every char since the last such
+ * boundary (the chain: whichever of them starts the true cluster) is CLOSED; elsewhere the general path
+ * redoes the stretch from the chain's start up to the next boundary, so every stretch starts and ends on
+ * a cluster boundary. */
 static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                                  size_t *out_len) {
     size_t o = 0, safe_pos = 0, safe_o = 0, n;
     uint8_t previous = 0;
+    int chain_closed = 0;
     for (size_t pos = 0; pos < len;) {
         uint32_t c;
         if (text[pos] < 0x80 && nz->ascii_plain[text[pos]] && (pos == 0 || !joins(nz, previous, grapheme_of(text[pos])))) {
@@ -680,11 +700,13 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
             safe_pos = end - 1;
             safe_o = o - 1;
             previous = grapheme_of(text[end - 1]);
+            chain_closed = nz->char_flags[text[end - 1]] & CHAR_CLOSED;
             pos = end;
             continue;
         }
         uint8_t flags = flags_at(nz, text, pos, &c, &n), g = grapheme_of(c);
-        if (!(flags & CHAR_LOCAL) || (pos > 0 && joins(nz, previous, g))) {
+        int joined = pos > 0 && joins(nz, previous, g);
+        if (!(flags & CHAR_LOCAL) || (joined && !(chain_closed && (flags & CHAR_CLOSED)))) {
             size_t end = pos + n, step;
             uint8_t last = g;
             while (end < len) {
@@ -700,10 +722,14 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
             pos = safe_pos = end;
             safe_o = o;
             previous = last;
+            chain_closed = 0;
             continue;
         }
-        safe_pos = pos;
-        safe_o = o;
+        if (!joined) {
+            safe_pos = pos;
+            safe_o = o;
+            chain_closed = flags & CHAR_CLOSED;
+        }
         previous = g;
         if (put_table_output(nz, s, c, pos, n, &o)) return -1;
         pos += n;
@@ -744,6 +770,7 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
     size_t changed = len + 1; /* where the output first differs from the text: not yet */
     context at = {0, 0};
     uint8_t previous = 0;
+    int chain_closed = 0; /* under graphemes, as in normalize_by_clusters */
     for (size_t pos = 0; pos < len;) {
         if (text[pos] < 0x80 && nz->ascii_plain[text[pos]]
             && !(nz->graphemes && pos > 0 && joins(nz, previous, grapheme_of(text[pos])))) {
@@ -753,8 +780,12 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
             } else if (translate_run(nz, s, text, len, pos, end, &changed)) {
                 return -1;
             }
-            after(&at, nz->char_flags[text[end - 1]]);
-            if (nz->graphemes) previous = grapheme_of(text[end - 1]);
+            if (nz->graphemes) {
+                previous = grapheme_of(text[end - 1]);
+                chain_closed = nz->char_flags[text[end - 1]] & CHAR_CLOSED;
+            } else {
+                after(&at, nz->char_flags[text[end - 1]]);
+            }
             pos = end;
             continue;
         }
@@ -762,8 +793,12 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
         size_t n;
         uint8_t flags = flags_at(nz, text, pos, &c, &n);
         if (!(flags & CHAR_SAME_LENGTH)) return 0;
-        if (nz->graphemes ? pos > 0 && joins(nz, previous, grapheme_of(c)) : needs_context(&at, flags))
+        if (nz->graphemes) {
+            if (!(pos > 0 && joins(nz, previous, grapheme_of(c)))) chain_closed = flags & CHAR_CLOSED;
+            else if (!(chain_closed && (flags & CHAR_CLOSED))) return 0;
+        } else if (needs_context(&at, flags)) {
             return 0;
+        }
         const uint8_t *mapped = nz->pool + (nz->per_char[c] >> 8);
         if (changed > len && !same_bytes(mapped, text + pos, n)) {
             if (out_reserve(s, len)) return -1;
@@ -771,8 +806,8 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
             changed = pos;
         }
         if (changed <= len) memcpy(s->out + pos, mapped, n);
-        after(&at, flags);
         if (nz->graphemes) previous = grapheme_of(c);
+        else after(&at, flags);
         pos += n;
     }
     *out = changed <= len ? s->out : text;
@@ -887,7 +922,8 @@ static int build_char_table(tp_normalizer *nz) {
         nz->char_flags[c] = (local ? CHAR_LOCAL : 0) | (local && out_len == n ? CHAR_SAME_LENGTH : 0)
                          | (info.lead ? CHAR_LEAD : 0) | (info.second ? CHAR_SECOND : 0) | (info.trail ? CHAR_TRAIL : 0)
                          | (info.starter ? CHAR_STARTER : 0) | (info.open ? CHAR_OPEN : 0)
-                         | (info.transparent ? CHAR_TRANSPARENT : 0);
+                         | (info.transparent ? CHAR_TRANSPARENT : 0)
+                         | (nz->graphemes && trie_closed(&nz->steps[nz->lead], bytes, n) ? CHAR_CLOSED : 0);
         pool_len += out_len;
     }
     tp_norm_scratch_free(s);
