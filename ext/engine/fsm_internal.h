@@ -73,6 +73,8 @@ size_t tt_fsm_bytes(const tt_view *v, uint32_t lo, uint32_t hi, const uint8_t *l
                     tt_seg *out); /* literal / single char (onig leftmost, non-overlapping) */
 size_t tt_fsm_empty(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out); /* onig '' */
 size_t tt_fsm_regex(const tt_view *v, uint32_t lo, uint32_t hi, tt_regex_kind kind, tt_seg *out);
+/* tt_fsm_regex then tt_apply_behavior (Isolated, no invert) in one pass: the matches and the gaps as pieces. */
+size_t tt_fsm_regex_pieces(const tt_view *v, uint32_t lo, uint32_t hi, tt_regex_kind kind, tt_piece *out);
 size_t tt_fsm_whitespace(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out);
 size_t tt_fsm_scripts(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out);
 size_t tt_fsm_fixed_length(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t length, tt_seg *out);

@@ -334,6 +334,10 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
             out += tt_fsm_class_pieces(v, lo, hi, s->prop_mask, &prog->class_members[step], behavior, sc->next + out);
             continue;
         }
+        if (!bs && s->kind == TT_STEP_SPLIT_REGEX && !invert && behavior == TT_BEHAVIOR_ISOLATED) {
+            out += tt_fsm_regex_pieces(v, lo, hi, s->regex, sc->next + out);
+            continue;
+        }
         size_t n_segs;
         if (!bs) {
             n_segs = split_segments(prog, step, v, lo, hi, sc, sc->segs);
@@ -442,8 +446,7 @@ static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *s
             continue;
         }
         if (!prefix) {
-            size_t k = tt_fsm_regex(v, lo, hi, TT_REGEX_GPT2, sc->segs);
-            out += tt_apply_behavior(sc->segs, k, TT_BEHAVIOR_ISOLATED, 0, sc->next + out);
+            out += tt_fsm_regex_pieces(v, lo, hi, TT_REGEX_GPT2, sc->next + out);
             continue;
         }
         uint32_t len = hi - lo + 1;
@@ -454,8 +457,7 @@ static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *s
         memcpy(vtext + 1, v->text + lo, len - 1);
         memcpy(vtags + 1, v->tags + lo, len - 1); /* use_regex: the program classified the text */
         tt_view pv = {vtext, vtags, NULL, v->props};
-        size_t k = tt_fsm_regex(&pv, 0, len, TT_REGEX_GPT2, sc->segs);
-        size_t got = tt_apply_behavior(sc->segs, k, TT_BEHAVIOR_ISOLATED, 0, sc->next + out);
+        size_t got = tt_fsm_regex_pieces(&pv, 0, len, TT_REGEX_GPT2, sc->next + out);
         for (size_t j = 0; j < got; j++) {
             tt_piece *pc = &sc->next[out + j];
             pc->flags = pc->start == 0 ? TT_PIECE_PREFIX : 0;
