@@ -96,7 +96,7 @@ static inline uint32_t gpt2_at(const tt_view *v, uint32_t p, uint32_t hi) {
     uint32_t s = p;
     if (v->text[p] == ' ' && p + 1 < hi && (tt_props_at(v, p + 1) & (L_ | N_))) s = p + 1;
     uint32_t props = tt_props_at(v, s);
-    if (props & L_) return tt_run(v, s, hi, L_);
+    if (props & L_) return tt_letter_run(v, s, hi);
     if (props & N_) return tt_run(v, s, hi, N_);
     e = space_then_other(v, p, hi);
     if (e > p) return e;
@@ -108,10 +108,10 @@ static inline uint32_t cl100k_at(const tt_view *v, uint32_t p, uint32_t hi, int 
     uint32_t e = v->text[p] == '\'' ? contraction(v, p, hi, 1) : 0;
     if (e) return e;
     uint32_t props = tt_props_at(v, p);
-    if (props & L_) return tt_run(v, p, hi, L_);
+    if (props & L_) return tt_letter_run(v, p, hi);
     if (!(props & (NEWLINE | N_))) { /* [^\r\n\p{L}\p{N}]\p{L}+ */
         uint32_t q = tt_next(v, p);
-        if (q < hi && (tt_props_at(v, q) & L_)) return tt_run(v, q, hi, L_);
+        if (q < hi && (tt_props_at(v, q) & L_)) return tt_letter_run(v, q, hi);
     }
     if (props & N_) return numbers_up_to(v, p, hi, max_digits);
     e = space_then_other(v, p, hi);
