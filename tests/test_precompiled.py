@@ -78,7 +78,8 @@ def test_random_code_points(pair):
 
 @pytest.mark.parametrize("text", ["", "\x7f", "\x7fg", "\x1e\x1eg", "g\x1e", "a\x7f\u0301b", "\r\n", "\uff76\uff9e",
                                   "\uff76\u0301", "a\u0301\u0301", "\u0915\u094d\u0915\u0301", "\U0001F1E6\U0001F1E7\u0301",
-                                  "x\u200bx", "\u200b\u200bx\u200b"])
+                                  "x\u200bx", "\u200b\u200bx\u200b", "\u0600a\u0301", "\u0600\u0600a\u0301b",
+                                  "x\u0301\u0308y\u0301", "\u0915\u094d\u0937\u093f\u0301", "\u0e01\u0e33\u0e48a\u0301", "\u2460\x1e", "x\u2460\u0301\x1e"])
 def test_edges(pair, text):
     check(pair, text)
 

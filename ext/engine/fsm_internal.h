@@ -32,6 +32,7 @@ typedef struct {
     const uint8_t *tags;    /* atom tags (TT_TAG_CONT on continuation bytes) */
     const uint8_t *stags;   /* script tags, only for TT_STEP_SCRIPTS */
     const uint32_t *props;  /* tag -> tt_atom_props, and TT_TAG_CONT -> TT_CONT_BIT (tt_fill_props) */
+    const tt_nibble_set *letter_ends; /* tags that end a run of letters (tt_letter_ends), or NULL */
 } tt_view;
 
 void tt_fill_props(uint32_t props[256]);
@@ -51,6 +52,16 @@ static inline uint32_t tt_run(const tt_view *v, uint32_t p, uint32_t hi, uint32_
     mask |= TT_CONT_BIT;
     while (p < hi && (v->props[v->tags[p]] & mask)) p++;
     return p;
+}
+
+/* The tags whose chars are not \p{L} (a continuation byte's tag belongs to its char): where a run of
+ * letters can end. */
+void tt_letter_ends(tt_nibble_set *ends, const uint32_t props[256]);
+
+/* tt_run(v, p, hi, TT_PROP_L), long runs (a sentence of CJK) skipped sixteen tags at a time. */
+static inline uint32_t tt_letter_run(const tt_view *v, uint32_t p, uint32_t hi) {
+    if (v->letter_ends) p = tt_nibble_skip(v->letter_ends, v->tags, p, hi);
+    return tt_run(v, p, hi, TT_PROP_L);
 }
 
 /* First char start >= p (or hi) whose char has one of `mask` (the run of chars outside `mask`). */
@@ -73,6 +84,8 @@ size_t tt_fsm_bytes(const tt_view *v, uint32_t lo, uint32_t hi, const uint8_t *l
                     tt_seg *out); /* literal / single char (onig leftmost, non-overlapping) */
 size_t tt_fsm_empty(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out); /* onig '' */
 size_t tt_fsm_regex(const tt_view *v, uint32_t lo, uint32_t hi, tt_regex_kind kind, tt_seg *out);
+/* tt_fsm_regex then tt_apply_behavior (Isolated, no invert) in one pass: the matches and the gaps as pieces. */
+size_t tt_fsm_regex_pieces(const tt_view *v, uint32_t lo, uint32_t hi, tt_regex_kind kind, tt_piece *out);
 size_t tt_fsm_whitespace(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out);
 size_t tt_fsm_scripts(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out);
 size_t tt_fsm_fixed_length(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t length, tt_seg *out);

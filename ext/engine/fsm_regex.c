@@ -96,7 +96,7 @@ static inline uint32_t gpt2_at(const tt_view *v, uint32_t p, uint32_t hi) {
     uint32_t s = p;
     if (v->text[p] == ' ' && p + 1 < hi && (tt_props_at(v, p + 1) & (L_ | N_))) s = p + 1;
     uint32_t props = tt_props_at(v, s);
-    if (props & L_) return tt_run(v, s, hi, L_);
+    if (props & L_) return tt_letter_run(v, s, hi);
     if (props & N_) return tt_run(v, s, hi, N_);
     e = space_then_other(v, p, hi);
     if (e > p) return e;
@@ -108,10 +108,10 @@ static inline uint32_t cl100k_at(const tt_view *v, uint32_t p, uint32_t hi, int 
     uint32_t e = v->text[p] == '\'' ? contraction(v, p, hi, 1) : 0;
     if (e) return e;
     uint32_t props = tt_props_at(v, p);
-    if (props & L_) return tt_run(v, p, hi, L_);
+    if (props & L_) return tt_letter_run(v, p, hi);
     if (!(props & (NEWLINE | N_))) { /* [^\r\n\p{L}\p{N}]\p{L}+ */
         uint32_t q = tt_next(v, p);
-        if (q < hi && (tt_props_at(v, q) & L_)) return tt_run(v, q, hi, L_);
+        if (q < hi && (tt_props_at(v, q) & L_)) return tt_letter_run(v, q, hi);
     }
     if (props & N_) return numbers_up_to(v, p, hi, max_digits);
     e = space_then_other(v, p, hi);
@@ -177,32 +177,51 @@ static inline __attribute__((always_inline)) uint32_t match_at(tt_regex_kind kin
     return p;
 }
 
-/* onig find_iter: matches, with the gaps between them as non-match segments. Always inlined with a
- * constant kind so each pattern gets its own loop with the matcher inlined. */
+/* onig find_iter: matches, with the gaps between them as non-match segments (into segs), or straight as
+ * the pieces the Isolated behavior makes of them (into pieces; neither is ever empty). Always inlined with
+ * a constant kind and one constant NULL output, so each pattern gets its own loop with the matcher inlined. */
 static inline __attribute__((always_inline)) size_t regex_loop(const tt_view *v, uint32_t lo, uint32_t hi,
-                                                               tt_regex_kind kind, tt_seg *out) {
+                                                               tt_regex_kind kind, tt_seg *segs, tt_piece *pieces) {
     size_t n = 0;
     uint32_t gap = lo, p = lo;
     while (p < hi) {
         uint32_t e = match_at(kind, v, p, hi);
         if (e > p) {
-            if (gap < p) out[n++] = (tt_seg){gap, p, 0};
-            out[n++] = (tt_seg){p, e, 1};
+            if (segs) {
+                if (gap < p) segs[n++] = (tt_seg){gap, p, 0};
+                segs[n++] = (tt_seg){p, e, 1};
+            } else {
+                if (gap < p) pieces[n++] = (tt_piece){gap, p, 0};
+                pieces[n++] = (tt_piece){p, e, 0};
+            }
             gap = p = e;
         } else {
             p = tt_next(v, p);
         }
     }
-    if (gap < hi) out[n++] = (tt_seg){gap, hi, 0};
+    if (gap < hi) {
+        if (segs) segs[n++] = (tt_seg){gap, hi, 0};
+        else pieces[n++] = (tt_piece){gap, hi, 0};
+    }
     return n;
 }
 
 size_t tt_fsm_regex(const tt_view *v, uint32_t lo, uint32_t hi, tt_regex_kind kind, tt_seg *out) {
     switch (kind) {
-    case TT_REGEX_GPT2: return regex_loop(v, lo, hi, TT_REGEX_GPT2, out);
-    case TT_REGEX_CL100K: return regex_loop(v, lo, hi, TT_REGEX_CL100K, out);
-    case TT_REGEX_QWEN2: return regex_loop(v, lo, hi, TT_REGEX_QWEN2, out);
-    case TT_REGEX_O200K: return regex_loop(v, lo, hi, TT_REGEX_O200K, out);
+    case TT_REGEX_GPT2: return regex_loop(v, lo, hi, TT_REGEX_GPT2, out, NULL);
+    case TT_REGEX_CL100K: return regex_loop(v, lo, hi, TT_REGEX_CL100K, out, NULL);
+    case TT_REGEX_QWEN2: return regex_loop(v, lo, hi, TT_REGEX_QWEN2, out, NULL);
+    case TT_REGEX_O200K: return regex_loop(v, lo, hi, TT_REGEX_O200K, out, NULL);
+    }
+    return 0;
+}
+
+size_t tt_fsm_regex_pieces(const tt_view *v, uint32_t lo, uint32_t hi, tt_regex_kind kind, tt_piece *out) {
+    switch (kind) {
+    case TT_REGEX_GPT2: return regex_loop(v, lo, hi, TT_REGEX_GPT2, NULL, out);
+    case TT_REGEX_CL100K: return regex_loop(v, lo, hi, TT_REGEX_CL100K, NULL, out);
+    case TT_REGEX_QWEN2: return regex_loop(v, lo, hi, TT_REGEX_QWEN2, NULL, out);
+    case TT_REGEX_O200K: return regex_loop(v, lo, hi, TT_REGEX_O200K, NULL, out);
     }
     return 0;
 }

@@ -17,6 +17,12 @@ static inline size_t emit(tt_seg *out, size_t n, uint32_t start, uint32_t end, u
     return n + 1;
 }
 
+void tt_letter_ends(tt_nibble_set *ends, const uint32_t props[256]) {
+    uint8_t member[256];
+    for (unsigned tag = 0; tag < 256; tag++) member[tag] = !(props[tag] & (TT_PROP_L | TT_CONT_BIT));
+    tt_nibble_set_build(ends, member);
+}
+
 void tt_class_members(tt_nibble_set *members, const uint32_t props[256], uint32_t mask) {
     uint8_t member[256];
     for (unsigned tag = 0; tag < 256; tag++) member[tag] = (props[tag] & mask) != 0;

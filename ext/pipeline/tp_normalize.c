@@ -23,11 +23,14 @@
  * the last starter before it: its starters-first part holds a char that is the second of some composition
  * (SECOND, also LEAD) and that starter, the last of the composed output of a STARTER char, is the first of
  * some composition (OPEN). A SAME_LENGTH char is LOCAL and its output as long as its UTF-8:
- * a text of such chars keeps every byte where it was, so its alignment needs no arrays. */
+ * a text of such chars keeps every byte where it was, so its alignment needs no arrays.
+ * Under a Precompiled pipeline (which has no decomposing step, so no char has the composition flags) a
+ * CLOSED char is one whose bytes no charsmap key starts with or is a prefix of: a cluster that begins
+ * with it has no key and goes char by char, each char as the table has it. */
 #define TABLE_CHARS 0x30000
 enum {
     CHAR_LOCAL = 1, CHAR_LEAD = 2, CHAR_TRAIL = 4, CHAR_TRANSPARENT = 8, CHAR_SAME_LENGTH = 16, CHAR_SECOND = 32,
-    CHAR_STARTER = 64, CHAR_OPEN = 128
+    CHAR_STARTER = 64, CHAR_OPEN = 128, CHAR_CLOSED = CHAR_SECOND
 };
 
 typedef struct {
@@ -377,6 +380,20 @@ static long trie_first(const uint32_t *trie, size_t n, const uint8_t *chunk, siz
     return -1;
 }
 
+/* Whether no key starts with bytes[0, n) (one char's) nor is a prefix of them (a lookup stops at NUL). */
+static int trie_closed(const step *st, const uint8_t *bytes, size_t n) {
+    size_t pos = unit_offset(st->trie[0]);
+    for (size_t i = 0; i < n; i++) {
+        if (!bytes[i]) return 1;
+        pos ^= bytes[i];
+        if (pos >= st->trie_n || unit_label(st->trie[pos]) != bytes[i]) return 1;
+        uint32_t unit = st->trie[pos];
+        pos ^= unit_offset(unit);
+        if (unit_has_leaf(unit)) return 0;
+    }
+    return 0;
+}
+
 static uint8_t grapheme_of(uint32_t c) {
     return c < 0x110000 ? tt_grapheme.blocks[(size_t)tt_grapheme.stage1[c >> 8] << 8 | (c & 255)] : 0;
 }
@@ -629,13 +646,21 @@ static inline void after(context *at, uint8_t flags) {
     if (flags & CHAR_STARTER) at->open = flags & CHAR_OPEN;
 }
 
+/* Where the table path takes over from normalize_same_shape, which leaves text[0, pos) in s->out and the
+ * alignment: the table path's own state there (normalize_by_table: the last safe char and the context;
+ * normalize_by_clusters: pos is a cluster boundary). */
+typedef struct {
+    size_t pos, safe_pos;
+    context at;
+} table_start;
+
 /* Table lookups char by char; where a char needs context, the general path redoes the stretch from
  * the last safe char up to the next one. */
 static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
-                              size_t *out_len) {
-    size_t o = 0, safe_pos = 0, safe_o = 0, n;
-    context at = {0, 0};
-    for (size_t pos = 0; pos < len;) {
+                              const table_start *start, size_t *out_len) {
+    size_t o = start->pos, safe_pos = start->safe_pos, safe_o = start->safe_pos, n;
+    context at = start->at;
+    for (size_t pos = start->pos; pos < len;) {
         uint32_t c;
         if (text[pos] < 0x80 && nz->ascii_plain[text[pos]]) { /* every char of the run is safe */
             size_t end = copy_plain_run(nz, s, text, len, pos, &o);
@@ -665,26 +690,34 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
     return 0;
 }
 
-/* The fast path of a pipeline that starts with Precompiled: a char's table output holds where no
- * cluster rule can join it to the char before (may_join); elsewhere the general path redoes the stretch
- * from the last such char up to the next one, so every stretch starts and ends on a cluster boundary. */
+/* The fast path of a pipeline that starts with Precompiled, from `start` (a cluster boundary before the
+ * first char that needs more than the table; s->out and the alignment hold the text before it): a char's
+ * table output holds where no
+ * cluster rule can join it to the char before (may_join), or where every char since the last such
+ * boundary (the chain: whichever of them starts the true cluster) is CLOSED; elsewhere the general path
+ * redoes the stretch from the chain's start up to the next boundary, so every stretch starts and ends on
+ * a cluster boundary. */
 static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
-                                 size_t *out_len) {
-    size_t o = 0, safe_pos = 0, safe_o = 0, n;
+                                 const table_start *from, size_t *out_len) {
+    size_t start = from->pos;
+    size_t o = start, safe_pos = start, safe_o = start, n;
     uint8_t previous = 0;
-    for (size_t pos = 0; pos < len;) {
+    int chain_closed = 0;
+    for (size_t pos = start; pos < len;) {
         uint32_t c;
-        if (text[pos] < 0x80 && nz->ascii_plain[text[pos]] && (pos == 0 || !joins(nz, previous, grapheme_of(text[pos])))) {
+        if (text[pos] < 0x80 && nz->ascii_plain[text[pos]] && (pos == start || !joins(nz, previous, grapheme_of(text[pos])))) {
             size_t end = copy_plain_run(nz, s, text, len, pos, &o);
             if (!end) return -1;
             safe_pos = end - 1;
             safe_o = o - 1;
             previous = grapheme_of(text[end - 1]);
+            chain_closed = nz->char_flags[text[end - 1]] & CHAR_CLOSED;
             pos = end;
             continue;
         }
         uint8_t flags = flags_at(nz, text, pos, &c, &n), g = grapheme_of(c);
-        if (!(flags & CHAR_LOCAL) || (pos > 0 && joins(nz, previous, g))) {
+        int joined = pos > start && joins(nz, previous, g);
+        if (!(flags & CHAR_LOCAL) || (joined && !(chain_closed && (flags & CHAR_CLOSED)))) {
             size_t end = pos + n, step;
             uint8_t last = g;
             while (end < len) {
@@ -700,10 +733,14 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
             pos = safe_pos = end;
             safe_o = o;
             previous = last;
+            chain_closed = 0;
             continue;
         }
-        safe_pos = pos;
-        safe_o = o;
+        if (!joined) {
+            safe_pos = pos;
+            safe_o = o;
+            chain_closed = flags & CHAR_CLOSED;
+        }
         previous = g;
         if (put_table_output(nz, s, c, pos, n, &o)) return -1;
         pos += n;
@@ -734,16 +771,33 @@ static inline int same_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
     return 1;
 }
 
+/* text[0, start) (same-shape chars) into s->out unless it is there already (`changed` <= start), each
+ * byte aligned to its char. -1 on OOM. */
+static int same_shape_prefix(tp_norm_scratch *s, const uint8_t *text, size_t start, size_t changed) {
+    if (start == 0) return 0;
+    if (out_reserve(s, start)) return -1;
+    if (changed > start) memcpy(s->out, text, start);
+    for (size_t b = 0; b < start;) {
+        size_t n = utf8_char_len(text[b]);
+        for (size_t k = 0; k < n; k++) { s->from[b + k] = (uint32_t)b; s->to[b + k] = (uint32_t)(b + n); }
+        b += n;
+    }
+    return 0;
+}
+
 /* A text whose every char takes its table output (as normalize_by_table / normalize_by_clusters would
  * take it in context) of its own length: then normalized byte b comes from the char holding original byte
  * b, the alignment of an untouched text, and none is written. *out is the text itself while no char
- * changes. Returns 1 when the whole text is such, 0 at the first char that is not (nothing usable
- * written), -1 on OOM. */
+ * changes. Returns 1 when the whole text is such, else 0 with *resume: where the table path takes over
+ * (the first char that is not; under graphemes, the cluster boundary before it); -1 on OOM. */
 static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
-                                const uint8_t **out) {
+                                const uint8_t **out, table_start *resume) {
     size_t changed = len + 1; /* where the output first differs from the text: not yet */
+    size_t chain_start = 0;   /* under graphemes, as in normalize_by_clusters */
+    size_t safe_pos = 0;      /* otherwise, as in normalize_by_table */
     context at = {0, 0};
     uint8_t previous = 0;
+    int chain_closed = 0;
     for (size_t pos = 0; pos < len;) {
         if (text[pos] < 0x80 && nz->ascii_plain[text[pos]]
             && !(nz->graphemes && pos > 0 && joins(nz, previous, grapheme_of(text[pos])))) {
@@ -753,17 +807,39 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
             } else if (translate_run(nz, s, text, len, pos, end, &changed)) {
                 return -1;
             }
-            after(&at, nz->char_flags[text[end - 1]]);
-            if (nz->graphemes) previous = grapheme_of(text[end - 1]);
+            if (nz->graphemes) {
+                previous = grapheme_of(text[end - 1]);
+                chain_closed = nz->char_flags[text[end - 1]] & CHAR_CLOSED;
+                chain_start = end - 1;
+            } else {
+                safe_pos = end - 1;
+                after(&at, nz->char_flags[text[end - 1]]);
+            }
             pos = end;
             continue;
         }
         uint32_t c;
         size_t n;
         uint8_t flags = flags_at(nz, text, pos, &c, &n);
-        if (!(flags & CHAR_SAME_LENGTH)) return 0;
-        if (nz->graphemes ? pos > 0 && joins(nz, previous, grapheme_of(c)) : needs_context(&at, flags))
+        if (nz->graphemes) {
+            int joined = pos > 0 && joins(nz, previous, grapheme_of(c));
+            if (!(flags & CHAR_SAME_LENGTH) || (joined && !(chain_closed && (flags & CHAR_CLOSED)))) {
+                /* from a chain start before the char: a char Precompiled removes folds into the one before */
+                if (same_shape_prefix(s, text, chain_start, changed)) return -1;
+                *resume = (table_start){chain_start, chain_start, {0, 0}};
+                return 0;
+            }
+            if (!joined) {
+                chain_start = pos;
+                chain_closed = flags & CHAR_CLOSED;
+            }
+        } else if (!(flags & CHAR_SAME_LENGTH) || needs_context(&at, flags)) {
+            if (same_shape_prefix(s, text, pos, changed)) return -1;
+            *resume = (table_start){pos, safe_pos, at};
             return 0;
+        } else if ((flags & (CHAR_LEAD | CHAR_TRANSPARENT)) == 0) {
+            safe_pos = pos;
+        }
         const uint8_t *mapped = nz->pool + (nz->per_char[c] >> 8);
         if (changed > len && !same_bytes(mapped, text + pos, n)) {
             if (out_reserve(s, len)) return -1;
@@ -771,8 +847,8 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
             changed = pos;
         }
         if (changed <= len) memcpy(s->out + pos, mapped, n);
-        after(&at, flags);
         if (nz->graphemes) previous = grapheme_of(c);
+        else after(&at, flags);
         pos += n;
     }
     *out = changed <= len ? s->out : text;
@@ -780,8 +856,9 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
 }
 
 static int normalize_by_table_or_clusters(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text,
-                                          size_t len, size_t *out_len) {
-    return nz->graphemes ? normalize_by_clusters(nz, s, text, len, out_len) : normalize_by_table(nz, s, text, len, out_len);
+                                          size_t len, const table_start *start, size_t *out_len) {
+    return nz->graphemes ? normalize_by_clusters(nz, s, text, len, start, out_len)
+                         : normalize_by_table(nz, s, text, len, start, out_len);
 }
 
 /* The leading prefix goes in front of the text; its chars then align to the text's first char. */
@@ -796,7 +873,7 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
     memcpy(s->joined, nz->prefix, p);
     memcpy(s->joined + p, text, len);
     utf8_decode(text, &first);
-    int rc = nz->per_char ? normalize_by_table_or_clusters(nz, s, s->joined, p + len, out_len)
+    int rc = nz->per_char ? normalize_by_table_or_clusters(nz, s, s->joined, p + len, &(table_start){0, 0, {0, 0}}, out_len)
                           : normalize_chars(nz, s, s->joined, p + len, 0, 0, out_len, NULL);
     for (size_t b = 0; rc == 0 && b < *out_len; b++) {
         s->from[b] = s->from[b] < p ? 0 : s->from[b] - (uint32_t)p;
@@ -809,10 +886,11 @@ int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *tex
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
     *from = *to = NULL;
     *out_len = len;
-    int same = nz->per_char && !nz->prefix_len ? normalize_same_shape(nz, s, text, len, out) : 0;
+    table_start resume = {0, 0, {0, 0}};
+    int same = nz->per_char && !nz->prefix_len ? normalize_same_shape(nz, s, text, len, out, &resume) : 0;
     if (same) return same < 0 ? -1 : 0;
     int rc = nz->prefix_len && len ? normalize_prefixed(nz, s, text, len, out_len)
-           : nz->per_char ? normalize_by_table_or_clusters(nz, s, text, len, out_len)
+           : nz->per_char ? normalize_by_table_or_clusters(nz, s, text, len, &resume, out_len)
                           : normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
     *out = s->out; *from = s->from; *to = s->to;
     return rc;
@@ -887,7 +965,8 @@ static int build_char_table(tp_normalizer *nz) {
         nz->char_flags[c] = (local ? CHAR_LOCAL : 0) | (local && out_len == n ? CHAR_SAME_LENGTH : 0)
                          | (info.lead ? CHAR_LEAD : 0) | (info.second ? CHAR_SECOND : 0) | (info.trail ? CHAR_TRAIL : 0)
                          | (info.starter ? CHAR_STARTER : 0) | (info.open ? CHAR_OPEN : 0)
-                         | (info.transparent ? CHAR_TRANSPARENT : 0);
+                         | (info.transparent ? CHAR_TRANSPARENT : 0)
+                         | (nz->graphemes && trie_closed(&nz->steps[nz->lead], bytes, n) ? CHAR_CLOSED : 0);
         pool_len += out_len;
     }
     tp_norm_scratch_free(s);
