@@ -237,6 +237,20 @@ def test_word_cache_keeps_stock_ids_while_it_grows_past_its_first_size():
         assert [e.ids for e in ours.encode_batch(texts)] == expected
 
 
+def test_char_offsets_at_every_block_position_match_stock():
+    # Char offsets are counted from the text's continuation bytes per 64-byte block: multi-byte chars at
+    # every position of a block (a shift of 0-63 ASCII bytes before them), tokens that start or end
+    # inside a char (byte-level BPE keeps a rare char as several byte tokens), in one call and columnar.
+    stock = tokenizer_zoo.load("small_bytelevel")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    mixed = "é中𝔘 ж€👍🏽a ßx中文\u0301 ab"
+    texts = ["a" * shift + mixed * 9 for shift in range(64)] + [mixed * 40 + " " + "b" * shift for shift in range(0, 64, 7)]
+    expected = stock.encode_batch(texts)
+    assert [e.offsets for e in ours.encode_batch(texts)] == [e.offsets for e in expected]
+    columns = ours.encode_batch_arrays(texts)
+    assert columns.offsets.tolist() == [list(pair) for e in expected for pair in e.offsets]
+
+
 def test_fallen_back_columnar_call_matches_stock_with_and_without_offsets():
     import numpy as np
 
