@@ -32,7 +32,7 @@ typedef struct {
     const uint8_t *tags;    /* atom tags (TT_TAG_CONT on continuation bytes) */
     const uint8_t *stags;   /* script tags, only for TT_STEP_SCRIPTS */
     const uint32_t *props;  /* tag -> tt_atom_props, and TT_TAG_CONT -> TT_CONT_BIT (tt_fill_props) */
-    const tt_nibble_set *letter_ends; /* tags that end a run of letters (tt_letter_ends), or NULL */
+    const struct tt_run_ends *run_ends; /* for the hand FSMs' long runs (tt_letter_run), or NULL */
 } tt_view;
 
 void tt_fill_props(uint32_t props[256]);
@@ -54,14 +54,29 @@ static inline uint32_t tt_run(const tt_view *v, uint32_t p, uint32_t hi, uint32_
     return p;
 }
 
-/* The tags whose chars are not \p{L} (a continuation byte's tag belongs to its char): where a run of
- * letters can end. */
-void tt_letter_ends(tt_nibble_set *ends, const uint32_t props[256]);
+/* Where runs the hand FSMs take can end: the tags whose chars have none of a run's properties (a
+ * continuation byte's tag belongs to its char). */
+typedef struct tt_run_ends {
+    tt_nibble_set letters;  /* \p{L} */
+    tt_nibble_set upperish; /* [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] */
+    tt_nibble_set lowerish; /* [\p{Ll}\p{Lm}\p{Lo}\p{M}] */
+} tt_run_ends;
 
-/* tt_run(v, p, hi, TT_PROP_L), long runs (a sentence of CJK) skipped sixteen tags at a time. */
+#define TT_UPPERISH (TT_PROP_LU | TT_PROP_LT | TT_PROP_LM | TT_PROP_LO | TT_PROP_M)
+#define TT_LOWERISH (TT_PROP_LL | TT_PROP_LM | TT_PROP_LO | TT_PROP_M)
+
+void tt_run_ends_build(tt_run_ends *ends, const uint32_t props[256]);
+
+/* tt_run(v, p, hi, mask) for a mask of tt_run_ends (its set `ends`): long runs (a sentence of CJK)
+ * skipped sixteen tags at a time. */
+static inline uint32_t tt_long_run(const tt_view *v, const tt_nibble_set *ends, uint32_t p, uint32_t hi,
+                                   uint32_t mask) {
+    if (v->run_ends) p = tt_nibble_skip(ends, v->tags, p, hi);
+    return tt_run(v, p, hi, mask);
+}
+
 static inline uint32_t tt_letter_run(const tt_view *v, uint32_t p, uint32_t hi) {
-    if (v->letter_ends) p = tt_nibble_skip(v->letter_ends, v->tags, p, hi);
-    return tt_run(v, p, hi, TT_PROP_L);
+    return tt_long_run(v, v->run_ends ? &v->run_ends->letters : NULL, p, hi, TT_PROP_L);
 }
 
 /* First char start >= p (or hi) whose char has one of `mask` (the run of chars outside `mask`). */

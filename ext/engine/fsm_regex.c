@@ -17,8 +17,8 @@
 #define L_ TT_PROP_L
 #define N_ TT_PROP_N
 #define NEWLINE (TT_PROP_CR | TT_PROP_LF)
-#define UPPERISH (TT_PROP_LU | TT_PROP_LT | TT_PROP_LM | TT_PROP_LO | TT_PROP_M)
-#define LOWERISH (TT_PROP_LL | TT_PROP_LM | TT_PROP_LO | TT_PROP_M)
+#define UPPERISH TT_UPPERISH
+#define LOWERISH TT_LOWERISH
 
 /* The letter at q (ASCII, or under (?i) also a non-ASCII char onig folds onto one), or 0. */
 static char letter_at(const tt_view *v, uint32_t q, uint32_t hi, int fold, uint32_t *next) {
@@ -121,11 +121,19 @@ static inline uint32_t cl100k_at(const tt_view *v, uint32_t p, uint32_t hi, int 
     return (props & S_) ? whitespace_tail(v, p, hi) : p;
 }
 
+static inline uint32_t upper_run(const tt_view *v, uint32_t p, uint32_t hi) {
+    return tt_long_run(v, v->run_ends ? &v->run_ends->upperish : NULL, p, hi, UPPERISH);
+}
+
+static inline uint32_t lower_run(const tt_view *v, uint32_t p, uint32_t hi) {
+    return tt_long_run(v, v->run_ends ? &v->run_ends->lowerish : NULL, p, hi, LOWERISH);
+}
+
 /* [Lu Lt Lm Lo M]*[Ll Lm Lo M]+ from s: if the upper run is not followed by a lower char, the star
  * gives back chars until the last Lm/Lo/M of the run can serve as the one-char plus. */
 static uint32_t upper_star_lower_plus(const tt_view *v, uint32_t s, uint32_t hi) {
-    uint32_t u = tt_run(v, s, hi, UPPERISH);
-    if (u < hi && (tt_props_at(v, u) & LOWERISH)) return tt_run(v, u, hi, LOWERISH);
+    uint32_t u = upper_run(v, s, hi);
+    if (u < hi && (tt_props_at(v, u) & LOWERISH)) return lower_run(v, u, hi);
     while (u > s) {
         uint32_t k = u - 1;
         while (v->tags[k] == TT_TAG_CONT) k--;
@@ -138,7 +146,7 @@ static uint32_t upper_star_lower_plus(const tt_view *v, uint32_t s, uint32_t hi)
 /* [Lu Lt Lm Lo M]+[Ll Lm Lo M]* from s */
 static uint32_t upper_plus_lower_star(const tt_view *v, uint32_t s, uint32_t hi) {
     if (s >= hi || !(tt_props_at(v, s) & UPPERISH)) return 0;
-    return tt_run(v, tt_run(v, s, hi, UPPERISH), hi, LOWERISH);
+    return lower_run(v, upper_run(v, s, hi), hi);
 }
 
 static uint32_t with_contraction(const tt_view *v, uint32_t e, uint32_t hi) {

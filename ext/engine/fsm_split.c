@@ -17,10 +17,16 @@ static inline size_t emit(tt_seg *out, size_t n, uint32_t start, uint32_t end, u
     return n + 1;
 }
 
-void tt_letter_ends(tt_nibble_set *ends, const uint32_t props[256]) {
+static void run_ends(tt_nibble_set *ends, const uint32_t props[256], uint32_t mask) {
     uint8_t member[256];
-    for (unsigned tag = 0; tag < 256; tag++) member[tag] = !(props[tag] & (TT_PROP_L | TT_CONT_BIT));
+    for (unsigned tag = 0; tag < 256; tag++) member[tag] = !(props[tag] & (mask | TT_CONT_BIT));
     tt_nibble_set_build(ends, member);
+}
+
+void tt_run_ends_build(tt_run_ends *ends, const uint32_t props[256]) {
+    run_ends(&ends->letters, props, TT_PROP_L);
+    run_ends(&ends->upperish, props, TT_UPPERISH);
+    run_ends(&ends->lowerish, props, TT_LOWERISH);
 }
 
 void tt_class_members(tt_nibble_set *members, const uint32_t props[256], uint32_t mask) {

@@ -32,7 +32,7 @@ struct tt_program {
     uint8_t repl[4]; /* Metaspace replacement, UTF-8 */
     uint32_t repl_len;
     uint32_t props[256]; /* tt_view.props */
-    tt_nibble_set letter_ends; /* tt_view.letter_ends */
+    tt_run_ends run_ends; /* tt_view.run_ends */
     tt_byte_step *byte_steps; /* per step after ByteLevel, when all can run on the original bytes (see
                                * run_after_bytelevel); else NULL */
 };
@@ -172,7 +172,7 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
         return NULL;
     }
     tt_fill_props(prog->props);
-    tt_letter_ends(&prog->letter_ends, prog->props);
+    tt_run_ends_build(&prog->run_ends, prog->props);
     for (size_t i = 0; i < n_steps; i++) {
         tt_step s = steps[i];
         int rc = 0;
@@ -458,7 +458,7 @@ static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *s
         vtags[0] = tt_atom_ascii[' '];
         memcpy(vtext + 1, v->text + lo, len - 1);
         memcpy(vtags + 1, v->tags + lo, len - 1); /* use_regex: the program classified the text */
-        tt_view pv = {vtext, vtags, NULL, v->props, v->letter_ends};
+        tt_view pv = {vtext, vtags, NULL, v->props, v->run_ends};
         size_t got = tt_fsm_regex_pieces(&pv, 0, len, TT_REGEX_GPT2, sc->next + out);
         for (size_t j = 0; j < got; j++) {
             tt_piece *pc = &sc->next[out + j];
@@ -516,7 +516,7 @@ static int run_after_bytelevel(const tt_program *prog, const uint8_t *text, tt_s
         if (GROW(sc->rstags, sc->rstags_cap, rlen)) return -1;
         tt_classify(TT_ALPHABET_SCRIPTS, sc->rtext, rlen, sc->rstags, NULL);
     }
-    tt_view rv = {sc->rtext, sc->rtags, sc->rstags, prog->props, &prog->letter_ends};
+    tt_view rv = {sc->rtext, sc->rtags, sc->rstags, prog->props, &prog->run_ends};
     for (size_t i = prog->n_before; i < prog->n_steps; i++)
         if (run_split(prog, i, NULL, &rv, sc, n)) return -1;
     for (size_t i = 0; i < *n; i++) {
@@ -549,7 +549,7 @@ int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, 
         if (GROW(sc->stags, sc->stags_cap, len)) return -1;
         tt_classify(TT_ALPHABET_SCRIPTS, text, len, sc->stags, NULL);
     }
-    tt_view v = {text, sc->tags, sc->stags, prog->props, &prog->letter_ends};
+    tt_view v = {text, sc->tags, sc->stags, prog->props, &prog->run_ends};
     sc->cur[0] = (tt_piece){0, (uint32_t)len, 0};
     n = 1;
     for (size_t i = 0; i < prog->n_before; i++)
