@@ -53,6 +53,7 @@ cdef extern from "pipeline/tp_normalize.h" nogil:
     int tp_precompiled_valid(const uint8_t *charsmap, size_t len)
     tp_norm_scratch *tp_norm_scratch_new()
     void tp_norm_scratch_free(tp_norm_scratch *s)
+    void tp_char_alignment(const uint8_t *text, size_t len, uint32_t *from_, uint32_t *to)
     int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
                      const uint8_t **out, const uint32_t **from_, const uint32_t **to, size_t *out_len)
 
@@ -348,17 +349,8 @@ cdef class Normalizer:
             raise MemoryError()
         starts, ends = np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32)
         cdef uint32_t[::1] starts_view = starts, ends_view = ends
-        cdef const uint8_t *original = <const uint8_t *><const char *>data
-        cdef size_t char_start = 0, char_end = 0
-        if from_ == NULL:  # every byte stayed in place: each aligns to the original char holding it
-            for i in range(n):
-                if original[i] & 0xC0 != 0x80:
-                    char_start = i
-                    char_end = i + 1
-                    while char_end < n and original[char_end] & 0xC0 == 0x80:
-                        char_end += 1
-                starts_view[i] = <uint32_t>char_start
-                ends_view[i] = <uint32_t>char_end
+        if from_ == NULL and n:  # every byte stayed in place: each aligns to the original char holding it
+            tp_char_alignment(<const uint8_t *><const char *>data, n, &starts_view[0], &ends_view[0])
         elif n:
             memcpy(&starts_view[0], from_, n * 4)
             memcpy(&ends_view[0], to, n * 4)

@@ -17,22 +17,21 @@ static inline size_t emit(tt_seg *out, size_t n, uint32_t start, uint32_t end, u
     return n + 1;
 }
 
-static void run_ends(tt_nibble_set *ends, const uint32_t props[256], uint32_t mask) {
+/* The tags whose props have one of `mask` (has) or none of it (!has). */
+static void tags_with(tt_nibble_set *set, const uint32_t props[256], uint32_t mask, int has) {
     uint8_t member[256];
-    for (unsigned tag = 0; tag < 256; tag++) member[tag] = !(props[tag] & (mask | TT_CONT_BIT));
-    tt_nibble_set_build(ends, member);
+    for (unsigned tag = 0; tag < 256; tag++) member[tag] = ((props[tag] & mask) != 0) == has;
+    tt_nibble_set_build(set, member);
 }
 
 void tt_run_ends_build(tt_run_ends *ends, const uint32_t props[256]) {
-    run_ends(&ends->letters, props, TT_PROP_L);
-    run_ends(&ends->upperish, props, TT_UPPERISH);
-    run_ends(&ends->lowerish, props, TT_LOWERISH);
+    tags_with(&ends->letters, props, TT_PROP_L | TT_CONT_BIT, 0);
+    tags_with(&ends->upperish, props, TT_UPPERISH | TT_CONT_BIT, 0);
+    tags_with(&ends->lowerish, props, TT_LOWERISH | TT_CONT_BIT, 0);
 }
 
 void tt_class_members(tt_nibble_set *members, const uint32_t props[256], uint32_t mask) {
-    uint8_t member[256];
-    for (unsigned tag = 0; tag < 256; tag++) member[tag] = (props[tag] & mask) != 0;
-    tt_nibble_set_build(members, member);
+    tags_with(members, props, mask, 1);
 }
 
 /* tt_run_not, whole blocks of non-member tags skipped sixteen at a time. */

@@ -309,6 +309,11 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
     tt_behavior behavior;
     int invert;
     step_behavior(s, &behavior, &invert);
+    /* steps whose FSM writes the pieces itself (no segments, no behaviour pass) */
+    int class_pieces = !bs && s->kind == TT_STEP_SPLIT_CLASS && !invert &&
+                       (behavior == TT_BEHAVIOR_REMOVED || behavior == TT_BEHAVIOR_ISOLATED ||
+                        behavior == TT_BEHAVIOR_CONTIGUOUS);
+    int regex_pieces = !bs && s->kind == TT_STEP_SPLIT_REGEX && !invert && behavior == TT_BEHAVIOR_ISOLATED;
     size_t out = 0;
     /* with bs->skips: start_at is the first byte that starts a match at or after the piece it was
      * looked for from (once `scanned`); pieces are in text order, so one scan over the text serves them all */
@@ -330,13 +335,11 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
         }
         size_t bound = TT_MAX_SEGS(hi - lo);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
-        if (!bs && s->kind == TT_STEP_SPLIT_CLASS && !invert &&
-            (behavior == TT_BEHAVIOR_REMOVED || behavior == TT_BEHAVIOR_ISOLATED ||
-             behavior == TT_BEHAVIOR_CONTIGUOUS)) { /* pieces written directly */
+        if (class_pieces) {
             out += tt_fsm_class_pieces(v, lo, hi, s->prop_mask, &prog->class_members[step], behavior, sc->next + out);
             continue;
         }
-        if (!bs && s->kind == TT_STEP_SPLIT_REGEX && !invert && behavior == TT_BEHAVIOR_ISOLATED) {
+        if (regex_pieces) {
             out += tt_fsm_regex_pieces(v, lo, hi, s->regex, sc->next + out);
             continue;
         }

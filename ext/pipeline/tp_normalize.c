@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "normalization_tables.h"
+#include "tp_hash.h"
 #include "tagtok.h"
 #include "tagtok_tables.h"
 #include "utf8.h"
@@ -765,10 +766,13 @@ static int translate_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint
     return 0;
 }
 
-static inline int same_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
-    for (size_t k = 0; k < n; k++)
-        if (a[k] != b[k]) return 0;
-    return 1;
+void tp_char_alignment(const uint8_t *text, size_t len, uint32_t *from, uint32_t *to) {
+    for (size_t b = 0; b < len;) {
+        size_t end = b + utf8_char_len(text[b]);
+        if (end > len) end = len;
+        for (size_t k = b; k < end; k++) { from[k] = (uint32_t)b; to[k] = (uint32_t)end; }
+        b = end;
+    }
 }
 
 /* text[0, start) (same-shape chars) into s->out unless it is there already (`changed` <= start), each
@@ -777,11 +781,7 @@ static int same_shape_prefix(tp_norm_scratch *s, const uint8_t *text, size_t sta
     if (start == 0) return 0;
     if (out_reserve(s, start)) return -1;
     if (changed > start) memcpy(s->out, text, start);
-    for (size_t b = 0; b < start;) {
-        size_t n = utf8_char_len(text[b]);
-        for (size_t k = 0; k < n; k++) { s->from[b + k] = (uint32_t)b; s->to[b + k] = (uint32_t)(b + n); }
-        b += n;
-    }
+    tp_char_alignment(text, start, s->from, s->to);
     return 0;
 }
 
@@ -841,7 +841,7 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
             safe_pos = pos;
         }
         const uint8_t *mapped = nz->pool + (nz->per_char[c] >> 8);
-        if (changed > len && !same_bytes(mapped, text + pos, n)) {
+        if (changed > len && !tp_same_bytes(mapped, text + pos, n)) {
             if (out_reserve(s, len)) return -1;
             memcpy(s->out, text, pos);
             changed = pos;
