@@ -49,6 +49,8 @@ struct tp_bpe {
     int byte_gaps; /* byte level: some byte has no initial symbol in some position (see gap_symbols) */
     uint32_t byte_tokens[256];
     uint8_t prefix[TP_BPE_AFFIX_MAX], suffix[TP_BPE_AFFIX_MAX];
+    uint8_t cut[4]; size_t cut_len; /* the char long words are cut before (see choose_cut); 0: never cut */
+    uint32_t *bmp_id; /* char level without affixes: a BMP char's initial symbol (NO_ID: none), else NULL */
     tp_word_cache *words; /* the pool threads' shared word cache */
 };
 
@@ -91,6 +93,10 @@ struct tp_bpe_scratch {
     uint32_t *next, *prev; /* merge_long's list and heap, for the longest word of the call */
     heap_entry *heap;
     size_t long_cap;
+    uint32_t *twins; size_t twins_cap; /* todo index by word hash, to find a word merged earlier in the call */
+    /* Cut words: the call's pieces (a word not cut is one piece), and each word's tokens by first/count. */
+    const uint8_t **pieces; size_t *piece_lens; uint32_t *word_pieces; size_t pieces_cap;
+    uint32_t *word_first, *word_count; size_t cut_words_cap;
     tp_word_caches caches;
 };
 
@@ -225,6 +231,74 @@ static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     return 0;
 }
 
+/* Whether token id's bytes end (at_end) or start with the cut char (valid UTF-8: the bytes decide). */
+static int token_has_cut(const tp_bpe *bpe, uint32_t id, int at_end) {
+    if (id >= bpe->n_tokens || !bpe->has_bytes[id]) return 0;
+    const uint8_t *bytes = bpe->bytes + bpe->offset[id];
+    size_t len = bpe->offset[id + 1] - bpe->offset[id];
+    return len >= bpe->cut_len && memcmp(at_end ? bytes + len - bpe->cut_len : bytes, bpe->cut, bpe->cut_len) == 0;
+}
+
+/* The char that starts the most tokens (SentencePiece's word-start mark), in cut/cut_len. */
+static int most_common_first_char(tp_bpe *bpe) {
+    enum { SLOTS = 4096 };
+    uint64_t *keys = calloc(SLOTS, sizeof(uint64_t));
+    uint32_t *counts = calloc(SLOTS, sizeof(uint32_t)), best = 0;
+    if (!keys || !counts) { free(keys); free(counts); return -1; }
+    for (uint32_t id = 0; id < bpe->n_tokens; id++) {
+        size_t len = bpe->offset[id + 1] - bpe->offset[id];
+        if (!bpe->has_bytes[id] || len == 0) continue;
+        const uint8_t *bytes = bpe->bytes + bpe->offset[id];
+        uint64_t n = utf8_char_len(bytes[0]) <= len ? utf8_char_len(bytes[0]) : len, key = n << 32;
+        memcpy(&key, bytes, n); /* little-endian low bytes; the length above them */
+        for (uint64_t slot = tp_mix64(key) & (SLOTS - 1), probes = 0; probes < SLOTS; slot = (slot + 1) & (SLOTS - 1), probes++) {
+            if (keys[slot] && keys[slot] != key) continue;
+            keys[slot] = key;
+            if (++counts[slot] > best) { best = counts[slot]; bpe->cut_len = n; memcpy(bpe->cut, bytes, n); }
+            break;
+        }
+    }
+    free(keys); free(counts);
+    return 0;
+}
+
+/* Char-level vocabularies that mark word starts (SentencePiece's ▁) often see a whole text as one word,
+ * which is slow to merge and too long to cache. Such a word is cut before each cut char whose previous
+ * char is another: no merge joins across there when every merge whose right token starts with the cut
+ * char has a left token ending with it (an unk or byte token covers other text than its string, so
+ * neither may end with it) and no char is dropped (which would make its neighbours adjacent). Each side
+ * then merges exactly as it does within the word, and is a word the cache may know. Not with
+ * ignore_merges (the whole word's vocab lookup) or affixes (they mark word ends). */
+/* A new word's chars are looked up one by one: for the BMP a direct table answers without hashing. */
+static int build_bmp_ids(tp_bpe *bpe) {
+    if (!bpe->opt.char_level || bpe->opt.prefix_len || bpe->opt.suffix_len) return 0;
+    if (!(bpe->bmp_id = malloc(0x10000 * sizeof(uint32_t)))) return -1;
+    memset(bpe->bmp_id, 0xFF, 0x10000 * sizeof(uint32_t));
+    for (uint32_t id = 0; id < bpe->n_tokens; id++) {
+        size_t len = bpe->offset[id + 1] - bpe->offset[id], char_len;
+        if (!bpe->has_bytes[id] || len == 0 || len > 3) continue;
+        uint32_t cp = utf8_decode(bpe->bytes + bpe->offset[id], &char_len);
+        if (char_len == len && bpe->bmp_id[cp] == NO_ID) bpe->bmp_id[cp] = id; /* duplicate bytes: first id wins */
+    }
+    return 0;
+}
+
+static int choose_cut(tp_bpe *bpe, const tp_merge *merges, uint32_t n_merges) {
+    if (!bpe->opt.char_level || bpe->opt.ignore_merges || bpe->opt.prefix_len || bpe->opt.suffix_len) return 0;
+    if (most_common_first_char(bpe)) return -1;
+    int safe = bpe->cut_len && vocab_find(bpe, bpe->cut, bpe->cut_len, tp_hash_bytes(bpe->cut, bpe->cut_len)) != NO_ID;
+    for (uint32_t rank = 0; safe && rank < n_merges; rank++)
+        safe = !token_has_cut(bpe, merges[rank].right, 0) || token_has_cut(bpe, merges[rank].left, 1);
+    int all_bytes = bpe->opt.byte_fallback;
+    for (int byte = 0; all_bytes && byte < 256; byte++) all_bytes = bpe->byte_tokens[byte] != NO_ID;
+    safe = safe && (bpe->opt.unk_id != NO_ID || all_bytes); /* no char is dropped: its neighbours never meet */
+    if (safe && bpe->opt.unk_id != NO_ID) safe = !token_has_cut(bpe, bpe->opt.unk_id, 1);
+    for (int byte = 0; safe && bpe->opt.byte_fallback && byte < 256; byte++)
+        safe = !token_has_cut(bpe, bpe->byte_tokens[byte], 1);
+    if (!safe) bpe->cut_len = 0;
+    return 0;
+}
+
 tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t n_tokens,
                    const tp_merge *merges, uint32_t n_merges, const tp_bpe_options *options) {
     if (n_tokens > TP_BPE_MAX_TOKENS || n_merges > TP_BPE_MAX_MERGES) return NULL;
@@ -238,7 +312,8 @@ tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t 
     if (options->prefix_len) memcpy(bpe->prefix, options->prefix, options->prefix_len);
     if (options->suffix_len) memcpy(bpe->suffix, options->suffix, options->suffix_len);
     bpe->opt.prefix = bpe->prefix; bpe->opt.suffix = bpe->suffix;
-    if (build_vocab(bpe, tokens, lens, n_tokens) || build_merges(bpe, merges, n_merges)) goto fail;
+    if (build_vocab(bpe, tokens, lens, n_tokens) || build_merges(bpe, merges, n_merges) ||
+        choose_cut(bpe, merges, n_merges) || build_bmp_ids(bpe)) goto fail;
     if (!(bpe->words = tp_word_cache_new())) goto fail;
     if (options->char_level) return bpe;
     for (unsigned kind = 0; kind < 4; kind++)
@@ -257,7 +332,7 @@ fail:
 void tp_bpe_free(tp_bpe *bpe) {
     if (!bpe) return;
     free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes); free(bpe->vocab_slots);
-    free(bpe->merges); free(bpe->pair_filter);
+    free(bpe->merges); free(bpe->pair_filter); free(bpe->bmp_id);
     tp_word_cache_free(bpe->words);
     free(bpe);
 }
@@ -279,7 +354,8 @@ void tp_bpe_scratch_free(tp_bpe_scratch *s) {
     if (!s) return;
     free(s->ids); free(s->starts); free(s->ends); free(s->steps);
     free(s->first); free(s->count); free(s->missed); free(s->twin_of); free(s->hash); free(s->todo);
-    free(s->next); free(s->prev); free(s->heap);
+    free(s->next); free(s->prev); free(s->heap); free(s->twins);
+    free(s->pieces); free(s->piece_lens); free(s->word_pieces); free(s->word_first); free(s->word_count);
     tp_word_cache_release(&s->caches.own); free(s->pairs);
     free(s);
 }
@@ -452,7 +528,8 @@ static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
         if (end > len) end = len;
         uint8_t buf[2 * TP_BPE_AFFIX_MAX + 4];
         size_t key_len = affixed(bpe, symbol_kind(i, end, len), word + i, end - i, buf);
-        uint32_t id = vocab_find(bpe, buf, key_len, tp_hash_bytes(buf, key_len));
+        uint32_t id = bpe->bmp_id && key_len <= 3 && key_len == utf8_char_len(buf[0]) ? bpe->bmp_id[utf8_decode(buf, NULL)]
+                                                                                     : vocab_find(bpe, buf, key_len, tp_hash_bytes(buf, key_len));
         if (id != NO_ID) {
             if (pending) { add_symbol(s, base, &n, bpe->opt.unk_id, unk_len); pending = 0; }
             add_symbol(s, base, &n, id, end - i);
@@ -552,11 +629,14 @@ static int from_vocab(const tp_bpe *bpe, tp_bpe_scratch *s, size_t j, const uint
     return 1;
 }
 
-/* A word not cached yet may come twice in one call (a few in a hundred of a cold pass's merged words): the
- * repeat's range is the first one's, so the word is merged once. */
-static int is_twin(tp_bpe_scratch *s, size_t j, const uint8_t *const *words, const size_t *lens, size_t n_todo) {
-    for (size_t q = 0; q < n_todo; q++) {
-        size_t i = s->todo[q].word;
+/* A word not cached yet may come twice in one call (a few in a hundred of a cold pass's merged words; more
+ * among the pieces of cut words): the repeat's range is the first one's, so the word is merged once. The
+ * call's merged words are found by hash in s->twins (mask + 1 slots of todo indexes). Otherwise *slot is
+ * where word j goes once it is merged. */
+static int is_twin(tp_bpe_scratch *s, size_t j, const uint8_t *const *words, const size_t *lens, uint64_t mask,
+                   uint64_t *slot) {
+    for (*slot = (s->hash[j] >> 24) & mask; s->twins[*slot] != NO_ID; *slot = (*slot + 1) & mask) {
+        size_t i = s->todo[s->twins[*slot]].word;
         if (s->hash[i] == s->hash[j] && lens[i] == lens[j] && tp_same_bytes(words[i], words[j], lens[j])) {
             s->twin_of[j] = (uint32_t)i;
             s->first[j] = s->first[i];
@@ -566,8 +646,22 @@ static int is_twin(tp_bpe_scratch *s, size_t j, const uint8_t *const *words, con
     return 0;
 }
 
-int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
-                        size_t n, tp_words *out) {
+/* The twins table for n missed words, emptied; its mask, or UINT64_MAX on OOM. */
+static uint64_t clear_twins(tp_bpe_scratch *s, size_t n) {
+    size_t size = 16;
+    while (size < 2 * n) size <<= 1;
+    if (size > s->twins_cap) {
+        if (grow_to(&s->twins, size, 4)) return UINT64_MAX;
+        s->twins_cap = size;
+    }
+    memset(s->twins, 0xFF, size * 4);
+    return size - 1;
+}
+
+/* Encode n words into s (word j's tokens at s->first[j], s->count[j]), leaving `spare` symbols of room after
+ * theirs, which start at *spare_at. */
+static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
+                        size_t n, size_t spare, size_t *spare_at) {
     /* room per word: one symbol per byte, two where a byte-level gap byte falls back to <0xXX> tokens */
     const size_t per_byte = bpe->byte_gaps && bpe->opt.byte_fallback ? 2 : 1;
     size_t symbols = 0, longest = 0;
@@ -575,7 +669,8 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
         symbols += per_byte * lens[j] + 1;
         if (lens[j] > longest) longest = lens[j];
     }
-    if (reserve(s, symbols, n, per_byte * longest + 1) || (!s->pairs && make_pair_cache(s))) return -1;
+    *spare_at = symbols;
+    if (reserve(s, symbols + spare, n, per_byte * longest + 1) || (!s->pairs && make_pair_cache(s))) return -1;
     if (tp_caches_begin(&s->caches, bpe->words)) return -1;
     /* Lookups go in rounds, each round's table lines requested before any is read. */
     for (size_t j = 0, at = 0; j < n; at += per_byte * lens[j] + 1, j++) {
@@ -589,12 +684,15 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
         s->missed[n_missed++] = (uint32_t)j;
         if (bpe->opt.ignore_merges) __builtin_prefetch(&bpe->vocab_slots[s->hash[j] & bpe->vocab_mask]);
     }
+    uint64_t twins_mask = n_missed ? clear_twins(s, n_missed) : 0, slot;
+    if (twins_mask == UINT64_MAX) return -1;
     for (size_t k = 0; k < n_missed; k++) {
         size_t j = s->missed[k], base = s->first[j];
         s->twin_of[j] = (uint32_t)j;
-        if (from_vocab(bpe, s, j, words[j], lens[j]) || is_twin(s, j, words, lens, n_todo)) continue;
+        if (from_vocab(bpe, s, j, words[j], lens[j]) || is_twin(s, j, words, lens, twins_mask, &slot)) continue;
         size_t n_symbols = bpe->opt.char_level ? char_symbols(bpe, s, base, words[j], lens[j])
                                                : byte_symbols(bpe, s, base, words[j], lens[j]);
+        s->twins[slot] = (uint32_t)n_todo;
         s->todo[n_todo++] = (merging){(uint32_t)j, (uint32_t)base, (uint32_t)n_symbols};
     }
     for (size_t k = 0; k < n_todo; k++) /* short words first, in place */
@@ -615,6 +713,89 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
                                s->ends + base, s->count[j]);
         }
     }
+    return 0;
+}
+
+#define CUT_MIN 32 /* shorter words are merged and cached whole */
+
+static int is_cut_at(const tp_bpe *bpe, const uint8_t *word, size_t len, size_t at) {
+    size_t n = bpe->cut_len;
+    return at + n <= len && memcmp(word + at, bpe->cut, n) == 0 && !(at >= n && memcmp(word + at - n, bpe->cut, n) == 0);
+}
+
+/* Word cut into pieces before each cut char (choose_cut) not preceded by one; returns the piece count. */
+static size_t cut_word(const tp_bpe *bpe, const uint8_t *word, size_t len, const uint8_t **pieces, size_t *lens) {
+    size_t n = 0, start = 0;
+    for (const uint8_t *at = word + 1; at < word + len && (at = memchr(at, bpe->cut[0], len - (size_t)(at - word))); at++)
+        if (is_cut_at(bpe, word, len, (size_t)(at - word))) {
+            pieces[n] = word + start; lens[n++] = (size_t)(at - word) - start;
+            start = (size_t)(at - word);
+        }
+    pieces[n] = word + start; lens[n++] = len - start;
+    return n;
+}
+
+static int reserve_pieces(tp_bpe_scratch *s, size_t pieces, size_t words) {
+    if (pieces > s->pieces_cap) {
+        size_t cap = grow_capacity(s->pieces_cap, pieces);
+        if (grow_to(&s->pieces, cap, sizeof(*s->pieces)) || grow_to(&s->piece_lens, cap, sizeof(size_t))) return -1;
+        s->pieces_cap = cap;
+    }
+    if (words > s->cut_words_cap) {
+        size_t cap = grow_capacity(s->cut_words_cap, words);
+        if (grow_to(&s->word_pieces, cap, 4) || grow_to(&s->word_first, cap, 4) || grow_to(&s->word_count, cap, 4))
+            return -1;
+        s->cut_words_cap = cap;
+    }
+    return 0;
+}
+
+/* A cut word's tokens: its pieces' tokens in order, written from `at`, each piece's ranges moved past the end
+ * of the tokens before it (as HF's Word::add places a symbol where the previous one ended). Returns the count. */
+static uint32_t join_pieces(tp_bpe_scratch *s, size_t first_piece, size_t n_pieces, size_t at) {
+    size_t from_at = at;
+    uint32_t shift = 0;
+    for (size_t k = first_piece; k < first_piece + n_pieces; k++) {
+        for (size_t t = s->first[k]; t < s->first[k] + s->count[k]; t++, at++) {
+            s->ids[at] = s->ids[t]; s->starts[at] = s->starts[t] + shift; s->ends[at] = s->ends[t] + shift;
+        }
+        if (at > from_at) shift = s->ends[at - 1];
+    }
+    return (uint32_t)(at - from_at);
+}
+
+/* Words of CUT_MIN bytes or more are cut (choose_cut) and their pieces encoded as words; each cut word's
+ * tokens are then joined after every piece's. */
+static int encode_cut_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
+                            size_t n, tp_words *out) {
+    size_t bound = n, room = 0, at;
+    for (size_t j = 0; j < n; j++)
+        if (lens[j] >= CUT_MIN) { bound += lens[j] / bpe->cut_len; room += lens[j] + 1; }
+    if (reserve_pieces(s, bound, n)) return -1;
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++) {
+        size_t got = lens[j] >= CUT_MIN ? cut_word(bpe, words[j], lens[j], s->pieces + m, s->piece_lens + m) : 1;
+        if (got == 1) { s->pieces[m] = words[j]; s->piece_lens[m] = lens[j]; }
+        s->word_pieces[j] = (uint32_t)got;
+        m += got;
+    }
+    if (encode_words(bpe, s, s->pieces, s->piece_lens, m, room, &at)) return -1;
+    for (size_t j = 0, k = 0; j < n; k += s->word_pieces[j], j++) {
+        if (s->word_pieces[j] == 1) { s->word_first[j] = s->first[k]; s->word_count[j] = s->count[k]; continue; }
+        s->word_first[j] = (uint32_t)at;
+        s->word_count[j] = join_pieces(s, k, s->word_pieces[j], at);
+        at += lens[j] + 1;
+    }
+    *out = (tp_words){s->ids, s->starts, s->ends, s->word_first, s->word_count};
+    return 0;
+}
+
+int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
+                        size_t n, tp_words *out) {
+    for (size_t j = 0; bpe->cut_len && j < n; j++)
+        if (lens[j] >= CUT_MIN) return encode_cut_words(bpe, s, words, lens, n, out);
+    size_t spare_at;
+    if (encode_words(bpe, s, words, lens, n, 0, &spare_at)) return -1;
     *out = (tp_words){s->ids, s->starts, s->ends, s->first, s->count};
     return 0;
 }

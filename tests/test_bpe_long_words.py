@@ -1,0 +1,96 @@
+"""Char-level BPE on whole texts as one word (SentencePiece conversions: Metaspace without split, or no
+pre-tokenizer after a Replace normalizer), native vs stock. Such words are encoded in pieces cut before the
+word-start mark when no merge joins across it; every id and offset must equal stock's, with runs of the
+mark, unknown chars (byte fallback, unk, fused unk, dropped) and vocabularies with a merge that does join
+across the mark (then nothing may be cut)."""
+import json
+import random
+
+import pytest
+from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+import hf_tagtok
+
+pytest.importorskip("hf_tagtok._native")
+
+MARK = "\u2581"
+TRAIN_CHARS = list("abcdeé東") + [" ", " ", "  "]
+TEXT_CHARS = TRAIN_CHARS + ["   ", "ж", "😀", "\n", MARK, "x"]  # ж, 😀, \n, x: not in the vocabulary
+
+
+def _texts(rng, count, longest=300):
+    return ["".join(rng.choice(TEXT_CHARS) for _ in range(rng.randint(1, longest))) for _ in range(count)]
+
+
+def _trained_config(seed, vocab_size):
+    """A SentencePiece-like vocabulary: trained on words that start with a run of the mark (so no merge joins
+    a char to a following mark), then run on whole texts."""
+    rng = random.Random(seed)
+    corpus = ["".join(rng.choice(TRAIN_CHARS) for _ in range(rng.randint(5, 80))) for _ in range(400)]
+    stock = Tokenizer(models.BPE(unk_token="<unk>"))
+    stock.normalizer = normalizers.Replace(" ", MARK)
+    stock.pre_tokenizer = pre_tokenizers.Split(Regex(f"{MARK}*[^{MARK}]+|{MARK}+"), "isolated")
+    stock.train_from_iterator(corpus, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=["<unk>"],
+                                                          show_progress=False))
+    stock.normalizer = None
+    stock.pre_tokenizer = pre_tokenizers.Metaspace(prepend_scheme="first", split=False)
+    return json.loads(stock.to_str())
+
+
+def _with_unknowns(config, how):
+    model = config["model"]
+    if how == "byte_fallback":
+        for byte in range(256):
+            model["vocab"].setdefault(f"<0x{byte:02X}>", len(model["vocab"]))
+        model["byte_fallback"] = True
+    elif how == "fused_unk":
+        model["fuse_unk"] = True
+    elif how == "dropped":
+        model["unk_token"] = None
+    return config
+
+
+def _with_crossing_merge(config):
+    """A merge of a token ending in a char with one starting with the mark, ranked first."""
+    model = config["model"]
+    left = next(token for token in model["vocab"] if len(token) == 1 and token not in (MARK, "<unk>"))
+    right = next(token for token in model["vocab"] if token.startswith(MARK) and len(token) == 2)
+    model["vocab"][left + right] = len(model["vocab"])
+    model["merges"].insert(0, [left, right])
+    return config, left + right
+
+
+def _assert_like_stock(config, texts):
+    text = json.dumps(config)
+    stock, ours = Tokenizer.from_str(text), hf_tagtok.Tokenizer.from_str(text)
+    assert all(stage["native"] for stage in ours.acceleration.values()), ours.acceleration
+    expected = stock.encode_batch(texts)
+    for got, want in zip(ours.encode_batch(texts), expected):
+        assert (got.ids, got.offsets) == (want.ids, want.offsets), (want.tokens, got.tokens)
+    arrays = ours.encode_batch_arrays(texts)
+    assert arrays.ids.tolist() == [i for encoding in expected for i in encoding.ids]
+    return expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("unknowns", ["unk", "fused_unk", "byte_fallback", "dropped"])
+def test_whole_text_words_like_stock(seed, unknowns):
+    config = _with_unknowns(_trained_config(seed, vocab_size=[60, 150, 400][seed % 3]), unknowns)
+    expected = _assert_like_stock(config, _texts(random.Random(seed), 200))
+    assert any(token.startswith(MARK + MARK) for encoding in expected for token in encoding.tokens), \
+        "the vocabulary should join runs of the mark"
+
+
+def test_whole_text_without_pre_tokenizer_like_stock():
+    config = _trained_config(11, vocab_size=200)
+    config["pre_tokenizer"] = None
+    config["normalizer"] = json.loads(normalizers.Sequence([normalizers.Prepend(MARK),
+                                                            normalizers.Replace(" ", MARK)]).__getstate__())
+    _assert_like_stock(config, _texts(random.Random(11), 200))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_merge_across_the_mark_like_stock(seed):
+    config, crossing = _with_crossing_merge(_trained_config(seed, vocab_size=150))
+    expected = _assert_like_stock(config, _texts(random.Random(seed + 100), 200, longest=400))
+    assert any(crossing in encoding.tokens for encoding in expected), "the crossing merge should apply"
