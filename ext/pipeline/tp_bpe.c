@@ -718,9 +718,15 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
 
 #define CUT_MIN 32 /* shorter words are merged and cached whole */
 
+static int is_cut_char(const tp_bpe *bpe, const uint8_t *at) {
+    for (size_t k = 1; k < bpe->cut_len; k++) /* at[0] is the cut's first byte */
+        if (at[k] != bpe->cut[k]) return 0;
+    return 1;
+}
+
 static int is_cut_at(const tp_bpe *bpe, const uint8_t *word, size_t len, size_t at) {
     size_t n = bpe->cut_len;
-    return at + n <= len && memcmp(word + at, bpe->cut, n) == 0 && !(at >= n && memcmp(word + at - n, bpe->cut, n) == 0);
+    return at + n <= len && is_cut_char(bpe, word + at) && !(at >= n && word[at - n] == bpe->cut[0] && is_cut_char(bpe, word + at - n));
 }
 
 /* Word cut into pieces before each cut char (choose_cut) not preceded by one; returns the piece count. */
@@ -765,7 +771,8 @@ static uint32_t join_pieces(tp_bpe_scratch *s, size_t first_piece, size_t n_piec
 }
 
 /* Words of CUT_MIN bytes or more are cut (choose_cut) and their pieces encoded as words; each cut word's
- * tokens are then joined after every piece's. */
+ * tokens are then joined after every piece's. A cut word is not cached whole: its pieces are, and a text
+ * seen before is rarely worth the cache's room. */
 static int encode_cut_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
                             size_t n, tp_words *out) {
     size_t bound = n, room = 0, at;
