@@ -719,14 +719,15 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
 #define CUT_MIN 32 /* shorter words are merged and cached whole */
 
 static int is_cut_char(const tp_bpe *bpe, const uint8_t *at) {
-    for (size_t k = 1; k < bpe->cut_len; k++) /* at[0] is the cut's first byte */
+    for (size_t k = 0; k < bpe->cut_len; k++)
         if (at[k] != bpe->cut[k]) return 0;
     return 1;
 }
 
+/* A cut char starts at word[at] and the char before it is another. */
 static int is_cut_at(const tp_bpe *bpe, const uint8_t *word, size_t len, size_t at) {
     size_t n = bpe->cut_len;
-    return at + n <= len && is_cut_char(bpe, word + at) && !(at >= n && word[at - n] == bpe->cut[0] && is_cut_char(bpe, word + at - n));
+    return at + n <= len && is_cut_char(bpe, word + at) && !(at >= n && is_cut_char(bpe, word + at - n));
 }
 
 /* Word cut into pieces before each cut char (choose_cut) not preceded by one; returns the piece count. */
