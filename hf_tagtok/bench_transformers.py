@@ -38,8 +38,9 @@ def _row(name, load, call, repeats):
 
 
 def transformers_rows(tokenizer_path, texts, repeats=3):
-    """Rows {"name", "stock_s", "tagtok_s", "ratio", "cold_ratio"}: loading, tok(texts), with offsets, a
-    training-style call (truncated and padded to 128, numpy), text pairs truncated to 256, datasets.map."""
+    """Rows {"name", "stock_s", "tagtok_s", "ratio", "cold_ratio"}: loading, tok(texts), one short text a call,
+    with offsets, a training-style call (truncated and padded to 128, numpy), text pairs truncated to 256,
+    datasets.map."""
     from transformers import PreTrainedTokenizerFast
 
     from hf_tagtok.fast import TagTokenizerFast
@@ -61,11 +62,14 @@ def transformers_rows(tokenizer_path, texts, repeats=3):
         return tokenizer
 
     swapped = texts[1:] + texts[:1]
+    chat_sized = [text[:200] for text in texts if text.strip()][:300]
 
     rows = [
         # the load row times `load` itself: its "tokenizers" are just the side names
         _row("load (TagTokenizerFast builds its native tokenizer)", lambda side: side, load, repeats=1),
         _row("transformers tok(texts)", load, lambda tok: tok(texts), repeats),
+        _row(f"transformers tok(text), {len(chat_sized)} calls of one text (<= 200 chars)", load,
+             lambda tok: [tok(text) for text in chat_sized], repeats),
         _row("transformers tok(texts, return_offsets_mapping=True)", load,
              lambda tok: tok(texts, return_offsets_mapping=True), repeats),
         _row("transformers tok(texts, truncation, max_length=128, padding, np)", load_padded,
