@@ -14,7 +14,9 @@ exactly as CPython's own collector would untrack them later, instead of making i
 
 `rows` builds every field of a call at once, making all the (empty) row lists before filling any,
 so the young-generation collection those allocations trigger does not walk the items, and a call that
-makes such a collection due runs it before filling (see rows_collect_now and rows_build).
+makes such a collection due runs it before filling (see rows_collect_now and rows_build). Filled rows
+(ints alone) are untracked, so the older generations' collections never walk them either: a caller that
+keeps every output of a stream would otherwise pay a visit per token at each of them.
 """
 from libc.stdint cimport int64_t, uint8_t, uint32_t
 
@@ -217,6 +219,18 @@ cdef extern from *:
         return status;
     }
 
+    /* A filled row holds ints (or untracked tuples of ints) alone, so it can be in no reference cycle: it
+       is untracked, as CPython untracks such tuples itself, and no collection walks its items again (kept
+       outputs otherwise cost every older-generation collection a visit per token). A row a caller later
+       makes part of a cycle is then not collected. */
+    static void rows_untrack(PyObject *row) {
+    #if !defined(PYPY_VERSION) && !defined(Py_LIMITED_API)
+        if (PyObject_GC_IsTracked(row)) PyObject_GC_UnTrack(row);
+    #else
+        (void)row;
+    #endif
+    }
+
     /* A tuple holding, per column, a list of n rows. Every row list is made before any is filled:
        the young-generation collections these allocations trigger then find the rows empty, where
        filling first would have them walk every item made so far (~1 ms per 150k items, and finding
@@ -245,6 +259,8 @@ cdef extern from *:
             failed = fill[kinds[c]](PyTuple_GET_ITEM(out, c), data[c], lengths, n) < 0;
         if (gc_was_enabled) PyGC_Enable();
         if (failed) { Py_DECREF(out); return NULL; }  /* unfilled items are NULL: lists free them */
+        for (Py_ssize_t c = 0; c < n_columns; c++)
+            for (Py_ssize_t r = 0; r < n; r++) rows_untrack(PyList_GET_ITEM(PyTuple_GET_ITEM(out, c), r));
         return out;
     }
     """

@@ -95,7 +95,16 @@ def test_rows_grow_and_shrink_like_any_list():
     ones[2].extend(range(100))
     ones[0].clear()
     assert ids == [[2, 3, 9], [4, 5, 4, 5, 4, 5], []] and ones == [[], [1, 1], list(range(100))]
-    assert all(gc.is_tracked(row) for row in ids + ones)
+
+
+def test_rows_are_left_to_reference_counting():
+    # a row holds ints or int tuples alone (no cycle possible), so the collector never walks its items;
+    # the list of rows stays tracked, and whatever a caller puts in a row stays alive while the row holds it
+    ids, pairs = _lists.rows((np.arange(6, dtype=np.uint32), np.arange(12, dtype=np.int64).reshape(-1, 2)), [4, 2])
+    assert gc.is_tracked(ids) and not any(gc.is_tracked(row) for row in ids + pairs)
+    ids[0].append({"kept": True})
+    gc.collect()
+    assert ids[0][-1] == {"kept": True}
 
 
 def _collections_during(call):
