@@ -71,6 +71,24 @@ size_t tt_fsm_class_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t 
     return n;
 }
 
+/* A char that is both whitespace and punctuation would be removed by the first split: whitespace is
+ * looked at first. */
+size_t tt_fsm_bert_pieces(const tt_view *v, uint32_t lo, uint32_t hi, const tt_nibble_set *members, tt_piece *out) {
+    size_t n = 0;
+    for (uint32_t p = lo; p < hi;) {
+        uint32_t gap_end = run_not_member(v, members, p, hi, TT_PROP_WS | TT_PROP_PUNC);
+        if (gap_end > p) out[n++] = (tt_piece){p, gap_end, 0};
+        if (gap_end >= hi) break;
+        if (v->props[v->tags[gap_end]] & TT_PROP_WS) {
+            p = tt_run(v, gap_end, hi, TT_PROP_WS);
+        } else {
+            p = tt_next(v, gap_end);
+            out[n++] = (tt_piece){gap_end, p, 0};
+        }
+    }
+    return n;
+}
+
 /* Leftmost non-overlapping occurrences of a non-empty UTF-8 literal. A byte match of valid UTF-8 in
  * valid UTF-8 always starts on a char boundary (the literal starts with a lead byte). */
 size_t tt_fsm_bytes(const tt_view *v, uint32_t lo, uint32_t hi, const uint8_t *lit, size_t lit_len,
