@@ -68,6 +68,22 @@ def test_fuzz_matches_stock(text, twin):
     assert twin.pre_tokenize_str(text) == twin.stock().pre_tokenize_str(text)
 
 
+def test_bert_matches_stock_across_block_edges():
+    """The BERT split reads its member chars sixteen bytes at a time: members of every UTF-8 width (whitespace,
+    punctuation, neither) and runs of them at every byte position around the block edges."""
+    twin = pt.BertPreTokenizer()
+    stock = twin.stock()
+    texts = [(word * 40)[:at] + member * count + word * 3 + "\t" * 17 + "x"
+             for member in (" ", ",", "\u3000", "\u3001", "\xa0", "\uff0c", "\U0001f600", "\u2028", "¿", "\u0301")
+             for at in range(10, 36) for word in ("ab", "日本", "é") for count in (1, 2)]
+    for text in texts:
+        assert twin.pre_tokenize_str(text) == stock.pre_tokenize_str(text), text
+    offsets, counts = twin.pre_tokenize_offsets(texts)
+    expected = [stock.pre_tokenize_str(text) for text in texts]
+    assert counts.tolist() == [len(pieces) for pieces in expected]
+    assert offsets.reshape(-1, 2).tolist() == [list(span) for pieces in expected for _, span in pieces]
+
+
 # ---------------------------------------------------------------- bad input
 
 def _raised(call):

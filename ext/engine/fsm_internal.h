@@ -95,6 +95,9 @@ size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, c
  * runs between member chars as pieces, and each member char (Isolated) or run of them (Contiguous). */
 size_t tt_fsm_class_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_nibble_set *members,
                            tt_behavior behavior, tt_piece *out);
+/* BertPreTokenizer (whitespace removed, then punctuation isolated) in one pass: the runs between
+ * whitespace and punctuation chars as pieces, and each punctuation char. members: the tags of either. */
+size_t tt_fsm_bert_pieces(const tt_view *v, uint32_t lo, uint32_t hi, const tt_nibble_set *members, tt_piece *out);
 size_t tt_fsm_bytes(const tt_view *v, uint32_t lo, uint32_t hi, const uint8_t *lit, size_t lit_len,
                     tt_seg *out); /* literal / single char (onig leftmost, non-overlapping) */
 size_t tt_fsm_empty(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out); /* onig '' */

@@ -71,6 +71,61 @@ size_t tt_fsm_class_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t 
     return n;
 }
 
+/* BertPreTokenizer's boundary at member byte q (its props): the word before it, then the char itself
+ * unless it is whitespace. A char that is both whitespace and punctuation would be removed by the first
+ * split: whitespace is looked at first. Returns where the next word starts. */
+static inline uint32_t bert_boundary(const tt_view *v, uint32_t start, uint32_t q, uint32_t props, tt_piece *out,
+                                     size_t *n) {
+    uint32_t next = tt_next(v, q);
+    if (q > start) out[(*n)++] = (tt_piece){start, q, 0};
+    if (!(props & TT_PROP_WS)) out[(*n)++] = (tt_piece){q, next, 0};
+    return next;
+}
+
+/* Byte by byte from p (continuation bytes are never members). */
+static size_t bert_pieces_scalar(const tt_view *v, uint32_t start, uint32_t p, uint32_t hi, tt_piece *out, size_t n) {
+    for (uint32_t q = p > start ? p : start; q < hi;) {
+        uint32_t props = v->props[v->tags[q]];
+        if (props & (TT_PROP_WS | TT_PROP_PUNC)) q = start = bert_boundary(v, start, q, props, out, &n);
+        else q++;
+    }
+    if (hi > start) out[n++] = (tt_piece){start, hi, 0};
+    return n;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* Sixteen tags at a time: the member bytes of a block as a bit mask (the nibble set may take a few more
+ * tags; their props rule them out), each one a boundary. No work per byte of the words in between. */
+__attribute__((target("ssse3"))) static size_t bert_pieces_ssse3(const tt_view *v, uint32_t lo, uint32_t hi,
+                                                                 const tt_nibble_set *members, tt_piece *out) {
+    const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)members->lo);
+    const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)members->hi);
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    size_t n = 0;
+    uint32_t start = lo, p = lo;
+    for (; p + 16 <= hi; p += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(v->tags + p));
+        __m128i low = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
+        __m128i high = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
+        uint32_t bits = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(low, high), _mm_setzero_si128())) ^ 0xFFFFu;
+        while (bits) {
+            uint32_t q = p + (uint32_t)__builtin_ctz(bits), props = v->props[v->tags[q]];
+            bits &= bits - 1;
+            if (props & (TT_PROP_WS | TT_PROP_PUNC)) start = bert_boundary(v, start, q, props, out, &n);
+        }
+    }
+    return bert_pieces_scalar(v, start, p, hi, out, n);
+}
+#endif
+
+size_t tt_fsm_bert_pieces(const tt_view *v, uint32_t lo, uint32_t hi, const tt_nibble_set *members, tt_piece *out) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (members->simd) return bert_pieces_ssse3(v, lo, hi, members, out);
+#endif
+    (void)members;
+    return bert_pieces_scalar(v, lo, lo, hi, out, 0);
+}
+
 /* Leftmost non-overlapping occurrences of a non-empty UTF-8 literal. A byte match of valid UTF-8 in
  * valid UTF-8 always starts on a char boundary (the literal starts with a lead byte). */
 size_t tt_fsm_bytes(const tt_view *v, uint32_t lo, uint32_t hi, const uint8_t *lit, size_t lit_len,

@@ -184,10 +184,9 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
             prog->has_final = 1;
             prog->n_before = prog->n_steps;
             if (s.kind == TT_STEP_METASPACE) prog->repl_len = utf8_encode(s.cp, prog->repl);
-        } else if (s.kind == TT_STEP_BERT) {
-            tt_step ws = {.kind = TT_STEP_SPLIT_CLASS, .behavior = TT_BEHAVIOR_REMOVED, .prop_mask = TT_PROP_WS};
-            tt_step punc = {.kind = TT_STEP_SPLIT_CLASS, .behavior = TT_BEHAVIOR_ISOLATED, .prop_mask = TT_PROP_PUNC};
-            rc = add_step(prog, ws, err, err_len) || add_step(prog, punc, err, err_len);
+        } else if (s.kind == TT_STEP_BERT) { /* one pass over the chars: see tt_fsm_bert_pieces */
+            tt_step bert = {.kind = TT_STEP_BERT, .prop_mask = TT_PROP_WS | TT_PROP_PUNC};
+            rc = add_step(prog, bert, err, err_len);
         } else {
             prog->needs_scripts |= s.kind == TT_STEP_SCRIPTS;
             if (err && err_len) err[0] = 0;
@@ -201,7 +200,7 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
         }
     }
     for (size_t i = 0; i < prog->n_steps; i++)
-        if (prog->steps[i].kind == TT_STEP_SPLIT_CLASS)
+        if (prog->steps[i].kind == TT_STEP_SPLIT_CLASS || prog->steps[i].kind == TT_STEP_BERT)
             tt_class_members(&prog->class_members[i], prog->props, prog->steps[i].prop_mask);
     if (build_byte_steps(prog)) {
         tt_program_free(prog);
@@ -335,6 +334,10 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
         }
         size_t bound = TT_MAX_SEGS(hi - lo);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
+        if (s->kind == TT_STEP_BERT) {
+            out += tt_fsm_bert_pieces(v, lo, hi, &prog->class_members[step], sc->next + out);
+            continue;
+        }
         if (class_pieces) {
             out += tt_fsm_class_pieces(v, lo, hi, s->prop_mask, &prog->class_members[step], behavior, sc->next + out);
             continue;

@@ -614,9 +614,10 @@ static size_t copy_plain_run(const tp_normalizer *nz, tp_norm_scratch *s, const 
     size_t end = plain_run_end(nz, text, len, pos);
     size_t m = end - pos, at = *o;
     if (at + m > s->out_cap && out_reserve(s, at + m)) return 0;
-    if (nz->ascii_all_self) memcpy(s->out + at, text + pos, m);
+    uint8_t *out = s->out + at;
+    if (nz->ascii_all_self) memcpy(out, text + pos, m);
     else
-        for (size_t k = 0; k < m; k++) s->out[at + k] = nz->ascii_to[text[pos + k]];
+        for (size_t k = 0; k < m; k++) out[k] = nz->ascii_to[text[pos + k]];
     uint32_t *from = s->from + at, *to = s->to + at;
     for (size_t k = 0; k < m; k++) {
         from[k] = (uint32_t)(pos + k);
