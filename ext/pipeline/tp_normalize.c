@@ -792,19 +792,23 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
     return 0;
 }
 
-/* text[pos, end) (plain ASCII) translated in place of itself: nothing written while every char maps to
- * itself (*changed > len), else from *changed on into s->out. -1 on OOM. */
+/* The text copied whole into s->out when the first char that changes is at pos (*changed > len until
+ * then); later chars then write only what they change. -1 on OOM. */
+static int start_changes(tp_norm_scratch *s, const uint8_t *text, size_t len, size_t pos, size_t *changed) {
+    if (*changed <= len) return 0;
+    if (out_reserve(s, len)) return -1;
+    memcpy(s->out, text, len);
+    *changed = pos;
+    return 0;
+}
+
+/* text[pos, end) (plain ASCII) translated in place of itself: the chars that map to another one are
+ * written into s->out (see start_changes). -1 on OOM. */
 static int translate_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, size_t pos,
                          size_t end, size_t *changed) {
     for (size_t k = pos; k < end; k++) {
-        size_t self_end = self_run_end(nz, text, k, end);
-        if (*changed <= len) memcpy(s->out + k, text + k, self_end - k);
-        if ((k = self_end) == end) break;
-        if (*changed > len) {
-            if (out_reserve(s, len)) return -1;
-            memcpy(s->out, text, k);
-            *changed = k;
-        }
+        if ((k = self_run_end(nz, text, k, end)) == end) break;
+        if (start_changes(s, text, len, k, changed)) return -1;
         s->out[k] = nz->ascii_to[text[k]];
     }
     return 0;
@@ -846,11 +850,7 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
         if (text[pos] < 0x80 && nz->ascii_plain[text[pos]]
             && !(nz->graphemes && pos > 0 && joins(nz, previous, grapheme_of(text[pos])))) {
             size_t end = plain_run_end(nz, text, len, pos);
-            if (nz->ascii_all_self) {
-                if (changed <= len) memcpy(s->out + pos, text + pos, end - pos);
-            } else if (translate_run(nz, s, text, len, pos, end, &changed)) {
-                return -1;
-            }
+            if (!nz->ascii_all_self && translate_run(nz, s, text, len, pos, end, &changed)) return -1;
             if (nz->graphemes) {
                 previous = grapheme_of(text[end - 1]);
                 chain_closed = nz->char_flags[text[end - 1]] & CHAR_CLOSED;
@@ -886,15 +886,10 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
         } else if ((flags & (CHAR_LEAD | CHAR_TRANSPARENT)) == 0) {
             safe_pos = pos;
         }
-        if (nz->graphemes && (flags & CHAR_SELF)) {
-            if (changed <= len) memcpy(s->out + pos, text + pos, n);
-        } else {
+        if (!(nz->graphemes && (flags & CHAR_SELF))) { /* a SELF char's bytes are in s->out already */
             const uint8_t *mapped = nz->pool + (nz->per_char[c] >> 8);
-            if (changed > len && !tp_same_bytes(mapped, text + pos, n)) {
-                if (out_reserve(s, len)) return -1;
-                memcpy(s->out, text, pos);
-                changed = pos;
-            }
+            if (changed > len && !tp_same_bytes(mapped, text + pos, n) && start_changes(s, text, len, pos, &changed))
+                return -1;
             if (changed <= len) memcpy(s->out + pos, mapped, n);
         }
         if (nz->graphemes) previous = g;
