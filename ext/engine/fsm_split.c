@@ -58,8 +58,56 @@ size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, c
     return n;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* One bit per byte of tags[p, p + 64): set where the byte may be in the set (see tt_nibble_set). */
+__attribute__((target("ssse3"))) static inline uint64_t nibble_bits64(const tt_nibble_set *set, const uint8_t *tags) {
+    const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)set->lo);
+    const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)set->hi);
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    uint64_t bits = 0;
+    for (int k = 0; k < 4; k++) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(tags + 16 * k));
+        __m128i lo = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
+        __m128i high = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
+        uint32_t none = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(lo, high), _mm_setzero_si128()));
+        bits |= (uint64_t)(none ^ 0xFFFFu) << (16 * k);
+    }
+    return bits;
+}
+
+/* tt_fsm_class_pieces for Removed: the member chars among 64 tags at a time as a bit mask, each piece
+ * (the run between two of them) written from consecutive set bits, so a short piece costs no per-byte
+ * scan. */
+static size_t class_removed_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask,
+                                   const tt_nibble_set *members, tt_piece *out) {
+    size_t n = 0;
+    uint32_t gap = lo, at = lo; /* the current piece starts at gap; tags before `at` are looked at */
+    for (; at + 64 <= hi; at += 64) {
+        for (uint64_t bits = nibble_bits64(members, v->tags + at); bits; bits &= bits - 1) {
+            uint32_t q = at + (uint32_t)__builtin_ctzll(bits);
+            if (q < gap || !(v->props[v->tags[q]] & mask)) continue; /* inside a removed char, or not a member */
+            if (q > gap) out[n++] = (tt_piece){gap, q, 0};
+            gap = tt_next(v, q);
+        }
+        if (gap > at + 64) at = gap - 64; /* a member char ran past the block */
+    }
+    for (uint32_t p = at > gap ? at : gap; p < hi;) {
+        uint32_t q = tt_run_not(v, p, hi, mask);
+        if (q >= hi) break;
+        if (q > gap) out[n++] = (tt_piece){gap, q, 0};
+        p = gap = tt_next(v, q);
+    }
+    if (hi > gap) out[n++] = (tt_piece){gap, hi, 0};
+    return n;
+}
+#endif
+
 size_t tt_fsm_class_pieces(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, const tt_nibble_set *members,
                            tt_behavior behavior, tt_piece *out) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (behavior == TT_BEHAVIOR_REMOVED && members && members->simd && hi - lo >= 64)
+        return class_removed_pieces(v, lo, hi, mask, members, out);
+#endif
     size_t n = 0;
     for (uint32_t p = lo; p < hi;) {
         uint32_t gap_end = run_not_member(v, members, p, hi, mask);

@@ -31,7 +31,11 @@
 #define TABLE_CHARS 0x30000
 enum {
     CHAR_LOCAL = 1, CHAR_LEAD = 2, CHAR_TRAIL = 4, CHAR_TRANSPARENT = 8, CHAR_SAME_LENGTH = 16, CHAR_SECOND = 32,
-    CHAR_STARTER = 64, CHAR_OPEN = 128, CHAR_CLOSED = CHAR_SECOND
+    CHAR_STARTER = 64, CHAR_OPEN = 128, CHAR_CLOSED = CHAR_SECOND,
+    /* Under a Precompiled pipeline, in the composition flags' place: a SAME_LENGTH char whose output is its
+     * own bytes (SELF), a char whose grapheme value is 0 (CLUSTER_OTHER: only a Prepend joins it to the
+     * char before), so neither its output nor its grapheme class need a lookup. */
+    CHAR_SELF = CHAR_STARTER, CHAR_CLUSTER_OTHER = CHAR_OPEN
 };
 
 typedef struct {
@@ -64,6 +68,9 @@ struct tp_normalizer {
      * (copy_plain_run) */
     uint8_t ascii_plain[128], ascii_to[128];
     int ascii_all_self; /* every ASCII char is plain and maps to itself: runs are bytes below 0x80, copied */
+    /* every printable ASCII char (0x20-0x7E) is plain / is plain and maps to itself: runs of them are
+     * found eight bytes at a time */
+    int printable_plain, printable_self;
     uint64_t joins[256 * 256 / 64]; /* under graphemes: may_join(a, b) at bit a << 8 | b */
 };
 
@@ -399,6 +406,11 @@ static uint8_t grapheme_of(uint32_t c) {
     return c < 0x110000 ? tt_grapheme.blocks[(size_t)tt_grapheme.stage1[c >> 8] << 8 | (c & 255)] : 0;
 }
 
+/* grapheme_of(c) for a char with table flags `flags` (see CHAR_CLUSTER_OTHER). */
+static inline uint8_t grapheme_flagged(uint32_t c, uint8_t flags) {
+    return flags & CHAR_CLUSTER_OTHER ? 0 : grapheme_of(c);
+}
+
 static int breaks_line(uint8_t kind) { return kind == TT_GRAPHEME_CR || kind == TT_GRAPHEME_LF || kind == TT_GRAPHEME_CONTROL; }
 
 /* Whether UAX #29 can join b to a preceding a (the rules with their state ignored): where it cannot,
@@ -599,12 +611,40 @@ static int put_table_output(const tp_normalizer *nz, tp_norm_scratch *s, uint32_
     return 0;
 }
 
+/* The first byte of text[pos, end) outside printable ASCII (0x20-0x7E), or end. */
+static inline size_t printable_end(const uint8_t *text, size_t pos, size_t end) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    for (uint64_t word; pos + 8 <= end; pos += 8) {
+        memcpy(&word, text + pos, 8);
+        /* per byte below 0x80 (no carry out of it): + 0x60 sets the high bit from 0x20 on, + 1 at 0x7F;
+         * a carry out of a byte from 0x80 on only reaches later bytes, past the first outside one */
+        uint64_t outside = (word | ~(word + 0x60 * ones) | (word + ones)) & high;
+        if (outside) return pos + (size_t)__builtin_ctzll(outside) / 8;
+    }
+#endif
+    while (pos < end && text[pos] >= 0x20 && text[pos] < 0x7F) pos++;
+    return pos;
+}
+
 /* The end of the run of plain ASCII chars that starts at pos (a plain one). */
 static size_t plain_run_end(const tp_normalizer *nz, const uint8_t *text, size_t len, size_t pos) {
     if (nz->ascii_all_self) return utf8_ascii_end(text, pos + 1, len);
     size_t end = pos + 1;
-    while (end < len && text[end] < 0x80 && nz->ascii_plain[text[end]]) end++;
-    return end;
+    for (;;) {
+        if (nz->printable_plain) end = printable_end(text, end, len);
+        if (end >= len || text[end] >= 0x80 || !nz->ascii_plain[text[end]]) return end;
+        end++;
+    }
+}
+
+/* The end of the run of chars in text[pos, end) (plain ASCII) that map to themselves. */
+static size_t self_run_end(const tp_normalizer *nz, const uint8_t *text, size_t pos, size_t end) {
+    for (;;) {
+        if (nz->printable_self) pos = printable_end(text, pos, end);
+        if (pos >= end || nz->ascii_to[text[pos]] != text[pos]) return pos;
+        pos++;
+    }
 }
 
 /* The run of plain ASCII chars from pos (at least text[pos]) translated to *o, each byte aligned to
@@ -614,10 +654,12 @@ static size_t copy_plain_run(const tp_normalizer *nz, tp_norm_scratch *s, const 
     size_t end = plain_run_end(nz, text, len, pos);
     size_t m = end - pos, at = *o;
     if (at + m > s->out_cap && out_reserve(s, at + m)) return 0;
-    uint8_t *out = s->out + at;
-    if (nz->ascii_all_self) memcpy(out, text + pos, m);
-    else
-        for (size_t k = 0; k < m; k++) out[k] = nz->ascii_to[text[pos + k]];
+    uint8_t *out = s->out + at; /* a byte store could alias s: the pointer is held here */
+    for (size_t k = pos; k < end;) {
+        size_t self_end = nz->ascii_all_self ? end : self_run_end(nz, text, k, end);
+        memcpy(out + (k - pos), text + k, self_end - k);
+        for (k = self_end; k < end && nz->ascii_to[text[k]] != text[k]; k++) out[k - pos] = nz->ascii_to[text[k]];
+    }
     uint32_t *from = s->from + at, *to = s->to + at;
     for (size_t k = 0; k < m; k++) {
         from[k] = (uint32_t)(pos + k);
@@ -717,14 +759,14 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
             pos = end;
             continue;
         }
-        uint8_t flags = flags_at(nz, text, pos, &c, &n), g = grapheme_of(c);
+        uint8_t flags = flags_at(nz, text, pos, &c, &n), g = grapheme_flagged(c, flags);
         int joined = pos > start && joins(nz, previous, g);
         if (!(flags & CHAR_LOCAL) || (joined && !(chain_closed && (flags & CHAR_CLOSED)))) {
             size_t end = pos + n, step;
             uint8_t last = g;
             while (end < len) {
                 uint32_t d;
-                uint8_t f = flags_at(nz, text, end, &d, &step), h = grapheme_of(d);
+                uint8_t f = flags_at(nz, text, end, &d, &step), h = grapheme_flagged(d, f);
                 if ((f & CHAR_LOCAL) && !joins(nz, last, h)) break;
                 last = h;
                 end += step;
@@ -751,18 +793,24 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
     return 0;
 }
 
-/* text[pos, end) (plain ASCII) translated in place of itself: nothing written while every char maps to
- * itself (*changed > len), else from *changed on into s->out. -1 on OOM. */
+/* The text copied whole into s->out when the first char that changes is at pos (*changed > len until
+ * then); later chars then write only what they change. -1 on OOM. */
+static int start_changes(tp_norm_scratch *s, const uint8_t *text, size_t len, size_t pos, size_t *changed) {
+    if (*changed <= len) return 0;
+    if (out_reserve(s, len)) return -1;
+    memcpy(s->out, text, len);
+    *changed = pos;
+    return 0;
+}
+
+/* text[pos, end) (plain ASCII) translated in place of itself: the chars that map to another one are
+ * written into s->out (see start_changes). -1 on OOM. */
 static int translate_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, size_t pos,
                          size_t end, size_t *changed) {
     for (size_t k = pos; k < end; k++) {
-        uint8_t to = nz->ascii_to[text[k]];
-        if (*changed > len && to != text[k]) {
-            if (out_reserve(s, len)) return -1;
-            memcpy(s->out, text, k);
-            *changed = k;
-        }
-        if (*changed <= len) s->out[k] = to;
+        if ((k = self_run_end(nz, text, k, end)) == end) break;
+        if (start_changes(s, text, len, k, changed)) return -1;
+        s->out[k] = nz->ascii_to[text[k]];
     }
     return 0;
 }
@@ -803,11 +851,7 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
         if (text[pos] < 0x80 && nz->ascii_plain[text[pos]]
             && !(nz->graphemes && pos > 0 && joins(nz, previous, grapheme_of(text[pos])))) {
             size_t end = plain_run_end(nz, text, len, pos);
-            if (nz->ascii_all_self) {
-                if (changed <= len) memcpy(s->out + pos, text + pos, end - pos);
-            } else if (translate_run(nz, s, text, len, pos, end, &changed)) {
-                return -1;
-            }
+            if (!nz->ascii_all_self && translate_run(nz, s, text, len, pos, end, &changed)) return -1;
             if (nz->graphemes) {
                 previous = grapheme_of(text[end - 1]);
                 chain_closed = nz->char_flags[text[end - 1]] & CHAR_CLOSED;
@@ -822,8 +866,10 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
         uint32_t c;
         size_t n;
         uint8_t flags = flags_at(nz, text, pos, &c, &n);
+        uint8_t g = 0;
         if (nz->graphemes) {
-            int joined = pos > 0 && joins(nz, previous, grapheme_of(c));
+            g = grapheme_flagged(c, flags);
+            int joined = pos > 0 && joins(nz, previous, g);
             if (!(flags & CHAR_SAME_LENGTH) || (joined && !(chain_closed && (flags & CHAR_CLOSED)))) {
                 /* from a chain start before the char: a char Precompiled removes folds into the one before */
                 if (same_shape_prefix(s, text, chain_start, changed)) return -1;
@@ -841,14 +887,13 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
         } else if ((flags & (CHAR_LEAD | CHAR_TRANSPARENT)) == 0) {
             safe_pos = pos;
         }
-        const uint8_t *mapped = nz->pool + (nz->per_char[c] >> 8);
-        if (changed > len && !tp_same_bytes(mapped, text + pos, n)) {
-            if (out_reserve(s, len)) return -1;
-            memcpy(s->out, text, pos);
-            changed = pos;
+        if (!(nz->graphemes && (flags & CHAR_SELF))) { /* a SELF char's bytes are in s->out already */
+            const uint8_t *mapped = nz->pool + (nz->per_char[c] >> 8);
+            if (changed > len && !tp_same_bytes(mapped, text + pos, n) && start_changes(s, text, len, pos, &changed))
+                return -1;
+            if (changed <= len) memcpy(s->out + pos, mapped, n);
         }
-        if (changed <= len) memcpy(s->out + pos, mapped, n);
-        if (nz->graphemes) previous = grapheme_of(c);
+        if (nz->graphemes) previous = g;
         else after(&at, flags);
         pos += n;
     }
@@ -910,12 +955,18 @@ static void build_ascii_plain(tp_normalizer *nz) {
                              && (nz->char_flags[c] & (CHAR_LOCAL | CHAR_LEAD | CHAR_TRANSPARENT)) == CHAR_LOCAL;
         nz->ascii_all_self &= nz->ascii_plain[c] && nz->ascii_to[c] == c;
     }
-    if (!nz->graphemes) return;
-    uint8_t plain[128];
-    memcpy(plain, nz->ascii_plain, sizeof plain);
-    for (uint32_t b = 0; b < 128; b++)
-        for (uint32_t a = 0; a < 128 && nz->ascii_plain[b]; a++)
-            if (plain[a] && joins(nz, grapheme_of(a), grapheme_of(b))) nz->ascii_plain[b] = 0;
+    if (nz->graphemes) {
+        uint8_t plain[128];
+        memcpy(plain, nz->ascii_plain, sizeof plain);
+        for (uint32_t b = 0; b < 128; b++)
+            for (uint32_t a = 0; a < 128 && nz->ascii_plain[b]; a++)
+                if (plain[a] && joins(nz, grapheme_of(a), grapheme_of(b))) nz->ascii_plain[b] = 0;
+    }
+    nz->printable_plain = nz->printable_self = 1;
+    for (uint32_t c = 0x20; c < 0x7F; c++) {
+        nz->printable_plain &= nz->ascii_plain[c];
+        nz->printable_self &= nz->ascii_plain[c] && nz->ascii_to[c] == c;
+    }
 }
 
 /* Run the pipeline on every char below TABLE_CHARS alone. No fast path when two steps decompose (reordering
@@ -968,6 +1019,10 @@ static int build_char_table(tp_normalizer *nz) {
                          | (info.starter ? CHAR_STARTER : 0) | (info.open ? CHAR_OPEN : 0)
                          | (info.transparent ? CHAR_TRANSPARENT : 0)
                          | (nz->graphemes && trie_closed(&nz->steps[nz->lead], bytes, n) ? CHAR_CLOSED : 0);
+        if (nz->graphemes) /* no composing step: the composition flags are free (see CHAR_SELF) */
+            nz->char_flags[c] = (nz->char_flags[c] & ~(CHAR_SELF | CHAR_CLUSTER_OTHER))
+                              | (local && out_len == n && !memcmp(s->out, bytes, n) ? CHAR_SELF : 0)
+                              | (grapheme_of(c) == 0 ? CHAR_CLUSTER_OTHER : 0);
         pool_len += out_len;
     }
     tp_norm_scratch_free(s);
