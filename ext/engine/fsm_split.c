@@ -59,19 +59,12 @@ size_t tt_fsm_class(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t mask, c
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-/* One bit per byte of tags[p, p + 64): set where the byte may be in the set (see tt_nibble_set). */
+/* One bit per byte of tags[0, 64): set where the byte may be in the set (see tt_nibble_set). */
 __attribute__((target("ssse3"))) static inline uint64_t nibble_bits64(const tt_nibble_set *set, const uint8_t *tags) {
     const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)set->lo);
     const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)set->hi);
-    const __m128i nibble = _mm_set1_epi8(0x0F);
     uint64_t bits = 0;
-    for (int k = 0; k < 4; k++) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(tags + 16 * k));
-        __m128i lo = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
-        __m128i high = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
-        uint32_t none = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(lo, high), _mm_setzero_si128()));
-        bits |= (uint64_t)(none ^ 0xFFFFu) << (16 * k);
-    }
+    for (int k = 0; k < 4; k++) bits |= (uint64_t)tt_nibble_bits16(lo_tbl, hi_tbl, tags + 16 * k) << (16 * k);
     return bits;
 }
 
@@ -148,14 +141,10 @@ __attribute__((target("ssse3"))) static size_t bert_pieces_ssse3(const tt_view *
                                                                  const tt_nibble_set *members, tt_piece *out) {
     const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)members->lo);
     const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)members->hi);
-    const __m128i nibble = _mm_set1_epi8(0x0F);
     size_t n = 0;
     uint32_t start = lo, p = lo;
     for (; p + 16 <= hi; p += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(v->tags + p));
-        __m128i low = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
-        __m128i high = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
-        uint32_t bits = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(low, high), _mm_setzero_si128())) ^ 0xFFFFu;
+        uint32_t bits = tt_nibble_bits16(lo_tbl, hi_tbl, v->tags + p);
         while (bits) {
             uint32_t q = p + (uint32_t)__builtin_ctz(bits), props = v->props[v->tags[q]];
             bits &= bits - 1;

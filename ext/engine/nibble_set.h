@@ -40,18 +40,25 @@ static inline void tt_nibble_set_build(tt_nibble_set *set, const uint8_t member[
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+/* Bit i: bytes[i] may be in the set whose lo and hi rows are lo_tbl and hi_tbl (loaded once by the caller's
+ * loop). */
+__attribute__((target("ssse3"))) static inline uint32_t tt_nibble_bits16(__m128i lo_tbl, __m128i hi_tbl,
+                                                                        const uint8_t *bytes) {
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    __m128i x = _mm_loadu_si128((const __m128i *)bytes);
+    __m128i lo = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
+    __m128i high = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
+    return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(lo, high), _mm_setzero_si128())) ^ 0xFFFFu;
+}
+
 __attribute__((target("ssse3"))) static inline uint32_t tt_nibble_skip_ssse3(const tt_nibble_set *set,
                                                                             const uint8_t *bytes, uint32_t p,
                                                                             uint32_t end) {
     const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)set->lo);
     const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)set->hi);
-    const __m128i nibble = _mm_set1_epi8(0x0F);
     for (; p + 16 <= end; p += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(bytes + p));
-        __m128i lo = _mm_shuffle_epi8(lo_tbl, _mm_and_si128(x, nibble));
-        __m128i high = _mm_shuffle_epi8(hi_tbl, _mm_and_si128(_mm_srli_epi16(x, 4), nibble));
-        uint32_t none = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(lo, high), _mm_setzero_si128()));
-        if (none != 0xFFFFu) return p + (uint32_t)__builtin_ctz(none ^ 0xFFFFu);
+        uint32_t bits = tt_nibble_bits16(lo_tbl, hi_tbl, bytes + p);
+        if (bits) return p + (uint32_t)__builtin_ctz(bits);
     }
     return p;
 }

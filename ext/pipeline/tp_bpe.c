@@ -236,7 +236,7 @@ static int token_has_cut(const tp_bpe *bpe, uint32_t id, int at_end) {
     if (id >= bpe->n_tokens || !bpe->has_bytes[id]) return 0;
     const uint8_t *bytes = bpe->bytes + bpe->offset[id];
     size_t len = bpe->offset[id + 1] - bpe->offset[id];
-    return len >= bpe->cut_len && memcmp(at_end ? bytes + len - bpe->cut_len : bytes, bpe->cut, bpe->cut_len) == 0;
+    return len >= bpe->cut_len && tp_same_bytes(at_end ? bytes + len - bpe->cut_len : bytes, bpe->cut, bpe->cut_len);
 }
 
 /* The char that starts the most tokens (SentencePiece's word-start mark), in cut/cut_len. */
@@ -718,16 +718,10 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
 
 #define CUT_MIN 32 /* shorter words are merged and cached whole */
 
-static int is_cut_char(const tp_bpe *bpe, const uint8_t *at) {
-    for (size_t k = 0; k < bpe->cut_len; k++)
-        if (at[k] != bpe->cut[k]) return 0;
-    return 1;
-}
-
 /* A cut char starts at word[at] and the char before it is another. */
 static int is_cut_at(const tp_bpe *bpe, const uint8_t *word, size_t len, size_t at) {
     size_t n = bpe->cut_len;
-    return at + n <= len && is_cut_char(bpe, word + at) && !(at >= n && is_cut_char(bpe, word + at - n));
+    return at + n <= len && tp_same_bytes(word + at, bpe->cut, n) && !(at >= n && tp_same_bytes(word + at - n, bpe->cut, n));
 }
 
 /* Word cut into pieces before each cut char (choose_cut) not preceded by one; returns the piece count. */

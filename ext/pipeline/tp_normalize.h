@@ -65,11 +65,11 @@ void tp_norm_scratch_free(tp_norm_scratch *s);
  * byte stayed where it was (*out_len == len; byte b came from the char holding text[b]), and *out is
  * then text itself when nothing changed.
  * Returns 0, or -1 on OOM. */
+int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                 const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len);
+
 /* The alignment of a text whose bytes stayed where they were (what tp_normalize leaves as NULL): each
  * byte of text[0, len) aligns to [from[b], to[b]), the char holding it. */
 void tp_char_alignment(const uint8_t *text, size_t len, uint32_t *from, uint32_t *to);
-
-int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
-                 const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len);
 
 #endif
