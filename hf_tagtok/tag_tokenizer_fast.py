@@ -8,8 +8,9 @@ templates and encodes every call the native path does not cover (chat-template c
 tokenizers with a stage that is not native). Texts, pre-split words and pairs of either, with any
 truncation (and overflow) and padding, go native: the call's truncation, padding and
 `encode_special_tokens` are handed to the native call as arguments (the backend is not written), its
-columns are written straight into the `BatchEncoding` (hf_tagtok._lists builds the per-text lists), and
-`.encodings` are `hf_tagtok.Encoding` views on the same columns.
+columns are written straight into the `BatchEncoding` (hf_tagtok._lists builds the per-text lists; one
+plain text's lists come from its columns directly), and `.encodings` are `hf_tagtok.Encoding` views on the
+same columns.
 
 The native tokenizer of an instance lives outside the instance `__dict__` (in `_NATIVE`), so pickle,
 dill, deepcopy and `datasets` fingerprinting see exactly the stock state, and a copy builds its own on
