@@ -148,7 +148,8 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
     ctypedef struct tp_columns:
         uint32_t *ids
         uint32_t *type_ids
-        int64_t *offsets
+        uint32_t *offsets
+        int64_t *wide_offsets
         uint8_t *special
         int32_t *words
         size_t n, cap
@@ -163,6 +164,7 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         size_t len
         int unit
     enum: TP_TEXT_SURROGATE
+    enum: TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE
     int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n,
                         int add_special, int offsets, int words, tp_columns *out, int64_t *lengths)
 
@@ -596,15 +598,18 @@ cdef class Pipeline:
             for sequence in range(2):
                 _side_free(&self._assembly.pair[add_special][sequence])
 
-    def encode(self, list texts, bint add_special_tokens=True, bint offsets=True, bint words=True):
-        """(ids u32, type_ids u32, offsets i64 (n,2) or None when not `offsets`, special u8, words i32 or None
-        when not `words`, lengths i64) for texts."""
+    def encode(self, list texts, bint add_special_tokens=True, bint offsets=True, bint words=True,
+               bint wide_offsets=False):
+        """(ids u32, type_ids u32, offsets (n,2) or None when not `offsets`, special u8, words i32 or None
+        when not `words`, lengths i64) for texts. Offsets are u32 (char offsets fit: texts are under 4 GiB),
+        i64 when `wide_offsets`."""
         cdef size_t n = len(texts), i
         cdef tp_text *c_texts = <tp_text *>malloc((n or 1) * sizeof(tp_text))
         cdef tp_columns out
         cdef int rc
         cdef const char *end
         cdef size_t rows
+        cdef int offsets_kind = (TP_OFFSETS_WIDE if wide_offsets else TP_OFFSETS_NARROW) if offsets else TP_OFFSETS_NONE
         lengths = np.zeros(n, dtype=np.int64)
         cdef int64_t[::1] lengths_view = lengths
         if c_texts == NULL:
@@ -613,7 +618,7 @@ cdef class Pipeline:
             for i in range(n):
                 _text_units(texts[i], &c_texts[i])
             with nogil:
-                rc = tp_encode_batch(&self._p, self._workspaces, c_texts, n, add_special_tokens, offsets, words,
+                rc = tp_encode_batch(&self._p, self._workspaces, c_texts, n, add_special_tokens, offsets_kind, words,
                                      &out, &lengths_view[0] if n else NULL)
         finally:
             free(c_texts)
@@ -625,12 +630,13 @@ cdef class Pipeline:
         end = <const char *>out.special + rows
         block = _adopt(out.block, end - <const char *>out.block)
         return (_column(block, out.ids, out.block, rows, np.uint32), _column(block, out.type_ids, out.block, rows, np.uint32),
-                _column(block, out.offsets, out.block, 2 * rows, np.int64).reshape(rows, 2) if offsets else None,
+                (_column(block, out.wide_offsets, out.block, 2 * rows, np.int64) if wide_offsets else
+                 _column(block, out.offsets, out.block, 2 * rows, np.uint32)).reshape(rows, 2) if offsets else None,
                 _column(block, out.special, out.block, rows, np.uint8),
                 _column(block, out.words, out.block, rows, np.int32) if words else None, lengths)
 
     def assemble(self, list pieces, list bounds, bytes is_pair, bint pretokenized, bint add_special_tokens,
-                 truncation, padding, bint main_only=False):
+                 truncation, padding, bint main_only=False, bint wide_offsets=False):
         """Encode items (text A = pieces[bounds[2i]:bounds[2i+1]], text B = pieces[bounds[2i+1]:bounds[2i+2]],
         is_pair[i] 0: single; one piece per text, or one per word when pretokenized) with truncation and
         padding; main_only: write no overflow encodings (a pair's overflow grows as the product of its two
@@ -639,7 +645,7 @@ cdef class Pipeline:
         truncation: None or (max_length, stride, strategy name, left); padding: None or (length or None
         for the batch's longest, multiple or 0, left, pad_id, pad_type_id). Returns None when stock raises for this input, else
         (ids, type_ids, offsets, special, words, attention, encoding records (n, RECORD_COLUMNS): the columns
-        hf_tagtok.encoding.RECORD_* name, windows (n_items, 2)).
+        hf_tagtok.encoding.RECORD_* name, windows (n_items, 2)); offsets u32, i64 when `wide_offsets`.
         """
         cdef size_t n = len(is_pair), n_pieces = len(pieces), i, n_chunks = 0, target, rows, n_encodings
         cdef const uint8_t **ptrs = <const uint8_t **>calloc(n_pieces or 1, sizeof(uint8_t *))
@@ -686,13 +692,18 @@ cdef class Pipeline:
             tp_assembled_sizes(chunks, n_chunks, target, &rows, &n_encodings)
             ids = np.empty(rows, dtype=np.uint32)
             type_ids = np.empty(rows, dtype=np.uint32)
-            offsets = np.empty((rows, 2), dtype=np.int64)
+            offsets = np.empty((rows, 2), dtype=np.int64 if wide_offsets else np.uint32)
             special = np.empty(rows, dtype=np.uint8)
             words = np.empty(rows, dtype=np.int32)
             attention = np.empty(rows, dtype=np.uint8)
             encodings = np.empty((n_encodings, sizeof(tp_encoding) // sizeof(int64_t)), dtype=np.int64)
+            memset(&out, 0, sizeof(out))
             out.ids, out.type_ids = _u32(ids), _u32(type_ids)
-            out.offsets, out.special, out.words = _i64(offsets), _u8(special), _i32(words)
+            if wide_offsets:
+                out.wide_offsets = _i64(offsets)
+            else:
+                out.offsets = _u32(offsets)
+            out.special, out.words = _u8(special), _i32(words)
             attention_ptr, records = _u8(attention), <tp_encoding *>_i64(encodings)
             with nogil:
                 tp_assembled_gather(chunks, n_chunks, &pad, target, &out, attention_ptr, records)

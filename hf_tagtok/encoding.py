@@ -22,7 +22,7 @@ class Columns(NamedTuple):
     """A native batch's token columns: one row per token of its encodings, encoding after encoding."""
     ids: Any        # uint32
     type_ids: Any   # uint32
-    offsets: Any    # int64 (n, 2) char offsets, or None when not computed
+    offsets: Any    # uint32 or int64 (n, 2) char offsets, or None when not computed
     special: Any    # uint8 special-token mask
     words: Any      # int32 word index (< 0: none, see NAMELESS), or None when not computed
 

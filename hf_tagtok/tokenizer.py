@@ -173,7 +173,7 @@ class Tokenizer:
         inputs = list(inputs)
         split = _split_batch(inputs, is_pretokenized, add_special_tokens)
         batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized,
-                                                                 overflowing, offsets, words=False)
+                                                                 overflowing, offsets, words=False, wide_offsets=True)
         if batch is not None:
             arrays = batch.arrays(overflowing)
             return arrays if offsets else arrays._replace(offsets=None)
@@ -187,7 +187,7 @@ class Tokenizer:
         return _columns(encodings, overflowing, offsets, padded=self._stock.padding is not None)
 
     def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True, offsets=True,
-                      words=True, settings=None):
+                      words=True, settings=None, wide_offsets=False):
         """The native `_Batch` for these inputs (texts, or lists of words when pretokenized) under
         `settings` (truncation, padding) as the stock tokenizer reports them (default: its current ones), or
         None: stock must run. See `native_batch`."""
@@ -196,7 +196,7 @@ class Tokenizer:
             return None
         truncation, padding = (self._stock.truncation, self._stock.padding) if settings is None else settings
         return native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncation, padding, overflowing,
-                            offsets, words)
+                            offsets, words, wide_offsets)
 
     async def async_encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
         """Stock's own: its offsets are byte offsets, unlike every other encode call's (docs/architecture.md)."""
@@ -383,18 +383,19 @@ def _columns(encodings, overflowing=False, offsets=True, padded=True) -> BatchAr
 
 
 def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncation, padding, overflowing=True,
-                 offsets=True, words=True):
+                 offsets=True, words=True, wide_offsets=False):
     """The `_Batch` of a native encoder (`planner.NativeEncoder`) for these inputs under truncation and padding
     (dicts as `tokenizers.Tokenizer` reports them, or None), or None: stock must run. Without `overflowing` it
     holds the main encodings only; without `offsets` or `words` a plain batch computes none (that column is
-    None: for `encode_batch_arrays` only)."""
+    None: for `encode_batch_arrays` only). Its offsets column is uint32 (half the bytes for `Encoding` views
+    to keep), int64 when `wide_offsets` (what `arrays` hands out, then without a copy)."""
     raises = native.stock_raises_id
     try:
         if truncation is None and padding is None and not pretokenized and pairs.count(None) == len(pairs):
-            batch = _Batch.plain(native, texts, add_special_tokens, offsets, words)
+            batch = _Batch.plain(native, texts, add_special_tokens, offsets, words, wide_offsets)
         else:  # overflow kept when a token may show that stock raises: truncation must not hide it
             batch = _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
-                                     overflowing or raises is not None)
+                                     overflowing or raises is not None, wide_offsets)
     except UnicodeEncodeError:
         return None  # lone surrogates: stock raises its own exception class
     if raises is not None and batch is not None and (batch.columns.ids == raises).any():
@@ -463,9 +464,9 @@ class _Batch:
                  "pad_token")
 
     @classmethod
-    def plain(cls, native, texts, add_special_tokens, offsets=True, words=True):
+    def plain(cls, native, texts, add_special_tokens, offsets=True, words=True, wide_offsets=False):
         ids, type_ids, offsets, special, words, lengths = native.pipeline.encode(texts, add_special_tokens, offsets,
-                                                                                 words)
+                                                                                 words, wide_offsets)
         side = native.single[bool(add_special_tokens)]
         before, after = len(side.before), len(side.after)
         if len(texts) == 1:  # a single `encode`: plain ints cost less than seven tiny numpy operations
@@ -483,7 +484,8 @@ class _Batch:
                    texts, [None] * len(texts), False, None)
 
     @classmethod
-    def assembled(cls, native, texts, pairs, pretokenized, add_special_tokens, truncation, padding, overflowing=True):
+    def assembled(cls, native, texts, pairs, pretokenized, add_special_tokens, truncation, padding, overflowing=True,
+                  wide_offsets=False):
         if truncation is not None:
             truncation = (truncation["max_length"], truncation["stride"], truncation["strategy"],
                           truncation["direction"] == "left")
@@ -501,7 +503,7 @@ class _Batch:
                 add(pair)
             bounds.append(len(pieces))
         result = native.pipeline.assemble(pieces, bounds, bytes(pair is not None for pair in pairs), pretokenized,
-                                          add_special_tokens, truncation, padding, not overflowing)
+                                          add_special_tokens, truncation, padding, not overflowing, wide_offsets)
         if result is None:
             return None
         *columns, attention, records, windows = result
@@ -556,6 +558,8 @@ class _Batch:
 
     def arrays(self, overflowing):
         ids, type_ids, offsets, special, _words = self.columns
+        if offsets is not None and offsets.dtype != np.int64:  # a batch made for `Encoding` views
+            offsets = offsets.astype(np.int64)
         attention = self.attention if self.attention is not None else np.ones(len(ids), dtype=np.uint8)
         starts, ends = self.records[:, RECORD_START], self.records[:, RECORD_END]
         if self.firsts is None:

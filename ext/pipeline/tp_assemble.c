@@ -113,7 +113,7 @@ static int put_part(const tp_assembly *a, tp_columns *out, const tp_side *side, 
             size_t first = out->n;
             uint32_t type = main ? side->main_type : side->window_type;
             memcpy(out->ids + first, src->ids + w.start, n * 4);
-            memcpy(out->offsets + 2 * first, src->offsets + 2 * w.start, n * 16);
+            memcpy(out->offsets + 2 * first, src->offsets + 2 * w.start, n * 8);
             memcpy(out->words + first, src->words + w.start, n * 4);
             memset(out->special + first, 0, n);
             for (size_t k = first; k < first + n; k++) out->type_ids[k] = type;
@@ -273,7 +273,8 @@ static void put_padding(const tp_padding *padding, tp_columns *out, uint8_t *att
     for (size_t k = at; k < at + n; k++) {
         out->ids[k] = padding->id;
         out->type_ids[k] = padding->type_id;
-        out->offsets[2 * k] = out->offsets[2 * k + 1] = 0;
+        if (out->wide_offsets) out->wide_offsets[2 * k] = out->wide_offsets[2 * k + 1] = 0;
+        else out->offsets[2 * k] = out->offsets[2 * k + 1] = 0;
         out->special[k] = 1;
         out->words[k] = -1;
         attention[k] = 0;
@@ -292,7 +293,8 @@ void tp_assembled_gather(const tp_assembled *chunks, size_t n_chunks, const tp_p
             if (lead) put_padding(padding, out, attention, at, lead);
             memcpy(out->ids + first, src->ids + enc.start, len * 4);
             memcpy(out->type_ids + first, src->type_ids + enc.start, len * 4);
-            memcpy(out->offsets + 2 * first, src->offsets + 2 * enc.start, len * 16);
+            if (out->wide_offsets) tp_widen(out->wide_offsets + 2 * first, src->offsets + 2 * enc.start, 2 * len);
+            else memcpy(out->offsets + 2 * first, src->offsets + 2 * enc.start, len * 8);
             memcpy(out->special + first, src->special + enc.start, len);
             memcpy(out->words + first, src->words + enc.start, len * 4);
             memset(attention + first, 1, len);

@@ -77,8 +77,9 @@ void tp_assembled_free(tp_assembled *chunks, size_t n);
 size_t tp_padding_target(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding);
 void tp_assembled_sizes(const tp_assembled *chunks, size_t n_chunks, size_t target, size_t *rows,
                         size_t *n_encodings);
-/* Copy the chunks, padded, into the final columns (attention 0 on padding) and encoding records
- * (rows then count from the start of the final arrays). */
+/* Copy the chunks, padded, into the final columns (offsets into out->wide_offsets when set, else
+ * out->offsets; attention 0 on padding) and encoding records (rows then count from the start of the final
+ * arrays). */
 void tp_assembled_gather(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding, size_t target,
                          tp_columns *out, uint8_t *attention, tp_encoding *encodings);
 

@@ -81,7 +81,7 @@ void tp_workspace_free(tp_workspace *ws) {
 
 void tp_columns_free(tp_columns *c) {
     if (c->block) free(c->block);
-    else { free(c->ids); free(c->type_ids); free(c->offsets); free(c->special); free(c->words); }
+    else { free(c->ids); free(c->type_ids); free(c->offsets); free(c->wide_offsets); free(c->special); free(c->words); }
     memset(c, 0, sizeof(*c));
 }
 
@@ -97,7 +97,7 @@ int tp_columns_reserve(tp_columns *c, size_t extra) {
     if (c->n + extra <= c->cap) return 0;
     size_t cap = c->cap ? c->cap : 256;
     while (cap < c->n + extra) cap *= 2;
-    if (grow_to(&c->ids, cap, 4) || grow_column(&c->offsets, !c->no_offsets, cap, 16) ||
+    if (grow_to(&c->ids, cap, 4) || grow_column(&c->offsets, !c->no_offsets, cap, 8) ||
         grow_column(&c->type_ids, !c->lean, cap, 4) || grow_column(&c->special, !c->lean, cap, 1) ||
         grow_column(&c->words, !c->lean, cap, 4)) return -1;
     c->cap = cap;
@@ -108,7 +108,7 @@ int tp_columns_keep(tp_columns *c, int offsets, int lean) {
     c->no_offsets = !offsets;
     c->lean = lean;
     if (!c->cap) return 0;
-    if (offsets && !c->offsets && !(c->offsets = malloc(c->cap * 16))) return -1;
+    if (offsets && !c->offsets && !(c->offsets = malloc(c->cap * 8))) return -1;
     if (!lean && !c->type_ids && !(c->type_ids = malloc(c->cap * 4))) return -1;
     if (!lean && !c->special && !(c->special = malloc(c->cap))) return -1;
     if (!lean && !c->words && !(c->words = malloc(c->cap * 4))) return -1;
@@ -132,8 +132,8 @@ static inline __attribute__((always_inline)) void put_token(const tp_pipeline *p
         c->words[k] = st->word;
     }
     if (c->no_offsets) return;
-    c->offsets[2 * k] = (int64_t)start;
-    c->offsets[2 * k + 1] = (int64_t)end;
+    c->offsets[2 * k] = (uint32_t)start;
+    c->offsets[2 * k + 1] = (uint32_t)end;
 }
 
 void tp_put_specials(tp_columns *c, const tp_special *specials, size_t n) {
@@ -337,13 +337,13 @@ static size_t trim_entry(const tp_pipeline *p, uint32_t id) {
 
 void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t end) {
     for (size_t k = first; k < end; k++) {
-        int64_t *o = &c->offsets[2 * k];
+        uint32_t *o = &c->offsets[2 * k];
         size_t entry = trim_entry(p, c->ids[k]);
         if (entry == p->trim_len) continue;
-        int64_t lead = p->trim_lead[entry], trail = p->trim_trail[entry];
+        uint32_t lead = p->trim_lead[entry], trail = p->trim_trail[entry];
         if (lead > 0) {
             if ((k == first || o[0] == 0) && p->trim_add_prefix_space && lead == 1) lead = 0;
-            o[0] = o[0] + lead < o[1] ? o[0] + lead : o[1];
+            o[0] = (uint64_t)o[0] + lead < o[1] ? o[0] + lead : o[1];
         }
         if (trail > 0 && o[1] >= trail) o[1] = o[1] - trail > o[0] ? o[1] - trail : o[0];
     }
@@ -416,27 +416,27 @@ static uint64_t continuation_bits(const uint8_t *block, size_t n) {
  * split, covers the whole char). With the continuation bytes counted per 64-byte block, either is one
  * popcount: no walk over the text per token, and tokens may come in any order. */
 static inline __attribute__((always_inline)) void char_offsets_by_block(const uint64_t *bits, const uint32_t *before,
-                                                                       int64_t *offsets, size_t n) {
+                                                                       uint32_t *offsets, size_t n) {
     for (size_t k = 0; k < n; k++) {
-        uint64_t s = (uint64_t)offsets[2 * k], e = (uint64_t)offsets[2 * k + 1];
+        uint32_t s = offsets[2 * k], e = offsets[2 * k + 1];
         uint64_t upto_s = (2ULL << (s & 63)) - 1, below_e = (1ULL << (e & 63)) - 1; /* s inclusive */
-        offsets[2 * k] = (int64_t)(s - before[s >> 6] - (uint64_t)__builtin_popcountll(bits[s >> 6] & upto_s));
-        offsets[2 * k + 1] = (int64_t)(e - before[e >> 6] - (uint64_t)__builtin_popcountll(bits[e >> 6] & below_e));
+        offsets[2 * k] = s - before[s >> 6] - (uint32_t)__builtin_popcountll(bits[s >> 6] & upto_s);
+        offsets[2 * k + 1] = e - before[e >> 6] - (uint32_t)__builtin_popcountll(bits[e >> 6] & below_e);
     }
 }
 
 #if defined(__x86_64__)
 __attribute__((target("popcnt"))) static void char_offsets_popcnt(const uint64_t *bits, const uint32_t *before,
-                                                                  int64_t *offsets, size_t n) {
+                                                                  uint32_t *offsets, size_t n) {
     char_offsets_by_block(bits, before, offsets, n);
 }
 #endif
 
-static void char_offsets_portable(const uint64_t *bits, const uint32_t *before, int64_t *offsets, size_t n) {
+static void char_offsets_portable(const uint64_t *bits, const uint32_t *before, uint32_t *offsets, size_t n) {
     char_offsets_by_block(bits, before, offsets, n);
 }
 
-static int to_char_offsets(tp_workspace *ws, const uint8_t *text, size_t len, int64_t *offsets, size_t n) {
+static int to_char_offsets(tp_workspace *ws, const uint8_t *text, size_t len, uint32_t *offsets, size_t n) {
     size_t blocks = len / 64 + 1; /* offsets reach len: its block is the last, partial or empty */
     if (blocks > ws->cont_cap) {
         size_t cap = grow_capacity(ws->cont_cap, blocks);
@@ -674,11 +674,13 @@ static int alloc_output(void *arg) {
     tp_columns *out = job->out;
     size_t n = 0;
     for (size_t k = 0; k < job->n_chunks; k++) n += job->chunk_n[k];
-    size_t offsets = job->offsets ? 16 * n : 0, words = job->words ? 4 * n : 0;
+    size_t offsets = job->offsets == TP_OFFSETS_WIDE ? 16 * n : job->offsets ? 8 * n : 0;
+    size_t words = job->words ? 4 * n : 0;
     uint8_t *block = malloc(offsets + 8 * n + words + n + 1);
     if (!block) return -1;
     *out = (tp_columns){.block = block, .n = n, .cap = n, .no_offsets = !job->offsets};
-    out->offsets = job->offsets ? (int64_t *)block : NULL;
+    if (job->offsets == TP_OFFSETS_WIDE) out->wide_offsets = (int64_t *)block;
+    else if (job->offsets) out->offsets = (uint32_t *)block;
     out->ids = (uint32_t *)(block + offsets);
     out->type_ids = out->ids + n;
     out->words = job->words ? (int32_t *)(out->type_ids + n) : NULL;
@@ -711,7 +713,8 @@ static int copy_chunk(void *arg, tp_workspace *ws, size_t chunk) {
     const tp_columns *c = &job->chunk_ws[chunk]->out;
     tp_columns *out = job->out;
     memcpy(out->ids + at, c->ids + from, n * 4);
-    if (out->offsets) memcpy(out->offsets + 2 * at, c->offsets + 2 * from, n * 16);
+    if (out->offsets) memcpy(out->offsets + 2 * at, c->offsets + 2 * from, n * 8);
+    if (out->wide_offsets) tp_widen(out->wide_offsets + 2 * at, c->offsets + 2 * from, 2 * n);
     if (c->lean) {
         put_layout(job, chunk, at);
     } else {
@@ -720,6 +723,10 @@ static int copy_chunk(void *arg, tp_workspace *ws, size_t chunk) {
         memcpy(out->words + at, c->words + from, n * 4);
     }
     return 0;
+}
+
+void tp_widen(int64_t *to, const uint32_t *from, size_t n) {
+    for (size_t k = 0; k < n; k++) to[k] = from[k];
 }
 
 /* A batch's tokens stay in the workspaces between calls (no page faults for the next one) unless they

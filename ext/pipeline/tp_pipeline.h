@@ -57,7 +57,9 @@ typedef struct {
  * post-processor tokens (see tp_special), -1 for padding (tp_assemble). */
 typedef struct {
     uint32_t *ids, *type_ids;
-    int64_t *offsets;   /* 2 per token: char offsets into its text */
+    uint32_t *offsets;  /* 2 per token: char offsets into its text (texts stay under 4 GiB: tt_program_run) */
+    int64_t *wide_offsets; /* output columns only (tp_encode_batch, tp_assembled_gather): offsets widened to
+                            * int64, instead of offsets, for a caller whose arrays hand them out as int64 */
     uint8_t *special;
     int32_t *words;
     size_t n, cap;
@@ -90,12 +92,17 @@ typedef struct {
 
 #define TP_TEXT_SURROGATE 2 /* a text holds a surrogate code point: it has no UTF-8 form */
 
+enum { TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE }; /* which offsets column an output gets */
+
 /* Encode n texts into out, its columns malloc'ed to the exact size (free with tp_columns_free): offsets
- * only when `offsets`, word indices only when `words` (else NULL). lengths[i] receives the token count of
+ * (TP_OFFSETS_*: none, out->offsets or out->wide_offsets), word indices only when `words` (else NULL). lengths[i] receives the token count of
  * text i. workspaces: tp_pool_threads() entries (NULL entries are created on demand). Safe to call from
  * several threads at once. Returns 0, -1 on OOM, or TP_TEXT_SURROGATE. */
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n, int add_special,
                     int offsets, int words, tp_columns *out, int64_t *lengths);
+
+/* to[k] = from[k] for k < n: narrow offsets into an int64 column. */
+void tp_widen(int64_t *to, const uint32_t *from, size_t n);
 
 /* One text's own tokens (no post-processor tokens, no offset trimming), appended to c. -1 on OOM. */
 int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len, tp_columns *c);
