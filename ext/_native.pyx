@@ -195,18 +195,14 @@ cdef extern from "pipeline/tp_assemble.h" nogil:
         int64_t main
     ctypedef struct tp_assembled:
         tp_columns tokens
+        uint8_t *attention
         tp_encoding *encodings
-        size_t n_encodings, cap
+        size_t n_encodings, size
     int TP_STOCK_RAISES
-    int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uint8_t *const *pieces,
-                          const size_t *piece_lens, const size_t *bounds, const uint8_t *is_pair, size_t n,
-                          int pretokenized, int add_special, tp_assembled **out, size_t *n_out, int64_t *windows)
-    void tp_assembled_free(tp_assembled *chunks, size_t n)
-    size_t tp_padding_target(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding)
-    void tp_assembled_sizes(const tp_assembled *chunks, size_t n_chunks, size_t target, size_t *rows,
-                            size_t *n_encodings)
-    void tp_assembled_gather(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding,
-                             size_t target, tp_columns *out, uint8_t *attention, tp_encoding *encodings)
+    int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_workspace **workspaces,
+                          const uint8_t *const *pieces, const size_t *piece_lens, const size_t *bounds,
+                          const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int wide_offsets,
+                          tp_assembled *out, int64_t *windows)
 
 
 NORMALIZER_STEPS = {"clean_text": TP_NORM_CLEAN_TEXT, "chinese": TP_NORM_CHINESE, "nfd": TP_NORM_NFD,
@@ -647,18 +643,16 @@ cdef class Pipeline:
         (ids, type_ids, offsets, special, words, attention, encoding records (n, RECORD_COLUMNS): the columns
         hf_tagtok.encoding.RECORD_* name, windows (n_items, 2)); offsets u32, i64 when `wide_offsets`.
         """
-        cdef size_t n = len(is_pair), n_pieces = len(pieces), i, n_chunks = 0, target, rows, n_encodings
+        cdef size_t n = len(is_pair), n_pieces = len(pieces), i, rows
         cdef const uint8_t **ptrs = <const uint8_t **>calloc(n_pieces or 1, sizeof(uint8_t *))
         cdef size_t *lens = <size_t *>calloc(n_pieces or 1, sizeof(size_t))
         cdef size_t *c_bounds = <size_t *>calloc(2 * n + 1, sizeof(size_t))
         cdef const uint8_t *pair_flags = <const uint8_t *>is_pair
         cdef Py_ssize_t size
-        cdef tp_assembled *chunks = NULL
         cdef tp_assembly assembly = self._assembly
         cdef tp_padding pad
-        cdef tp_columns out
-        cdef uint8_t *attention_ptr
-        cdef tp_encoding *records
+        cdef tp_assembled out
+        cdef const void *start
         cdef int rc
         memset(&pad, 0, sizeof(pad))
         assembly.main_only = main_only
@@ -681,56 +675,27 @@ cdef class Pipeline:
             for i in range(2 * n + 1):
                 c_bounds[i] = bounds[i]
             with nogil:
-                rc = tp_assemble_batch(&assembly, self._workspaces, ptrs, lens, c_bounds, pair_flags, n,
-                                       pretokenized, add_special_tokens, &chunks, &n_chunks,
+                rc = tp_assemble_batch(&assembly, &pad, self._workspaces, ptrs, lens, c_bounds, pair_flags, n,
+                                       pretokenized, add_special_tokens, wide_offsets, &out,
                                        &windows_view[0, 0] if n else NULL)
-            if rc == TP_STOCK_RAISES:
-                return None
-            if rc:
-                raise MemoryError()
-            target = tp_padding_target(chunks, n_chunks, &pad)
-            tp_assembled_sizes(chunks, n_chunks, target, &rows, &n_encodings)
-            ids = np.empty(rows, dtype=np.uint32)
-            type_ids = np.empty(rows, dtype=np.uint32)
-            offsets = np.empty((rows, 2), dtype=np.int64 if wide_offsets else np.uint32)
-            special = np.empty(rows, dtype=np.uint8)
-            words = np.empty(rows, dtype=np.int32)
-            attention = np.empty(rows, dtype=np.uint8)
-            encodings = np.empty((n_encodings, sizeof(tp_encoding) // sizeof(int64_t)), dtype=np.int64)
-            memset(&out, 0, sizeof(out))
-            out.ids, out.type_ids = _u32(ids), _u32(type_ids)
-            if wide_offsets:
-                out.wide_offsets = _i64(offsets)
-            else:
-                out.offsets = _u32(offsets)
-            out.special, out.words = _u8(special), _i32(words)
-            attention_ptr, records = _u8(attention), <tp_encoding *>_i64(encodings)
-            with nogil:
-                tp_assembled_gather(chunks, n_chunks, &pad, target, &out, attention_ptr, records)
-            return ids, type_ids, offsets, special, words, attention, encodings[:, :RECORD_COLUMNS], windows
         finally:
             free(ptrs); free(lens); free(c_bounds)
-            tp_assembled_free(chunks, n_chunks)
-
-
-cdef uint32_t *_u32(array):
-    cdef uint32_t[::1] view = array.reshape(-1)
-    return &view[0] if view.shape[0] else NULL
-
-
-cdef int64_t *_i64(array):
-    cdef int64_t[::1] view = array.reshape(-1)
-    return &view[0] if view.shape[0] else NULL
-
-
-cdef int32_t *_i32(array):
-    cdef int32_t[::1] view = array
-    return &view[0] if view.shape[0] else NULL
-
-
-cdef uint8_t *_u8(array):
-    cdef uint8_t[::1] view = array
-    return &view[0] if view.shape[0] else NULL
+        if rc == TP_STOCK_RAISES:
+            return None
+        if rc:
+            raise MemoryError()
+        rows = out.tokens.n
+        block = _adopt(out.tokens.block, out.size)
+        start = out.tokens.block
+        offsets = (_column(block, out.tokens.wide_offsets, start, 2 * rows, np.int64) if wide_offsets else
+                   _column(block, out.tokens.offsets, start, 2 * rows, np.uint32)).reshape(rows, 2)
+        records = _column(block, out.encodings, start, out.n_encodings * (sizeof(tp_encoding) // sizeof(int64_t)),
+                          np.int64).reshape(out.n_encodings, sizeof(tp_encoding) // sizeof(int64_t))
+        return (_column(block, out.tokens.ids, start, rows, np.uint32),
+                _column(block, out.tokens.type_ids, start, rows, np.uint32), offsets,
+                _column(block, out.tokens.special, start, rows, np.uint8),
+                _column(block, out.tokens.words, start, rows, np.int32),
+                _column(block, out.attention, start, rows, np.uint8), records[:, :RECORD_COLUMNS], windows)
 
 
 cdef object _adopt(void *data, size_t size):

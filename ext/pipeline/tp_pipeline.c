@@ -38,6 +38,7 @@ struct tp_workspace {
     uint32_t *render_from, *render_to; /* Metaspace: original byte range of each rendered byte */
     size_t render_cap;
     tp_columns out;                    /* a batch's tokens from this thread's chunks */
+    tp_columns sequences[2];           /* tp_assemble: the item's sequences A and B */
     uint8_t *utf8;                     /* a text transcoded from code units */
     size_t utf8_cap;
     uint64_t *cont_bits;               /* char offsets: a text's continuation bytes, one bit a byte ... */
@@ -73,11 +74,17 @@ void tp_workspace_free(tp_workspace *ws) {
     free(ws->render_from);
     free(ws->render_to);
     tp_columns_free(&ws->out);
+    tp_columns_free(&ws->sequences[0]);
+    tp_columns_free(&ws->sequences[1]);
     free(ws->utf8);
     free(ws->cont_bits);
     free(ws->cont_before);
     free(ws);
 }
+
+tp_columns *tp_workspace_output(tp_workspace *ws) { return &ws->out; }
+
+tp_columns *tp_workspace_sequences(tp_workspace *ws) { return ws->sequences; }
 
 void tp_columns_free(tp_columns *c) {
     if (c->block) free(c->block);
@@ -733,6 +740,16 @@ void tp_widen(int64_t *to, const uint32_t *from, size_t n) {
  * took more than this. */
 #define KEEP_TOKENS ((size_t)1 << 22)
 
+void tp_keep_output(tp_workspace **workspaces) {
+    for (int slot = 0; slot < tp_pool_threads(); slot++) {
+        tp_workspace *ws = workspaces[slot];
+        if (!ws) continue;
+        if (ws->out.cap > KEEP_TOKENS) tp_columns_free(&ws->out);
+        for (int k = 0; k < 2; k++)
+            if (ws->sequences[k].cap > KEEP_TOKENS) tp_columns_free(&ws->sequences[k]);
+    }
+}
+
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n, int add_special,
                     int offsets, int words, tp_columns *out, int64_t *lengths) {
     memset(out, 0, sizeof(*out));
@@ -748,8 +765,7 @@ int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_te
                      calloc(k, sizeof(size_t)), k, lengths, add_special, offsets, words, out};
     failed = !job.chunk_ws || !job.chunk_first || !job.chunk_n;
     if (!failed) failed = tp_run_chunks_twice(workspaces, &plan, encode_chunk, alloc_output, copy_chunk, &job);
-    for (int slot = 0; slot < tp_pool_threads(); slot++)
-        if (workspaces[slot] && workspaces[slot]->out.cap > KEEP_TOKENS) tp_columns_free(&workspaces[slot]->out);
+    tp_keep_output(workspaces);
     free(plan.chunk_start); free(job.chunk_ws); free(job.chunk_first); free(job.chunk_n);
     if (failed) tp_columns_free(out);
     return failed;

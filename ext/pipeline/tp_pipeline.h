@@ -81,6 +81,14 @@ void tp_put_specials(tp_columns *columns, const tp_special *specials, size_t n);
 typedef struct tp_workspace tp_workspace;
 tp_workspace *tp_workspace_new(int pooled);
 void tp_workspace_free(tp_workspace *ws);
+/* The workspace's output columns: a batch's tokens from this slot's chunks (run rounds reset n to 0), kept
+ * between calls (no page faults for the next batch) unless a batch made them larger than tp_keep_output
+ * allows. */
+tp_columns *tp_workspace_output(tp_workspace *ws);
+/* Two columns of one item's sequences (tp_assemble), kept like the output's. */
+tp_columns *tp_workspace_sequences(tp_workspace *ws);
+/* After a batch: frees what each workspace's columns grew beyond what is worth keeping. */
+void tp_keep_output(tp_workspace **workspaces);
 
 /* A text as the caller holds it: UTF-8 bytes (unit 0: len bytes), or len code points of `unit` (1, 2 or 4)
  * bytes each, transcoded to UTF-8 on the worker thread. */
