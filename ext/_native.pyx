@@ -23,7 +23,7 @@ from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIN
 import numpy as np
 
 from hf_tagtok._config import member_span, member_spans, pair_ids_in, token_bytes, vocab_names  # noqa: F401  (the model spec's readers)
-from hf_tagtok.encoding import RECORD_COLUMNS
+from hf_tagtok.encoding import RECORD_COLUMNS, RECORD_PADDING
 
 
 cdef extern from "pipeline/tp_engine.h" nogil:
@@ -192,7 +192,7 @@ cdef extern from "pipeline/tp_assemble.h" nogil:
     ctypedef struct tp_encoding:
         int64_t start, end, split
         int64_t ranges[4]
-        int64_t main
+        int64_t main, lead, trail
     ctypedef struct tp_assembled:
         tp_columns tokens
         uint8_t *attention
@@ -201,7 +201,7 @@ cdef extern from "pipeline/tp_assemble.h" nogil:
     int TP_STOCK_RAISES
     int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_workspace **workspaces,
                           const uint8_t *const *pieces, const size_t *piece_lens, const size_t *bounds,
-                          const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int wide_offsets,
+                          const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int columnar,
                           tp_assembled *out, int64_t *windows)
 
 
@@ -595,17 +595,17 @@ cdef class Pipeline:
                 _side_free(&self._assembly.pair[add_special][sequence])
 
     def encode(self, list texts, bint add_special_tokens=True, bint offsets=True, bint words=True,
-               bint wide_offsets=False):
+               bint columnar=False):
         """(ids u32, type_ids u32, offsets (n,2) or None when not `offsets`, special u8, words i32 or None
         when not `words`, lengths i64) for texts. Offsets are u32 (char offsets fit: texts are under 4 GiB),
-        i64 when `wide_offsets`."""
+        i64 when `columnar` (for flat arrays)."""
         cdef size_t n = len(texts), i
         cdef tp_text *c_texts = <tp_text *>malloc((n or 1) * sizeof(tp_text))
         cdef tp_columns out
         cdef int rc
         cdef const char *end
         cdef size_t rows
-        cdef int offsets_kind = (TP_OFFSETS_WIDE if wide_offsets else TP_OFFSETS_NARROW) if offsets else TP_OFFSETS_NONE
+        cdef int offsets_kind = (TP_OFFSETS_WIDE if columnar else TP_OFFSETS_NARROW) if offsets else TP_OFFSETS_NONE
         lengths = np.zeros(n, dtype=np.int64)
         cdef int64_t[::1] lengths_view = lengths
         if c_texts == NULL:
@@ -626,13 +626,13 @@ cdef class Pipeline:
         end = <const char *>out.special + rows
         block = _adopt(out.block, end - <const char *>out.block)
         return (_column(block, out.ids, out.block, rows, np.uint32), _column(block, out.type_ids, out.block, rows, np.uint32),
-                (_column(block, out.wide_offsets, out.block, 2 * rows, np.int64) if wide_offsets else
+                (_column(block, out.wide_offsets, out.block, 2 * rows, np.int64) if columnar else
                  _column(block, out.offsets, out.block, 2 * rows, np.uint32)).reshape(rows, 2) if offsets else None,
                 _column(block, out.special, out.block, rows, np.uint8),
                 _column(block, out.words, out.block, rows, np.int32) if words else None, lengths)
 
     def assemble(self, list pieces, list bounds, bytes is_pair, bint pretokenized, bint add_special_tokens,
-                 truncation, padding, bint main_only=False, bint wide_offsets=False):
+                 truncation, padding, bint main_only=False, bint columnar=False):
         """Encode items (text A = pieces[bounds[2i]:bounds[2i+1]], text B = pieces[bounds[2i+1]:bounds[2i+2]],
         is_pair[i] 0: single; one piece per text, or one per word when pretokenized) with truncation and
         padding; main_only: write no overflow encodings (a pair's overflow grows as the product of its two
@@ -641,7 +641,10 @@ cdef class Pipeline:
         truncation: None or (max_length, stride, strategy name, left); padding: None or (length or None
         for the batch's longest, multiple or 0, left, pad_id, pad_type_id). Returns None when stock raises for this input, else
         (ids, type_ids, offsets, special, words, attention, encoding records (n, RECORD_COLUMNS): the columns
-        hf_tagtok.encoding.RECORD_* name, windows (n_items, 2)); offsets u32, i64 when `wide_offsets`.
+        hf_tagtok.encoding.RECORD_* name, padding (n, 2), windows (n_items, 2)). `columnar` (for flat arrays):
+        offsets i64 and the padding stored, padding None. Else (for `Encoding` views) offsets u32 and only
+        the tokens stored: attention None (all 1), padding[k] = tokens of padding before and after
+        encoding k's rows.
         """
         cdef size_t n = len(is_pair), n_pieces = len(pieces), i, rows
         cdef const uint8_t **ptrs = <const uint8_t **>calloc(n_pieces or 1, sizeof(uint8_t *))
@@ -676,7 +679,7 @@ cdef class Pipeline:
                 c_bounds[i] = bounds[i]
             with nogil:
                 rc = tp_assemble_batch(&assembly, &pad, self._workspaces, ptrs, lens, c_bounds, pair_flags, n,
-                                       pretokenized, add_special_tokens, wide_offsets, &out,
+                                       pretokenized, add_special_tokens, columnar, &out,
                                        &windows_view[0, 0] if n else NULL)
         finally:
             free(ptrs); free(lens); free(c_bounds)
@@ -687,7 +690,7 @@ cdef class Pipeline:
         rows = out.tokens.n
         block = _adopt(out.tokens.block, out.size)
         start = out.tokens.block
-        offsets = (_column(block, out.tokens.wide_offsets, start, 2 * rows, np.int64) if wide_offsets else
+        offsets = (_column(block, out.tokens.wide_offsets, start, 2 * rows, np.int64) if columnar else
                    _column(block, out.tokens.offsets, start, 2 * rows, np.uint32)).reshape(rows, 2)
         records = _column(block, out.encodings, start, out.n_encodings * (sizeof(tp_encoding) // sizeof(int64_t)),
                           np.int64).reshape(out.n_encodings, sizeof(tp_encoding) // sizeof(int64_t))
@@ -695,7 +698,8 @@ cdef class Pipeline:
                 _column(block, out.tokens.type_ids, start, rows, np.uint32), offsets,
                 _column(block, out.tokens.special, start, rows, np.uint8),
                 _column(block, out.tokens.words, start, rows, np.int32),
-                _column(block, out.attention, start, rows, np.uint8), records[:, :RECORD_COLUMNS], windows)
+                _column(block, out.attention, start, rows, np.uint8) if columnar else None,
+                records[:, :RECORD_COLUMNS], None if columnar else records[:, RECORD_PADDING], windows)
 
 
 cdef object _adopt(void *data, size_t size):

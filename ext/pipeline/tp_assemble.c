@@ -156,7 +156,7 @@ typedef struct {
     size_t n_chunks;
     chunk_out *chunks;
     int64_t *windows;
-    int pretokenized, add_special, wide_offsets;
+    int pretokenized, add_special, columnar;
     size_t target;    /* the padded length of every encoding (0: no padding) */
     tp_assembled *out;
 } assemble_job;
@@ -239,41 +239,41 @@ static int alloc_output(void *arg) {
         index += chunk->n_encodings;
         for (size_t e = 0; e < chunk->n_encodings; e++) {
             size_t len = (size_t)(chunk->encodings[e].end - chunk->encodings[e].start);
-            rows += len > target ? len : target;
+            rows += job->columnar && len < target ? target : len;
         }
     }
-    size_t records = index * sizeof(tp_encoding), offsets = 8 * rows * (job->wide_offsets ? 2 : 1);
-    size_t size = records + offsets + 12 * rows + rows + rows;
+    size_t records = index * sizeof(tp_encoding), offsets = 8 * rows * (job->columnar ? 2 : 1);
+    size_t size = records + offsets + 12 * rows + rows + (job->columnar ? rows : 0);
     uint8_t *block = malloc(size + 1);
     if (!block) return -1;
     tp_assembled *out = job->out;
     *out = (tp_assembled){.tokens = {.block = block, .n = rows, .cap = rows}, .n_encodings = index, .size = size};
     out->encodings = (tp_encoding *)block;
     uint8_t *at = block + records;
-    if (job->wide_offsets) out->tokens.wide_offsets = (int64_t *)at;
+    if (job->columnar) out->tokens.wide_offsets = (int64_t *)at;
     else out->tokens.offsets = (uint32_t *)at;
     at += offsets;
     out->tokens.ids = (uint32_t *)at;
     out->tokens.type_ids = out->tokens.ids + rows;
     out->tokens.words = (int32_t *)(out->tokens.type_ids + rows);
     out->tokens.special = (uint8_t *)(out->tokens.words + rows);
-    out->attention = out->tokens.special + rows;
+    out->attention = job->columnar ? out->tokens.special + rows : NULL;
     return 0;
 }
 
+/* Padding tokens of a columnar output. */
 static void put_padding(const tp_padding *padding, tp_columns *out, uint8_t *attention, size_t at, size_t n) {
     for (size_t k = at; k < at + n; k++) {
         out->ids[k] = padding->id;
         out->type_ids[k] = padding->type_id;
-        if (out->wide_offsets) out->wide_offsets[2 * k] = out->wide_offsets[2 * k + 1] = 0;
-        else out->offsets[2 * k] = out->offsets[2 * k + 1] = 0;
+        out->wide_offsets[2 * k] = out->wide_offsets[2 * k + 1] = 0;
         out->special[k] = 1;
         out->words[k] = -1;
         attention[k] = 0;
     }
 }
 
-/* The second round: a chunk's encodings, padded, into the output. */
+/* The second round: a chunk's encodings into the output, their padding stored when it is columnar. */
 static int gather_chunk(void *arg, tp_workspace *ws, size_t c) {
     (void)ws;
     const assemble_job *job = arg;
@@ -286,7 +286,16 @@ static int gather_chunk(void *arg, tp_workspace *ws, size_t c) {
     for (size_t e = 0; e < chunk->n_encodings; e++) {
         tp_encoding enc = chunk->encodings[e];
         size_t len = (size_t)(enc.end - enc.start), pad = len < target ? target - len : 0;
-        size_t lead = padding->left ? pad : 0, first = at + lead;
+        size_t lead = padding->left ? pad : 0;
+        for (int r = 0; r < 4; r++)
+            if (enc.ranges[r] >= 0) enc.ranges[r] += (int64_t)lead;
+        enc.lead = enc.trail = 0;
+        if (!job->columnar) { /* the padding is counted, not stored */
+            enc.lead = (int64_t)lead;
+            enc.trail = (int64_t)(pad - lead);
+            pad = lead = 0;
+        }
+        size_t first = at + lead;
         if (lead) put_padding(padding, out, attention, at, lead);
         memcpy(out->ids + first, src->ids + enc.start, len * 4);
         memcpy(out->type_ids + first, src->type_ids + enc.start, len * 4);
@@ -294,10 +303,8 @@ static int gather_chunk(void *arg, tp_workspace *ws, size_t c) {
         else memcpy(out->offsets + 2 * first, src->offsets + 2 * enc.start, len * 8);
         memcpy(out->special + first, src->special + enc.start, len);
         memcpy(out->words + first, src->words + enc.start, len * 4);
-        memset(attention + first, 1, len);
+        if (attention) memset(attention + first, 1, len);
         if (pad > lead) put_padding(padding, out, attention, first + len, pad - lead);
-        for (int r = 0; r < 4; r++)
-            if (enc.ranges[r] >= 0) enc.ranges[r] += (int64_t)lead;
         enc.split = (int64_t)first + (enc.split - enc.start);
         enc.start = (int64_t)at;
         enc.end = (int64_t)(at + len + pad);
@@ -309,7 +316,7 @@ static int gather_chunk(void *arg, tp_workspace *ws, size_t c) {
 
 int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_workspace **workspaces,
                       const uint8_t *const *pieces, const size_t *piece_lens, const size_t *bounds,
-                      const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int wide_offsets,
+                      const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int columnar,
                       tp_assembled *out, int64_t *windows) {
     memset(out, 0, sizeof(*out));
     size_t *sizes = malloc((n ? n : 1) * sizeof(size_t));
@@ -325,7 +332,7 @@ int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_worksp
     chunk_out *chunks = calloc(plan.n_chunks, sizeof(chunk_out));
     if (!chunks) { free(plan.chunk_start); return -1; }
     assemble_job job = {a, padding, pieces, piece_lens, bounds, is_pair, plan.chunk_start, plan.n_chunks, chunks,
-                        windows, pretokenized, add_special, wide_offsets, 0, out};
+                        windows, pretokenized, add_special, columnar, 0, out};
     code = tp_run_chunks_twice(workspaces, &plan, assemble_chunk, alloc_output, gather_chunk, &job);
     tp_keep_output(workspaces);
     for (size_t c = 0; c < plan.n_chunks; c++) free(chunks[c].encodings);

@@ -48,16 +48,19 @@ typedef struct {
 
 /* One encoding: rows [start, end) of its chunk (of the final arrays after gathering); the B part starts
  * at row split (end for a single text). ranges: sequence 0 [r0, r1), sequence 1 [r2, r3), relative to
- * start, -1 when the encoding does not record that sequence. main: first encoding of its item. */
+ * the start of the padded encoding, -1 when the encoding does not record that sequence. main: first
+ * encoding of its item. lead, trail: padding tokens before and after its rows that the output does not
+ * store (see tp_assemble_batch's columnar). */
 typedef struct {
     int64_t start, end, split;
     int64_t ranges[4];
-    int64_t main;
+    int64_t main, lead, trail;
 } tp_encoding;
 
 /* A batch's gathered output, every column in one malloc'ed block (tokens.block, which the caller frees or
  * adopts; `size` bytes): the token columns (offsets in tokens.wide_offsets or tokens.offsets), attention
- * (0 on padding), and one record per encoding, rows counting from the start of the columns. */
+ * (0 on padding; NULL when the padding is not stored) and one record per encoding, rows counting from the
+ * start of the columns. */
 typedef struct {
     tp_columns tokens;
     uint8_t *attention;
@@ -71,11 +74,13 @@ typedef struct {
  * pieces [bounds[2i+1], bounds[2i+2]) (is_pair[i] 0: a single text, B empty). A text is one piece, or,
  * pretokenized, one piece per word (word ids = piece index, offsets within the piece, as stock).
  * windows[2i], windows[2i+1]: how many overflow windows truncation cut from A and from B (-1 for B of a
- * single text). wide_offsets: offsets go to out->tokens.wide_offsets. Returns 0, -1 on OOM, or
- * TP_STOCK_RAISES (then *out holds nothing). */
+ * single text). columnar: the output is for flat arrays, offsets in out->tokens.wide_offsets and the
+ * padding stored; else (for views on each encoding) offsets in out->tokens.offsets and only the tokens
+ * stored, each record counting the padding around them. Returns 0, -1 on OOM, or TP_STOCK_RAISES (then
+ * *out holds nothing). */
 int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_workspace **workspaces,
                       const uint8_t *const *pieces, const size_t *piece_lens, const size_t *bounds,
-                      const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int wide_offsets,
+                      const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int columnar,
                       tp_assembled *out, int64_t *windows);
 
 #endif
