@@ -57,8 +57,8 @@ typedef struct {
  * post-processor tokens (see tp_special), -1 for padding (tp_assemble). */
 typedef struct {
     uint32_t *ids, *type_ids;
-    uint32_t *offsets;  /* 2 per token: char offsets into its text (texts stay under 4 GiB: tt_program_run) */
-    int64_t *wide_offsets; /* output columns only (tp_encode_batch, tp_assembled_gather): offsets widened to
+    uint32_t *offsets;  /* 2 per token: char offsets into its text (at most TT_MAX_TEXT_BYTES bytes) */
+    int64_t *wide_offsets; /* output columns only (tp_encode_batch, tp_assemble_batch): offsets widened to
                             * int64, instead of offsets, for a caller whose arrays hand them out as int64 */
     uint8_t *special;
     int32_t *words;
