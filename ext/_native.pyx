@@ -23,7 +23,7 @@ from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIN
 import numpy as np
 
 from hf_tagtok._config import member_span, member_spans, pair_ids_in, token_bytes, vocab_names  # noqa: F401  (the model spec's readers)
-from hf_tagtok.encoding import RECORD_COLUMNS
+from hf_tagtok.encoding import RECORD_COLUMNS, RECORD_PADDING
 
 
 cdef extern from "pipeline/tp_engine.h" nogil:
@@ -148,7 +148,8 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
     ctypedef struct tp_columns:
         uint32_t *ids
         uint32_t *type_ids
-        int64_t *offsets
+        uint32_t *offsets
+        int64_t *wide_offsets
         uint8_t *special
         int32_t *words
         size_t n, cap
@@ -163,6 +164,7 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         size_t len
         int unit
     enum: TP_TEXT_SURROGATE
+    enum: TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE
     int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n,
                         int add_special, int offsets, int words, tp_columns *out, int64_t *lengths)
 
@@ -190,21 +192,17 @@ cdef extern from "pipeline/tp_assemble.h" nogil:
     ctypedef struct tp_encoding:
         int64_t start, end, split
         int64_t ranges[4]
-        int64_t main
+        int64_t main, lead, trail
     ctypedef struct tp_assembled:
         tp_columns tokens
+        uint8_t *attention
         tp_encoding *encodings
-        size_t n_encodings, cap
+        size_t n_encodings, size
     int TP_STOCK_RAISES
-    int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uint8_t *const *pieces,
-                          const size_t *piece_lens, const size_t *bounds, const uint8_t *is_pair, size_t n,
-                          int pretokenized, int add_special, tp_assembled **out, size_t *n_out, int64_t *windows)
-    void tp_assembled_free(tp_assembled *chunks, size_t n)
-    size_t tp_padding_target(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding)
-    void tp_assembled_sizes(const tp_assembled *chunks, size_t n_chunks, size_t target, size_t *rows,
-                            size_t *n_encodings)
-    void tp_assembled_gather(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding,
-                             size_t target, tp_columns *out, uint8_t *attention, tp_encoding *encodings)
+    int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_workspace **workspaces,
+                          const uint8_t *const *pieces, const size_t *piece_lens, const size_t *bounds,
+                          const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int columnar,
+                          tp_assembled *out, int64_t *windows)
 
 
 NORMALIZER_STEPS = {"clean_text": TP_NORM_CLEAN_TEXT, "chinese": TP_NORM_CHINESE, "nfd": TP_NORM_NFD,
@@ -596,15 +594,18 @@ cdef class Pipeline:
             for sequence in range(2):
                 _side_free(&self._assembly.pair[add_special][sequence])
 
-    def encode(self, list texts, bint add_special_tokens=True, bint offsets=True, bint words=True):
-        """(ids u32, type_ids u32, offsets i64 (n,2) or None when not `offsets`, special u8, words i32 or None
-        when not `words`, lengths i64) for texts."""
+    def encode(self, list texts, bint add_special_tokens=True, bint offsets=True, bint words=True,
+               bint columnar=False):
+        """(ids u32, type_ids u32, offsets (n,2) or None when not `offsets`, special u8, words i32 or None
+        when not `words`, lengths i64) for texts. Offsets are u32 (char offsets fit: texts are under 4 GiB),
+        i64 when `columnar` (for flat arrays)."""
         cdef size_t n = len(texts), i
         cdef tp_text *c_texts = <tp_text *>malloc((n or 1) * sizeof(tp_text))
         cdef tp_columns out
         cdef int rc
         cdef const char *end
         cdef size_t rows
+        cdef int offsets_kind = (TP_OFFSETS_WIDE if columnar else TP_OFFSETS_NARROW) if offsets else TP_OFFSETS_NONE
         lengths = np.zeros(n, dtype=np.int64)
         cdef int64_t[::1] lengths_view = lengths
         if c_texts == NULL:
@@ -613,7 +614,7 @@ cdef class Pipeline:
             for i in range(n):
                 _text_units(texts[i], &c_texts[i])
             with nogil:
-                rc = tp_encode_batch(&self._p, self._workspaces, c_texts, n, add_special_tokens, offsets, words,
+                rc = tp_encode_batch(&self._p, self._workspaces, c_texts, n, add_special_tokens, offsets_kind, words,
                                      &out, &lengths_view[0] if n else NULL)
         finally:
             free(c_texts)
@@ -625,12 +626,13 @@ cdef class Pipeline:
         end = <const char *>out.special + rows
         block = _adopt(out.block, end - <const char *>out.block)
         return (_column(block, out.ids, out.block, rows, np.uint32), _column(block, out.type_ids, out.block, rows, np.uint32),
-                _column(block, out.offsets, out.block, 2 * rows, np.int64).reshape(rows, 2) if offsets else None,
+                (_column(block, out.wide_offsets, out.block, 2 * rows, np.int64) if columnar else
+                 _column(block, out.offsets, out.block, 2 * rows, np.uint32)).reshape(rows, 2) if offsets else None,
                 _column(block, out.special, out.block, rows, np.uint8),
                 _column(block, out.words, out.block, rows, np.int32) if words else None, lengths)
 
     def assemble(self, list pieces, list bounds, bytes is_pair, bint pretokenized, bint add_special_tokens,
-                 truncation, padding, bint main_only=False):
+                 truncation, padding, bint main_only=False, bint columnar=False):
         """Encode items (text A = pieces[bounds[2i]:bounds[2i+1]], text B = pieces[bounds[2i+1]:bounds[2i+2]],
         is_pair[i] 0: single; one piece per text, or one per word when pretokenized) with truncation and
         padding; main_only: write no overflow encodings (a pair's overflow grows as the product of its two
@@ -639,20 +641,21 @@ cdef class Pipeline:
         truncation: None or (max_length, stride, strategy name, left); padding: None or (length or None
         for the batch's longest, multiple or 0, left, pad_id, pad_type_id). Returns None when stock raises for this input, else
         (ids, type_ids, offsets, special, words, attention, encoding records (n, RECORD_COLUMNS): the columns
-        hf_tagtok.encoding.RECORD_* name, windows (n_items, 2)).
+        hf_tagtok.encoding.RECORD_* name, padding (n, 2), windows (n_items, 2)). `columnar` (for flat arrays):
+        offsets i64 and the padding stored, padding None. Else (for `Encoding` views) offsets u32 and only
+        the tokens stored: attention None (all 1), padding[k] = tokens of padding before and after
+        encoding k's rows.
         """
-        cdef size_t n = len(is_pair), n_pieces = len(pieces), i, n_chunks = 0, target, rows, n_encodings
+        cdef size_t n = len(is_pair), n_pieces = len(pieces), i, rows
         cdef const uint8_t **ptrs = <const uint8_t **>calloc(n_pieces or 1, sizeof(uint8_t *))
         cdef size_t *lens = <size_t *>calloc(n_pieces or 1, sizeof(size_t))
         cdef size_t *c_bounds = <size_t *>calloc(2 * n + 1, sizeof(size_t))
         cdef const uint8_t *pair_flags = <const uint8_t *>is_pair
         cdef Py_ssize_t size
-        cdef tp_assembled *chunks = NULL
         cdef tp_assembly assembly = self._assembly
         cdef tp_padding pad
-        cdef tp_columns out
-        cdef uint8_t *attention_ptr
-        cdef tp_encoding *records
+        cdef tp_assembled out
+        cdef const void *start
         cdef int rc
         memset(&pad, 0, sizeof(pad))
         assembly.main_only = main_only
@@ -675,51 +678,28 @@ cdef class Pipeline:
             for i in range(2 * n + 1):
                 c_bounds[i] = bounds[i]
             with nogil:
-                rc = tp_assemble_batch(&assembly, self._workspaces, ptrs, lens, c_bounds, pair_flags, n,
-                                       pretokenized, add_special_tokens, &chunks, &n_chunks,
+                rc = tp_assemble_batch(&assembly, &pad, self._workspaces, ptrs, lens, c_bounds, pair_flags, n,
+                                       pretokenized, add_special_tokens, columnar, &out,
                                        &windows_view[0, 0] if n else NULL)
-            if rc == TP_STOCK_RAISES:
-                return None
-            if rc:
-                raise MemoryError()
-            target = tp_padding_target(chunks, n_chunks, &pad)
-            tp_assembled_sizes(chunks, n_chunks, target, &rows, &n_encodings)
-            ids = np.empty(rows, dtype=np.uint32)
-            type_ids = np.empty(rows, dtype=np.uint32)
-            offsets = np.empty((rows, 2), dtype=np.int64)
-            special = np.empty(rows, dtype=np.uint8)
-            words = np.empty(rows, dtype=np.int32)
-            attention = np.empty(rows, dtype=np.uint8)
-            encodings = np.empty((n_encodings, sizeof(tp_encoding) // sizeof(int64_t)), dtype=np.int64)
-            out.ids, out.type_ids = _u32(ids), _u32(type_ids)
-            out.offsets, out.special, out.words = _i64(offsets), _u8(special), _i32(words)
-            attention_ptr, records = _u8(attention), <tp_encoding *>_i64(encodings)
-            with nogil:
-                tp_assembled_gather(chunks, n_chunks, &pad, target, &out, attention_ptr, records)
-            return ids, type_ids, offsets, special, words, attention, encodings[:, :RECORD_COLUMNS], windows
         finally:
             free(ptrs); free(lens); free(c_bounds)
-            tp_assembled_free(chunks, n_chunks)
-
-
-cdef uint32_t *_u32(array):
-    cdef uint32_t[::1] view = array.reshape(-1)
-    return &view[0] if view.shape[0] else NULL
-
-
-cdef int64_t *_i64(array):
-    cdef int64_t[::1] view = array.reshape(-1)
-    return &view[0] if view.shape[0] else NULL
-
-
-cdef int32_t *_i32(array):
-    cdef int32_t[::1] view = array
-    return &view[0] if view.shape[0] else NULL
-
-
-cdef uint8_t *_u8(array):
-    cdef uint8_t[::1] view = array
-    return &view[0] if view.shape[0] else NULL
+        if rc == TP_STOCK_RAISES:
+            return None
+        if rc:
+            raise MemoryError()
+        rows = out.tokens.n
+        block = _adopt(out.tokens.block, out.size)
+        start = out.tokens.block
+        offsets = (_column(block, out.tokens.wide_offsets, start, 2 * rows, np.int64) if columnar else
+                   _column(block, out.tokens.offsets, start, 2 * rows, np.uint32)).reshape(rows, 2)
+        records = _column(block, out.encodings, start, out.n_encodings * (sizeof(tp_encoding) // sizeof(int64_t)),
+                          np.int64).reshape(out.n_encodings, sizeof(tp_encoding) // sizeof(int64_t))
+        return (_column(block, out.tokens.ids, start, rows, np.uint32),
+                _column(block, out.tokens.type_ids, start, rows, np.uint32), offsets,
+                _column(block, out.tokens.special, start, rows, np.uint8),
+                _column(block, out.tokens.words, start, rows, np.int32),
+                _column(block, out.attention, start, rows, np.uint8) if columnar else None,
+                records[:, :RECORD_COLUMNS], None if columnar else records[:, RECORD_PADDING], windows)
 
 
 cdef object _adopt(void *data, size_t size):

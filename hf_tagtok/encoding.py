@@ -16,13 +16,14 @@ RECORD_BOUNDS = slice(RECORD_START, RECORD_END + 1)
 RECORD_SPLIT = 2  # the first row of its second sequence's part (end for a single sequence)
 RECORD_RANGES = slice(3, 7)  # token ranges it records for sequences 0 and 1, relative to start (-1: none)
 RECORD_COLUMNS = 7
+RECORD_PADDING = slice(8, 10)  # of the native records (tp_encoding) only: padding tokens around its rows, not stored
 
 
 class Columns(NamedTuple):
     """A native batch's token columns: one row per token of its encodings, encoding after encoding."""
     ids: Any        # uint32
     type_ids: Any   # uint32
-    offsets: Any    # int64 (n, 2) char offsets, or None when not computed
+    offsets: Any    # uint32 or int64 (n, 2) char offsets, or None when not computed
     special: Any    # uint8 special-token mask
     words: Any      # int32 word index (< 0: none, see NAMELESS), or None when not computed
 
@@ -167,8 +168,18 @@ class Encoding:
     def __reduce__(self):
         return Encoding._of, (self._fields(),)
 
+    def _padding(self):
+        """(before, after): the padding tokens around this view's rows that its batch does not store."""
+        padding = self._batch.padding
+        return (0, 0) if padding is None else padding[0][self._index].tolist()
+
     def _column(self, name):
-        return getattr(self._batch.columns, name)[self._start:self._end].tolist()
+        values = getattr(self._batch.columns, name)[self._start:self._end].tolist()
+        before, after = self._padding()
+        if before or after:
+            fill = getattr(self._batch.padding[1], name)
+            return [fill] * before + values + [fill] * after
+        return values
 
     def _ranges(self):
         """{sequence id: (start, end)} as stock's sequence_ranges."""
@@ -181,7 +192,7 @@ class Encoding:
         return self._ranges().get(sequence_index, (0, len(self)))
 
     def __len__(self):
-        return len(self._own.ids) if self._own is not None else self._end - self._start
+        return len(self._own.ids) if self._own is not None else self._end - self._start + sum(self._padding())
 
     def __repr__(self):
         return f"Encoding(num_tokens={len(self)}, attributes=[ids, type_ids, tokens, offsets, attention_mask, " \
@@ -208,7 +219,8 @@ class Encoding:
         if self._own is not None:
             return list(self._own.attention)
         if self._batch.attention is None:
-            return [1] * len(self)
+            before, after = self._padding()
+            return [0] * before + [1] * (self._end - self._start) + [0] * after
         return self._batch.attention[self._start:self._end].tolist()
 
     @property
@@ -240,7 +252,7 @@ class Encoding:
         batch = self._batch
         native = batch.native
         names, post_names = native.token_names, native.post_names
-        split = int(batch.records[self._index, RECORD_SPLIT]) - self._start
+        split = int(batch.records[self._index, RECORD_SPLIT]) - self._start + self._padding()[0]
         tokens = []
         for index, (token_id, word, (start, end)) in enumerate(zip(self._column("ids"), self._column("words"),
                                                                     self._column("offsets"))):

@@ -180,7 +180,7 @@ class TagTokenizerFast(TokenizersBackend):
             # offsets and word ids only when returned: .encodings re-encode with them if ever read
             batch = native.tokenizer._native_batch(texts, pairs, add_special, words, overflowing,
                                                    call["return_offsets_mapping"], False,
-                                                   settings=(truncation, padding))
+                                                   settings=(truncation, padding), columnar=True)
         if batch is None:  # stock encodes this call (or raises its own exception for it)
             columns, encodings = self._stock_columns(call, inputs, split, overflowing)
             return self._batch_encoding(columns, encodings, call, batched, n_sequences, padding is not None)

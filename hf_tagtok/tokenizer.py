@@ -173,7 +173,7 @@ class Tokenizer:
         inputs = list(inputs)
         split = _split_batch(inputs, is_pretokenized, add_special_tokens)
         batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized,
-                                                                 overflowing, offsets, words=False)
+                                                                 overflowing, offsets, words=False, columnar=True)
         if batch is not None:
             arrays = batch.arrays(overflowing)
             return arrays if offsets else arrays._replace(offsets=None)
@@ -187,7 +187,7 @@ class Tokenizer:
         return _columns(encodings, overflowing, offsets, padded=self._stock.padding is not None)
 
     def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True, offsets=True,
-                      words=True, settings=None):
+                      words=True, settings=None, columnar=False):
         """The native `_Batch` for these inputs (texts, or lists of words when pretokenized) under
         `settings` (truncation, padding) as the stock tokenizer reports them (default: its current ones), or
         None: stock must run. See `native_batch`."""
@@ -196,7 +196,7 @@ class Tokenizer:
             return None
         truncation, padding = (self._stock.truncation, self._stock.padding) if settings is None else settings
         return native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncation, padding, overflowing,
-                            offsets, words)
+                            offsets, words, columnar)
 
     async def async_encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
         """Stock's own: its offsets are byte offsets, unlike every other encode call's (docs/architecture.md)."""
@@ -383,18 +383,19 @@ def _columns(encodings, overflowing=False, offsets=True, padded=True) -> BatchAr
 
 
 def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncation, padding, overflowing=True,
-                 offsets=True, words=True):
+                 offsets=True, words=True, columnar=False):
     """The `_Batch` of a native encoder (`planner.NativeEncoder`) for these inputs under truncation and padding
     (dicts as `tokenizers.Tokenizer` reports them, or None), or None: stock must run. Without `overflowing` it
     holds the main encodings only; without `offsets` or `words` a plain batch computes none (that column is
-    None: for `encode_batch_arrays` only)."""
+    None: for `encode_batch_arrays` only). A `columnar` batch is for `arrays` (int64 offsets, padding stored);
+    else it is for `Encoding` views, which keep fewer bytes: uint32 offsets, and padding only counted."""
     raises = native.stock_raises_id
     try:
         if truncation is None and padding is None and not pretokenized and pairs.count(None) == len(pairs):
-            batch = _Batch.plain(native, texts, add_special_tokens, offsets, words)
+            batch = _Batch.plain(native, texts, add_special_tokens, offsets, words, columnar)
         else:  # overflow kept when a token may show that stock raises: truncation must not hide it
             batch = _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
-                                     overflowing or raises is not None)
+                                     overflowing or raises is not None, columnar)
     except UnicodeEncodeError:
         return None  # lone surrogates: stock raises its own exception class
     if raises is not None and batch is not None and (batch.columns.ids == raises).any():
@@ -457,15 +458,17 @@ class _Batch:
     records (columns RECORD_* of hf_tagtok.encoding).
     firsts[item] is the index of an input's main encoding, its overflowing ones follow;
     windows[item] = (overflow windows of text A, of text B or -1).
+    padding: None, or (counts, fill) when the columns leave the padding out: counts[k] = padding tokens before
+    and after encoding k's rows, fill = a padding token's value in each column (a `Columns`).
     """
 
-    __slots__ = ("native", "columns", "attention", "records", "firsts", "windows", "texts", "pairs", "pretokenized",
-                 "pad_token")
+    __slots__ = ("native", "columns", "attention", "records", "firsts", "windows", "padding", "texts", "pairs",
+                 "pretokenized", "pad_token")
 
     @classmethod
-    def plain(cls, native, texts, add_special_tokens, offsets=True, words=True):
+    def plain(cls, native, texts, add_special_tokens, offsets=True, words=True, columnar=False):
         ids, type_ids, offsets, special, words, lengths = native.pipeline.encode(texts, add_special_tokens, offsets,
-                                                                                 words)
+                                                                                 words, columnar)
         side = native.single[bool(add_special_tokens)]
         before, after = len(side.before), len(side.after)
         if len(texts) == 1:  # a single `encode`: plain ints cost less than seven tiny numpy operations
@@ -479,17 +482,19 @@ class _Batch:
             if side.main_range:
                 sequence_0 = records[:, RECORD_RANGES][:, :2]  # the first of the two [start, end) ranges
                 sequence_0[:, 0], sequence_0[:, 1] = before, lengths - after
-        return cls(native, Columns(ids, type_ids, offsets, special, words), None, records, None, None,
+        return cls(native, Columns(ids, type_ids, offsets, special, words), None, records, None, None, None,
                    texts, [None] * len(texts), False, None)
 
     @classmethod
-    def assembled(cls, native, texts, pairs, pretokenized, add_special_tokens, truncation, padding, overflowing=True):
+    def assembled(cls, native, texts, pairs, pretokenized, add_special_tokens, truncation, padding, overflowing=True,
+                  columnar=False):
         if truncation is not None:
             truncation = (truncation["max_length"], truncation["stride"], truncation["strategy"],
                           truncation["direction"] == "left")
-        pad_token = None
+        pad_token = pad_fill = None
         if padding is not None:
             pad_token = padding["pad_token"]
+            pad_fill = Columns(padding["pad_id"], padding["pad_type_id"], [0, 0], 1, -1)
             padding = (padding["length"], padding["pad_to_multiple_of"] or 0, padding["direction"] == "left",
                        padding["pad_id"], padding["pad_type_id"])
         pieces, bounds = [], [0]
@@ -501,18 +506,21 @@ class _Batch:
                 add(pair)
             bounds.append(len(pieces))
         result = native.pipeline.assemble(pieces, bounds, bytes(pair is not None for pair in pairs), pretokenized,
-                                          add_special_tokens, truncation, padding, not overflowing)
+                                          add_special_tokens, truncation, padding, not overflowing, columnar)
         if result is None:
             return None
-        *columns, attention, records, windows = result
+        *columns, attention, records, padded, windows = result
         firsts = np.zeros(len(texts), dtype=np.int64)
         n1, n2 = windows[:, 0], np.maximum(windows[:, 1], 0)
         np.cumsum((1 + n1 * (1 + n2) + n2)[:-1], out=firsts[1:])
-        return cls(native, Columns(*columns), attention, records, firsts, windows, texts, pairs, pretokenized, pad_token)
+        padding = None if padded is None or pad_fill is None else (padded, pad_fill)
+        return cls(native, Columns(*columns), attention, records, firsts, windows, padding, texts, pairs, pretokenized,
+                   pad_token)
 
-    def __init__(self, native, columns, attention, records, firsts, windows, texts, pairs, pretokenized, pad_token):
+    def __init__(self, native, columns, attention, records, firsts, windows, padding, texts, pairs, pretokenized,
+                 pad_token):
         self.native, self.columns, self.attention, self.records = native, columns, attention, records
-        self.firsts, self.windows, self.texts, self.pairs = firsts, windows, texts, pairs
+        self.firsts, self.windows, self.padding, self.texts, self.pairs = firsts, windows, padding, texts, pairs
         self.pretokenized, self.pad_token = pretokenized, pad_token
 
     def source(self, item, second, word):
@@ -555,6 +563,7 @@ class _Batch:
         return [first + 1 + i * block + 1 + j for i in range(n1)]
 
     def arrays(self, overflowing):
+        """The flat columns of a columnar batch."""
         ids, type_ids, offsets, special, _words = self.columns
         attention = self.attention if self.attention is not None else np.ones(len(ids), dtype=np.uint8)
         starts, ends = self.records[:, RECORD_START], self.records[:, RECORD_END]

@@ -251,6 +251,29 @@ def test_char_offsets_at_every_block_position_match_stock():
     assert columns.offsets.tolist() == [list(pair) for e in expected for pair in e.offsets]
 
 
+@pytest.mark.parametrize("direction", ["right", "left"])
+def test_padded_overflow_views_and_columns_match_stock(direction):
+    # Encoding views keep their padding counted, not stored, and uint32 offsets; the columnar call stores
+    # both as its public dtypes say. Every encoding, overflow included, against stock's.
+    import numpy as np
+
+    stock = tokenizer_zoo.load("small_bytelevel")
+    stock.enable_truncation(16, stride=3, direction=direction)
+    stock.enable_padding(direction=direction, pad_id=1, pad_type_id=2, pad_token="<pad>", length=20)
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    texts = ["é中 ab " * n for n in (0, 1, 5, 13)] + [("pair a " * 4, "ж b " * 9)]
+    expected = [part for e in stock.encode_batch(texts) for part in (e, *e.overflowing)]
+    views = [part for e in ours.encode_batch(texts) for part in (e, *e.overflowing)]
+    fields = ("ids", "type_ids", "tokens", "offsets", "attention_mask", "special_tokens_mask", "word_ids",
+              "sequence_ids")
+    assert [[getattr(e, f) for f in fields] + [len(e)] for e in views] == \
+        [[getattr(e, f) for f in fields] + [len(e)] for e in expected]
+    columns = ours.encode_batch_arrays(texts, overflowing=True)
+    assert columns.offsets.dtype == np.int64 and columns.ids.dtype == np.uint32
+    assert columns.offsets.tolist() == [list(pair) for e in expected for pair in e.offsets]
+    assert columns.attention_mask.tolist() == [m for e in expected for m in e.attention_mask]
+
+
 def test_fallen_back_columnar_call_matches_stock_with_and_without_offsets():
     import numpy as np
 

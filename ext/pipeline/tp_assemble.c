@@ -9,23 +9,11 @@ typedef struct {
     size_t start, end;
 } span;
 
+/* Per chunk: the windows of A and B, reused item after item. */
 typedef struct {
     span *items;
     size_t n, cap;
 } spans;
-
-/* Per chunk: the raw tokens of A and B and their windows, reused item after item. */
-typedef struct {
-    tp_columns a, b;
-    spans wa, wb;
-} scratch;
-
-static void scratch_free(scratch *s) {
-    tp_columns_free(&s->a);
-    tp_columns_free(&s->b);
-    free(s->wa.items);
-    free(s->wb.items);
-}
 
 static int spans_push(spans *s, size_t start, size_t end) {
     if (s->n == s->cap) {
@@ -113,7 +101,7 @@ static int put_part(const tp_assembly *a, tp_columns *out, const tp_side *side, 
             size_t first = out->n;
             uint32_t type = main ? side->main_type : side->window_type;
             memcpy(out->ids + first, src->ids + w.start, n * 4);
-            memcpy(out->offsets + 2 * first, src->offsets + 2 * w.start, n * 16);
+            memcpy(out->offsets + 2 * first, src->offsets + 2 * w.start, n * 8);
             memcpy(out->words + first, src->words + w.start, n * 4);
             memset(out->special + first, 0, n);
             for (size_t k = first; k < first + n; k++) out->type_ids[k] = type;
@@ -129,8 +117,18 @@ static int put_part(const tp_assembly *a, tp_columns *out, const tp_side *side, 
     return 0;
 }
 
-static int put_encoding(const tp_assembly *a, tp_assembled *out, const tp_side *sides, const scratch *s,
-                        size_t ia, size_t ib, int is_pair, int main) {
+/* One chunk's encodings: their tokens in its workspace's output columns (records count rows there), then
+ * where they go in the batch's output, once every chunk's size is known. */
+typedef struct {
+    tp_workspace *ws;
+    tp_encoding *encodings;
+    size_t n_encodings, cap;
+    size_t at, index; /* the output row and record of its first encoding */
+} chunk_out;
+
+static int put_encoding(const tp_assembly *a, chunk_out *out, tp_columns *tokens, const tp_side *sides,
+                        const tp_columns *seq, const spans *wa, const spans *wb, size_t ia, size_t ib, int is_pair,
+                        int main) {
     if (out->n_encodings == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 64;
         tp_encoding *grown = realloc(out->encodings, cap * sizeof(tp_encoding));
@@ -139,24 +137,28 @@ static int put_encoding(const tp_assembly *a, tp_assembled *out, const tp_side *
         out->cap = cap;
     }
     tp_encoding *e = &out->encodings[out->n_encodings++];
-    *e = (tp_encoding){.start = (int64_t)out->tokens.n, .ranges = {-1, -1, -1, -1}, .main = main};
-    if (put_part(a, &out->tokens, &sides[0], ia == 0, &s->a, s->wa.items[ia], e->start, &e->ranges[0])) return -1;
-    e->split = (int64_t)out->tokens.n;
-    if (is_pair &&
-        put_part(a, &out->tokens, &sides[1], ib == 0, &s->b, s->wb.items[ib], e->start, &e->ranges[2])) return -1;
-    e->end = (int64_t)out->tokens.n;
+    *e = (tp_encoding){.start = (int64_t)tokens->n, .ranges = {-1, -1, -1, -1}, .main = main};
+    if (put_part(a, tokens, &sides[0], ia == 0, &seq[0], wa->items[ia], e->start, &e->ranges[0])) return -1;
+    e->split = (int64_t)tokens->n;
+    if (is_pair && put_part(a, tokens, &sides[1], ib == 0, &seq[1], wb->items[ib], e->start, &e->ranges[2]))
+        return -1;
+    e->end = (int64_t)tokens->n;
     return 0;
 }
 
 typedef struct {
     const tp_assembly *a;
+    const tp_padding *padding;
     const uint8_t *const *pieces;
     const size_t *piece_lens, *bounds;
     const uint8_t *is_pair;
     const size_t *chunk_start;
-    tp_assembled *chunks;
+    size_t n_chunks;
+    chunk_out *chunks;
     int64_t *windows;
-    int pretokenized, add_special;
+    int pretokenized, add_special, columnar;
+    size_t target;    /* the padded length of every encoding (0: no padding) */
+    tp_assembled *out;
 } assemble_job;
 
 /* Sequence `side` of item t: its pieces encoded one after another; pre-tokenized, each piece is a word
@@ -173,77 +175,46 @@ static int encode_side(const assemble_job *job, tp_workspace *ws, size_t t, int 
     return 0;
 }
 
-static int assemble_item(const assemble_job *job, tp_workspace *ws, scratch *s, size_t t, tp_assembled *out) {
+static int assemble_item(const assemble_job *job, tp_workspace *ws, spans *wa, spans *wb, size_t t,
+                         chunk_out *out) {
     const tp_assembly *a = job->a;
+    tp_columns *seq = tp_workspace_sequences(ws), *tokens = tp_workspace_output(ws);
     int is_pair = job->is_pair[t], code;
-    if (encode_side(job, ws, t, 0, &s->a) || encode_side(job, ws, t, 1, &s->b)) return -1;
+    if (encode_side(job, ws, t, 0, &seq[0]) || encode_side(job, ws, t, 1, &seq[1])) return -1;
     size_t ta, tb;
-    if ((code = targets(a, s->a.n, s->b.n, is_pair, job->add_special, &ta, &tb))) return code;
-    if ((code = cut(&s->wa, s->a.n, ta, a->stride, a->truncate_left))) return code;
-    if ((code = cut(&s->wb, s->b.n, tb, a->stride, a->truncate_left))) return code;
+    if ((code = targets(a, seq[0].n, seq[1].n, is_pair, job->add_special, &ta, &tb))) return code;
+    if ((code = cut(wa, seq[0].n, ta, a->stride, a->truncate_left))) return code;
+    if ((code = cut(wb, seq[1].n, tb, a->stride, a->truncate_left))) return code;
     const tp_side *sides = is_pair ? a->pair[job->add_special] : &a->single[job->add_special];
-    size_t na = a->main_only ? 0 : s->wa.n - 1, nb = a->main_only ? 0 : s->wb.n - 1;
+    size_t na = a->main_only ? 0 : wa->n - 1, nb = a->main_only ? 0 : wb->n - 1;
     job->windows[2 * t] = (int64_t)na;
     job->windows[2 * t + 1] = is_pair ? (int64_t)nb : -1;
     if (!is_pair) nb = 0;
-    if (put_encoding(a, out, sides, s, 0, 0, is_pair, 1)) return -1;
+    if (put_encoding(a, out, tokens, sides, seq, wa, wb, 0, 0, is_pair, 1)) return -1;
     for (size_t i = 1; i <= na; i++)
         for (size_t j = 0; j <= nb; j++)
-            if (put_encoding(a, out, sides, s, i, j, is_pair, 0)) return -1;
+            if (put_encoding(a, out, tokens, sides, seq, wa, wb, i, j, is_pair, 0)) return -1;
     for (size_t j = 1; j <= nb; j++)
-        if (put_encoding(a, out, sides, s, 0, j, is_pair, 0)) return -1;
+        if (put_encoding(a, out, tokens, sides, seq, wa, wb, 0, j, is_pair, 0)) return -1;
     return 0;
 }
 
 static int assemble_chunk(void *arg, tp_workspace *ws, size_t chunk) {
     assemble_job *job = arg;
-    scratch s;
-    memset(&s, 0, sizeof(s));
+    tp_columns *tokens = tp_workspace_output(ws);
+    if (tokens->n == 0 && tp_columns_keep(tokens, 1, 0)) return -1;
+    job->chunks[chunk].ws = ws;
+    spans wa = {0}, wb = {0};
     int code = 0;
     for (size_t t = job->chunk_start[chunk]; t < job->chunk_start[chunk + 1] && !code; t++)
-        code = assemble_item(job, ws, &s, t, &job->chunks[chunk]);
-    scratch_free(&s);
+        code = assemble_item(job, ws, &wa, &wb, t, &job->chunks[chunk]);
+    free(wa.items);
+    free(wb.items);
     return code;
 }
 
-void tp_assembled_free(tp_assembled *chunks, size_t n) {
-    for (size_t i = 0; chunks && i < n; i++) {
-        tp_columns_free(&chunks[i].tokens);
-        free(chunks[i].encodings);
-    }
-    free(chunks);
-}
-
-int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uint8_t *const *pieces,
-                      const size_t *piece_lens, const size_t *bounds, const uint8_t *is_pair, size_t n,
-                      int pretokenized, int add_special, tp_assembled **out, size_t *n_out, int64_t *windows) {
-    size_t *sizes = malloc((n ? n : 1) * sizeof(size_t));
-    if (!sizes) return -1;
-    for (size_t i = 0; i < n; i++) {
-        sizes[i] = 0;
-        for (size_t k = bounds[2 * i]; k < bounds[2 * i + 2]; k++) sizes[i] += piece_lens[k];
-    }
-    tp_plan plan;
-    int code = tp_plan_chunks(sizes, n, &plan);
-    free(sizes);
-    if (code) return -1;
-    tp_assembled *chunks = calloc(plan.n_chunks, sizeof(tp_assembled));
-    if (!chunks) { free(plan.chunk_start); return -1; }
-    assemble_job job = {a, pieces, piece_lens, bounds, is_pair, plan.chunk_start, chunks, windows, pretokenized,
-                        add_special};
-    code = tp_run_chunks(workspaces, &plan, assemble_chunk, &job);
-    free(plan.chunk_start);
-    if (code) {
-        tp_assembled_free(chunks, plan.n_chunks);
-        return code;
-    }
-    *out = chunks;
-    *n_out = plan.n_chunks;
-    return 0;
-}
-
 /* pad_encodings: Fixed(length) or the longest main encoding (overflow does not count), rounded up. */
-size_t tp_padding_target(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding) {
+static size_t padding_target(const chunk_out *chunks, size_t n_chunks, const tp_padding *padding) {
     if (!padding->enabled) return 0;
     size_t target = padding->fixed ? padding->length : 0;
     if (!padding->fixed)
@@ -257,53 +228,119 @@ size_t tp_padding_target(const tp_assembled *chunks, size_t n_chunks, const tp_p
     return target;
 }
 
-void tp_assembled_sizes(const tp_assembled *chunks, size_t n_chunks, size_t target, size_t *rows,
-                        size_t *n_encodings) {
-    *rows = *n_encodings = 0;
-    for (size_t c = 0; c < n_chunks; c++) {
-        *n_encodings += chunks[c].n_encodings;
-        for (size_t e = 0; e < chunks[c].n_encodings; e++) {
-            size_t len = (size_t)(chunks[c].encodings[e].end - chunks[c].encodings[e].start);
-            *rows += len > target ? len : target;
+/* Between the rounds: where each chunk goes, and the output block (big-alignment columns first). */
+static int alloc_output(void *arg) {
+    assemble_job *job = arg;
+    size_t target = job->target = padding_target(job->chunks, job->n_chunks, job->padding), rows = 0, index = 0;
+    for (size_t c = 0; c < job->n_chunks; c++) {
+        chunk_out *chunk = &job->chunks[c];
+        chunk->at = rows;
+        chunk->index = index;
+        index += chunk->n_encodings;
+        for (size_t e = 0; e < chunk->n_encodings; e++) {
+            size_t len = (size_t)(chunk->encodings[e].end - chunk->encodings[e].start);
+            rows += job->columnar && len < target ? target : len;
         }
     }
+    size_t records = index * sizeof(tp_encoding), offsets = 8 * rows * (job->columnar ? 2 : 1);
+    size_t size = records + offsets + 12 * rows + rows + (job->columnar ? rows : 0);
+    uint8_t *block = malloc(size + 1);
+    if (!block) return -1;
+    tp_assembled *out = job->out;
+    *out = (tp_assembled){.tokens = {.block = block, .n = rows, .cap = rows}, .n_encodings = index, .size = size};
+    out->encodings = (tp_encoding *)block;
+    uint8_t *at = block + records;
+    if (job->columnar) out->tokens.wide_offsets = (int64_t *)at;
+    else out->tokens.offsets = (uint32_t *)at;
+    at += offsets;
+    out->tokens.ids = (uint32_t *)at;
+    out->tokens.type_ids = out->tokens.ids + rows;
+    out->tokens.words = (int32_t *)(out->tokens.type_ids + rows);
+    out->tokens.special = (uint8_t *)(out->tokens.words + rows);
+    out->attention = job->columnar ? out->tokens.special + rows : NULL;
+    return 0;
 }
 
+/* Padding tokens of a columnar output. */
 static void put_padding(const tp_padding *padding, tp_columns *out, uint8_t *attention, size_t at, size_t n) {
     for (size_t k = at; k < at + n; k++) {
         out->ids[k] = padding->id;
         out->type_ids[k] = padding->type_id;
-        out->offsets[2 * k] = out->offsets[2 * k + 1] = 0;
+        out->wide_offsets[2 * k] = out->wide_offsets[2 * k + 1] = 0;
         out->special[k] = 1;
         out->words[k] = -1;
         attention[k] = 0;
     }
 }
 
-void tp_assembled_gather(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding, size_t target,
-                         tp_columns *out, uint8_t *attention, tp_encoding *encodings) {
-    size_t at = 0, index = 0;
-    for (size_t c = 0; c < n_chunks; c++) {
-        const tp_columns *src = &chunks[c].tokens;
-        for (size_t e = 0; e < chunks[c].n_encodings; e++) {
-            tp_encoding enc = chunks[c].encodings[e];
-            size_t len = (size_t)(enc.end - enc.start), pad = len < target ? target - len : 0;
-            size_t lead = padding->left ? pad : 0, first = at + lead;
-            if (lead) put_padding(padding, out, attention, at, lead);
-            memcpy(out->ids + first, src->ids + enc.start, len * 4);
-            memcpy(out->type_ids + first, src->type_ids + enc.start, len * 4);
-            memcpy(out->offsets + 2 * first, src->offsets + 2 * enc.start, len * 16);
-            memcpy(out->special + first, src->special + enc.start, len);
-            memcpy(out->words + first, src->words + enc.start, len * 4);
-            memset(attention + first, 1, len);
-            if (pad > lead) put_padding(padding, out, attention, first + len, pad - lead);
-            for (int r = 0; r < 4; r++)
-                if (enc.ranges[r] >= 0) enc.ranges[r] += (int64_t)lead;
-            enc.split = (int64_t)first + (enc.split - enc.start);
-            enc.start = (int64_t)at;
-            enc.end = (int64_t)(at + len + pad);
-            encodings[index++] = enc;
-            at += len + pad;
+/* The second round: a chunk's encodings into the output, their padding stored when it is columnar. */
+static int gather_chunk(void *arg, tp_workspace *ws, size_t c) {
+    (void)ws;
+    const assemble_job *job = arg;
+    const tp_padding *padding = job->padding;
+    const chunk_out *chunk = &job->chunks[c];
+    const tp_columns *src = tp_workspace_output(chunk->ws);
+    tp_columns *out = &job->out->tokens;
+    uint8_t *attention = job->out->attention;
+    size_t at = chunk->at, target = job->target;
+    for (size_t e = 0; e < chunk->n_encodings; e++) {
+        tp_encoding enc = chunk->encodings[e];
+        size_t len = (size_t)(enc.end - enc.start), pad = len < target ? target - len : 0;
+        size_t lead = padding->left ? pad : 0;
+        for (int r = 0; r < 4; r++)
+            if (enc.ranges[r] >= 0) enc.ranges[r] += (int64_t)lead;
+        enc.lead = enc.trail = 0;
+        if (!job->columnar) { /* the padding is counted, not stored */
+            enc.lead = (int64_t)lead;
+            enc.trail = (int64_t)(pad - lead);
+            pad = lead = 0;
         }
+        size_t first = at + lead;
+        if (lead) put_padding(padding, out, attention, at, lead);
+        memcpy(out->ids + first, src->ids + enc.start, len * 4);
+        memcpy(out->type_ids + first, src->type_ids + enc.start, len * 4);
+        if (out->wide_offsets) tp_widen(out->wide_offsets + 2 * first, src->offsets + 2 * enc.start, 2 * len);
+        else memcpy(out->offsets + 2 * first, src->offsets + 2 * enc.start, len * 8);
+        memcpy(out->special + first, src->special + enc.start, len);
+        memcpy(out->words + first, src->words + enc.start, len * 4);
+        if (attention) memset(attention + first, 1, len);
+        if (pad > lead) put_padding(padding, out, attention, first + len, pad - lead);
+        enc.split = (int64_t)first + (enc.split - enc.start);
+        enc.start = (int64_t)at;
+        enc.end = (int64_t)(at + len + pad);
+        job->out->encodings[chunk->index + e] = enc;
+        at += len + pad;
     }
+    return 0;
+}
+
+int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_workspace **workspaces,
+                      const uint8_t *const *pieces, const size_t *piece_lens, const size_t *bounds,
+                      const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int columnar,
+                      tp_assembled *out, int64_t *windows) {
+    memset(out, 0, sizeof(*out));
+    size_t *sizes = malloc((n ? n : 1) * sizeof(size_t));
+    if (!sizes) return -1;
+    for (size_t i = 0; i < n; i++) {
+        sizes[i] = 0;
+        for (size_t k = bounds[2 * i]; k < bounds[2 * i + 2]; k++) sizes[i] += piece_lens[k];
+    }
+    tp_plan plan;
+    int code = tp_plan_chunks(sizes, n, &plan);
+    free(sizes);
+    if (code) return -1;
+    chunk_out *chunks = calloc(plan.n_chunks, sizeof(chunk_out));
+    if (!chunks) { free(plan.chunk_start); return -1; }
+    assemble_job job = {a, padding, pieces, piece_lens, bounds, is_pair, plan.chunk_start, plan.n_chunks, chunks,
+                        windows, pretokenized, add_special, columnar, 0, out};
+    code = tp_run_chunks_twice(workspaces, &plan, assemble_chunk, alloc_output, gather_chunk, &job);
+    tp_keep_output(workspaces);
+    for (size_t c = 0; c < plan.n_chunks; c++) free(chunks[c].encodings);
+    free(chunks);
+    free(plan.chunk_start);
+    if (code) {
+        free(out->tokens.block);
+        memset(out, 0, sizeof(*out));
+    }
+    return code;
 }

@@ -7,8 +7,8 @@
  * overflowing ones in the order of `tokenizers`' Encoding::merge_with. For a pair with A windows a0 (main), a1..an and B windows b0,
  * b1..bm that order is: for i in 1..n: (ai + b0), (ai + bj for j in 1..m); then (a0 + bj for j in 1..m).
  * (Stock also nests (ai + bj) inside (ai + b0) and (a0 + bj); callers rebuild that from n and m.)
- * Padding needs the batch's longest main encoding, so it is applied while gathering the chunks after
- * the workers have joined. */
+ * Padding needs the batch's longest main encoding, so it is applied in a second round of the workers,
+ * which copy their chunks into the batch's output once every chunk's size is known. */
 #ifndef TP_ASSEMBLE_H
 #define TP_ASSEMBLE_H
 
@@ -48,38 +48,39 @@ typedef struct {
 
 /* One encoding: rows [start, end) of its chunk (of the final arrays after gathering); the B part starts
  * at row split (end for a single text). ranges: sequence 0 [r0, r1), sequence 1 [r2, r3), relative to
- * start, -1 when the encoding does not record that sequence. main: first encoding of its item. */
+ * the start of the padded encoding, -1 when the encoding does not record that sequence. main: first
+ * encoding of its item. lead, trail: padding tokens before and after its rows that the output does not
+ * store (see tp_assemble_batch's columnar). */
 typedef struct {
     int64_t start, end, split;
     int64_t ranges[4];
-    int64_t main;
+    int64_t main, lead, trail;
 } tp_encoding;
 
+/* A batch's gathered output, every column in one malloc'ed block (tokens.block, which the caller frees or
+ * adopts; `size` bytes): the token columns (offsets in tokens.wide_offsets or tokens.offsets), attention
+ * (0 on padding; NULL when the padding is not stored) and one record per encoding, rows counting from the
+ * start of the columns. */
 typedef struct {
     tp_columns tokens;
+    uint8_t *attention;
     tp_encoding *encodings;
-    size_t n_encodings, cap;
+    size_t n_encodings, size;
 } tp_assembled;
 
 #define TP_STOCK_RAISES 1 /* an item stock refuses (truncation error or its stride assertion) */
 
-/* Encode n items into *n_out chunks. Item i's text A is pieces [bounds[2i], bounds[2i+1]), its text B
+/* Encode n items into *out, padded. Item i's text A is pieces [bounds[2i], bounds[2i+1]), its text B
  * pieces [bounds[2i+1], bounds[2i+2]) (is_pair[i] 0: a single text, B empty). A text is one piece, or,
  * pretokenized, one piece per word (word ids = piece index, offsets within the piece, as stock).
  * windows[2i], windows[2i+1]: how many overflow windows truncation cut from A and from B (-1 for B of a
- * single text). Returns 0, -1 on OOM, or TP_STOCK_RAISES. Free the chunks with tp_assembled_free. */
-int tp_assemble_batch(const tp_assembly *a, tp_workspace **workspaces, const uint8_t *const *pieces,
-                      const size_t *piece_lens, const size_t *bounds, const uint8_t *is_pair, size_t n,
-                      int pretokenized, int add_special, tp_assembled **out, size_t *n_out, int64_t *windows);
-void tp_assembled_free(tp_assembled *chunks, size_t n);
-
-/* The padded length of every encoding (0: no padding) and the totals the gathered arrays need. */
-size_t tp_padding_target(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding);
-void tp_assembled_sizes(const tp_assembled *chunks, size_t n_chunks, size_t target, size_t *rows,
-                        size_t *n_encodings);
-/* Copy the chunks, padded, into the final columns (attention 0 on padding) and encoding records
- * (rows then count from the start of the final arrays). */
-void tp_assembled_gather(const tp_assembled *chunks, size_t n_chunks, const tp_padding *padding, size_t target,
-                         tp_columns *out, uint8_t *attention, tp_encoding *encodings);
+ * single text). columnar: the output is for flat arrays, offsets in out->tokens.wide_offsets and the
+ * padding stored; else (for views on each encoding) offsets in out->tokens.offsets and only the tokens
+ * stored, each record counting the padding around them. Returns 0, -1 on OOM, or TP_STOCK_RAISES (then
+ * *out holds nothing). */
+int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_workspace **workspaces,
+                      const uint8_t *const *pieces, const size_t *piece_lens, const size_t *bounds,
+                      const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int columnar,
+                      tp_assembled *out, int64_t *windows);
 
 #endif

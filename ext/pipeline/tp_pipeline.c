@@ -38,6 +38,7 @@ struct tp_workspace {
     uint32_t *render_from, *render_to; /* Metaspace: original byte range of each rendered byte */
     size_t render_cap;
     tp_columns out;                    /* a batch's tokens from this thread's chunks */
+    tp_columns sequences[2];           /* tp_assemble: the item's sequences A and B */
     uint8_t *utf8;                     /* a text transcoded from code units */
     size_t utf8_cap;
     uint64_t *cont_bits;               /* char offsets: a text's continuation bytes, one bit a byte ... */
@@ -73,15 +74,21 @@ void tp_workspace_free(tp_workspace *ws) {
     free(ws->render_from);
     free(ws->render_to);
     tp_columns_free(&ws->out);
+    tp_columns_free(&ws->sequences[0]);
+    tp_columns_free(&ws->sequences[1]);
     free(ws->utf8);
     free(ws->cont_bits);
     free(ws->cont_before);
     free(ws);
 }
 
+tp_columns *tp_workspace_output(tp_workspace *ws) { return &ws->out; }
+
+tp_columns *tp_workspace_sequences(tp_workspace *ws) { return ws->sequences; }
+
 void tp_columns_free(tp_columns *c) {
     if (c->block) free(c->block);
-    else { free(c->ids); free(c->type_ids); free(c->offsets); free(c->special); free(c->words); }
+    else { free(c->ids); free(c->type_ids); free(c->offsets); free(c->wide_offsets); free(c->special); free(c->words); }
     memset(c, 0, sizeof(*c));
 }
 
@@ -97,7 +104,7 @@ int tp_columns_reserve(tp_columns *c, size_t extra) {
     if (c->n + extra <= c->cap) return 0;
     size_t cap = c->cap ? c->cap : 256;
     while (cap < c->n + extra) cap *= 2;
-    if (grow_to(&c->ids, cap, 4) || grow_column(&c->offsets, !c->no_offsets, cap, 16) ||
+    if (grow_to(&c->ids, cap, 4) || grow_column(&c->offsets, !c->no_offsets, cap, 8) ||
         grow_column(&c->type_ids, !c->lean, cap, 4) || grow_column(&c->special, !c->lean, cap, 1) ||
         grow_column(&c->words, !c->lean, cap, 4)) return -1;
     c->cap = cap;
@@ -108,7 +115,7 @@ int tp_columns_keep(tp_columns *c, int offsets, int lean) {
     c->no_offsets = !offsets;
     c->lean = lean;
     if (!c->cap) return 0;
-    if (offsets && !c->offsets && !(c->offsets = malloc(c->cap * 16))) return -1;
+    if (offsets && !c->offsets && !(c->offsets = malloc(c->cap * 8))) return -1;
     if (!lean && !c->type_ids && !(c->type_ids = malloc(c->cap * 4))) return -1;
     if (!lean && !c->special && !(c->special = malloc(c->cap))) return -1;
     if (!lean && !c->words && !(c->words = malloc(c->cap * 4))) return -1;
@@ -132,8 +139,8 @@ static inline __attribute__((always_inline)) void put_token(const tp_pipeline *p
         c->words[k] = st->word;
     }
     if (c->no_offsets) return;
-    c->offsets[2 * k] = (int64_t)start;
-    c->offsets[2 * k + 1] = (int64_t)end;
+    c->offsets[2 * k] = (uint32_t)start;
+    c->offsets[2 * k + 1] = (uint32_t)end;
 }
 
 void tp_put_specials(tp_columns *c, const tp_special *specials, size_t n) {
@@ -337,13 +344,13 @@ static size_t trim_entry(const tp_pipeline *p, uint32_t id) {
 
 void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t end) {
     for (size_t k = first; k < end; k++) {
-        int64_t *o = &c->offsets[2 * k];
+        uint32_t *o = &c->offsets[2 * k];
         size_t entry = trim_entry(p, c->ids[k]);
         if (entry == p->trim_len) continue;
-        int64_t lead = p->trim_lead[entry], trail = p->trim_trail[entry];
+        uint32_t lead = p->trim_lead[entry], trail = p->trim_trail[entry];
         if (lead > 0) {
             if ((k == first || o[0] == 0) && p->trim_add_prefix_space && lead == 1) lead = 0;
-            o[0] = o[0] + lead < o[1] ? o[0] + lead : o[1];
+            o[0] = (uint64_t)o[0] + lead < o[1] ? o[0] + lead : o[1];
         }
         if (trail > 0 && o[1] >= trail) o[1] = o[1] - trail > o[0] ? o[1] - trail : o[0];
     }
@@ -416,27 +423,27 @@ static uint64_t continuation_bits(const uint8_t *block, size_t n) {
  * split, covers the whole char). With the continuation bytes counted per 64-byte block, either is one
  * popcount: no walk over the text per token, and tokens may come in any order. */
 static inline __attribute__((always_inline)) void char_offsets_by_block(const uint64_t *bits, const uint32_t *before,
-                                                                       int64_t *offsets, size_t n) {
+                                                                       uint32_t *offsets, size_t n) {
     for (size_t k = 0; k < n; k++) {
-        uint64_t s = (uint64_t)offsets[2 * k], e = (uint64_t)offsets[2 * k + 1];
+        uint32_t s = offsets[2 * k], e = offsets[2 * k + 1];
         uint64_t upto_s = (2ULL << (s & 63)) - 1, below_e = (1ULL << (e & 63)) - 1; /* s inclusive */
-        offsets[2 * k] = (int64_t)(s - before[s >> 6] - (uint64_t)__builtin_popcountll(bits[s >> 6] & upto_s));
-        offsets[2 * k + 1] = (int64_t)(e - before[e >> 6] - (uint64_t)__builtin_popcountll(bits[e >> 6] & below_e));
+        offsets[2 * k] = s - before[s >> 6] - (uint32_t)__builtin_popcountll(bits[s >> 6] & upto_s);
+        offsets[2 * k + 1] = e - before[e >> 6] - (uint32_t)__builtin_popcountll(bits[e >> 6] & below_e);
     }
 }
 
 #if defined(__x86_64__)
 __attribute__((target("popcnt"))) static void char_offsets_popcnt(const uint64_t *bits, const uint32_t *before,
-                                                                  int64_t *offsets, size_t n) {
+                                                                  uint32_t *offsets, size_t n) {
     char_offsets_by_block(bits, before, offsets, n);
 }
 #endif
 
-static void char_offsets_portable(const uint64_t *bits, const uint32_t *before, int64_t *offsets, size_t n) {
+static void char_offsets_portable(const uint64_t *bits, const uint32_t *before, uint32_t *offsets, size_t n) {
     char_offsets_by_block(bits, before, offsets, n);
 }
 
-static int to_char_offsets(tp_workspace *ws, const uint8_t *text, size_t len, int64_t *offsets, size_t n) {
+static int to_char_offsets(tp_workspace *ws, const uint8_t *text, size_t len, uint32_t *offsets, size_t n) {
     size_t blocks = len / 64 + 1; /* offsets reach len: its block is the last, partial or empty */
     if (blocks > ws->cont_cap) {
         size_t cap = grow_capacity(ws->cont_cap, blocks);
@@ -674,11 +681,13 @@ static int alloc_output(void *arg) {
     tp_columns *out = job->out;
     size_t n = 0;
     for (size_t k = 0; k < job->n_chunks; k++) n += job->chunk_n[k];
-    size_t offsets = job->offsets ? 16 * n : 0, words = job->words ? 4 * n : 0;
+    size_t offsets = job->offsets == TP_OFFSETS_WIDE ? 16 * n : job->offsets ? 8 * n : 0;
+    size_t words = job->words ? 4 * n : 0;
     uint8_t *block = malloc(offsets + 8 * n + words + n + 1);
     if (!block) return -1;
     *out = (tp_columns){.block = block, .n = n, .cap = n, .no_offsets = !job->offsets};
-    out->offsets = job->offsets ? (int64_t *)block : NULL;
+    if (job->offsets == TP_OFFSETS_WIDE) out->wide_offsets = (int64_t *)block;
+    else if (job->offsets) out->offsets = (uint32_t *)block;
     out->ids = (uint32_t *)(block + offsets);
     out->type_ids = out->ids + n;
     out->words = job->words ? (int32_t *)(out->type_ids + n) : NULL;
@@ -711,7 +720,8 @@ static int copy_chunk(void *arg, tp_workspace *ws, size_t chunk) {
     const tp_columns *c = &job->chunk_ws[chunk]->out;
     tp_columns *out = job->out;
     memcpy(out->ids + at, c->ids + from, n * 4);
-    if (out->offsets) memcpy(out->offsets + 2 * at, c->offsets + 2 * from, n * 16);
+    if (out->offsets) memcpy(out->offsets + 2 * at, c->offsets + 2 * from, n * 8);
+    if (out->wide_offsets) tp_widen(out->wide_offsets + 2 * at, c->offsets + 2 * from, 2 * n);
     if (c->lean) {
         put_layout(job, chunk, at);
     } else {
@@ -722,9 +732,23 @@ static int copy_chunk(void *arg, tp_workspace *ws, size_t chunk) {
     return 0;
 }
 
+void tp_widen(int64_t *to, const uint32_t *from, size_t n) {
+    for (size_t k = 0; k < n; k++) to[k] = from[k];
+}
+
 /* A batch's tokens stay in the workspaces between calls (no page faults for the next one) unless they
  * took more than this. */
 #define KEEP_TOKENS ((size_t)1 << 22)
+
+void tp_keep_output(tp_workspace **workspaces) {
+    for (int slot = 0; slot < tp_pool_threads(); slot++) {
+        tp_workspace *ws = workspaces[slot];
+        if (!ws) continue;
+        if (ws->out.cap > KEEP_TOKENS) tp_columns_free(&ws->out);
+        for (int k = 0; k < 2; k++)
+            if (ws->sequences[k].cap > KEEP_TOKENS) tp_columns_free(&ws->sequences[k]);
+    }
+}
 
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n, int add_special,
                     int offsets, int words, tp_columns *out, int64_t *lengths) {
@@ -741,8 +765,7 @@ int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_te
                      calloc(k, sizeof(size_t)), k, lengths, add_special, offsets, words, out};
     failed = !job.chunk_ws || !job.chunk_first || !job.chunk_n;
     if (!failed) failed = tp_run_chunks_twice(workspaces, &plan, encode_chunk, alloc_output, copy_chunk, &job);
-    for (int slot = 0; slot < tp_pool_threads(); slot++)
-        if (workspaces[slot] && workspaces[slot]->out.cap > KEEP_TOKENS) tp_columns_free(&workspaces[slot]->out);
+    tp_keep_output(workspaces);
     free(plan.chunk_start); free(job.chunk_ws); free(job.chunk_first); free(job.chunk_n);
     if (failed) tp_columns_free(out);
     return failed;

@@ -57,7 +57,9 @@ typedef struct {
  * post-processor tokens (see tp_special), -1 for padding (tp_assemble). */
 typedef struct {
     uint32_t *ids, *type_ids;
-    int64_t *offsets;   /* 2 per token: char offsets into its text */
+    uint32_t *offsets;  /* 2 per token: char offsets into its text (at most TT_MAX_TEXT_BYTES bytes) */
+    int64_t *wide_offsets; /* output columns only (tp_encode_batch, tp_assemble_batch): offsets widened to
+                            * int64, instead of offsets, for a caller whose arrays hand them out as int64 */
     uint8_t *special;
     int32_t *words;
     size_t n, cap;
@@ -79,6 +81,14 @@ void tp_put_specials(tp_columns *columns, const tp_special *specials, size_t n);
 typedef struct tp_workspace tp_workspace;
 tp_workspace *tp_workspace_new(int pooled);
 void tp_workspace_free(tp_workspace *ws);
+/* The workspace's output columns: a batch's tokens from this slot's chunks (run rounds reset n to 0), kept
+ * between calls (no page faults for the next batch) unless a batch made them larger than tp_keep_output
+ * allows. */
+tp_columns *tp_workspace_output(tp_workspace *ws);
+/* Two columns of one item's sequences (tp_assemble), kept like the output's. */
+tp_columns *tp_workspace_sequences(tp_workspace *ws);
+/* After a batch: frees what each workspace's columns grew beyond what is worth keeping. */
+void tp_keep_output(tp_workspace **workspaces);
 
 /* A text as the caller holds it: UTF-8 bytes (unit 0: len bytes), or len code points of `unit` (1, 2 or 4)
  * bytes each, transcoded to UTF-8 on the worker thread. */
@@ -90,12 +100,17 @@ typedef struct {
 
 #define TP_TEXT_SURROGATE 2 /* a text holds a surrogate code point: it has no UTF-8 form */
 
+enum { TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE }; /* which offsets column an output gets */
+
 /* Encode n texts into out, its columns malloc'ed to the exact size (free with tp_columns_free): offsets
- * only when `offsets`, word indices only when `words` (else NULL). lengths[i] receives the token count of
+ * (TP_OFFSETS_*: none, out->offsets or out->wide_offsets), word indices only when `words` (else NULL). lengths[i] receives the token count of
  * text i. workspaces: tp_pool_threads() entries (NULL entries are created on demand). Safe to call from
  * several threads at once. Returns 0, -1 on OOM, or TP_TEXT_SURROGATE. */
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n, int add_special,
                     int offsets, int words, tp_columns *out, int64_t *lengths);
+
+/* to[k] = from[k] for k < n: narrow offsets into an int64 column. */
+void tp_widen(int64_t *to, const uint32_t *from, size_t n);
 
 /* One text's own tokens (no post-processor tokens, no offset trimming), appended to c. -1 on OOM. */
 int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len, tp_columns *c);
