@@ -63,6 +63,10 @@ struct tp_normalizer {
     uint32_t *per_char; /* NULL: no fast path; else per char below TABLE_CHARS: pool offset << 8 | output length */
     uint8_t *char_flags;
     uint8_t *pool;
+    /* bit c: char c is SAME_LENGTH, its output is its own bytes and it is neither LEAD, SECOND nor TRANSPARENT,
+     * so in a same-shape text it never needs context nor changes a byte: one bit tested instead of its flags, its
+     * table entry and its pool bytes (see normalize_same_shape) */
+    uint64_t *unchanged;
     /* ASCII chars the table maps to one ASCII char (ascii_to) alone, needing no context (under graphemes
      * also: no cluster rule joins one to another of them); runs of them are translated through
      * (copy_plain_run) */
@@ -698,6 +702,31 @@ typedef struct {
     context at;
 } table_start;
 
+static inline int is_unchanged(const tp_normalizer *nz, uint32_t c) {
+    return c < TABLE_CHARS && (nz->unchanged[c >> 6] >> (c & 63) & 1);
+}
+
+/* The run of unchanged non-ASCII chars from pos (c, n bytes: an unchanged one) copied to *o, each byte aligned
+ * to its char; returns where it ends (0 on OOM), *last: the last char. */
+static size_t copy_unchanged_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                                 size_t pos, uint32_t c, size_t n, size_t *o, uint32_t *last) {
+    if (*o + (len - pos) > s->out_cap && out_reserve(s, *o + (len - pos))) return 0;
+    uint8_t *out = s->out + *o; /* held here: a byte store could alias s */
+    uint32_t *from = s->from + *o, *to = s->to + *o;
+    size_t end = pos;
+    do {
+        *last = c;
+        for (size_t b = 0; b < n; b++) {
+            out[end - pos + b] = text[end + b];
+            from[end - pos + b] = (uint32_t)end;
+            to[end - pos + b] = (uint32_t)(end + n);
+        }
+        end += n;
+    } while (end < len && text[end] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + end, &n)));
+    *o += end - pos;
+    return end;
+}
+
 /* Table lookups char by char; where a char needs context, the general path redoes the stretch from
  * the last safe char up to the next one. */
 static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
@@ -712,6 +741,16 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
             safe_pos = end - 1;
             safe_o = o - 1;
             after(&at, nz->char_flags[text[end - 1]]);
+            pos = end;
+            continue;
+        }
+        if (text[pos] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + pos, &n))) {
+            /* as a plain run: every char is safe, the last one leaves the context */
+            size_t run_o = o, end = copy_unchanged_run(nz, s, text, len, pos, c, n, &o, &c);
+            if (!end) return -1;
+            safe_pos = end - utf8_encoded_len(c);
+            safe_o = run_o + (safe_pos - pos);
+            after(&at, nz->char_flags[c]);
             pos = end;
             continue;
         }
@@ -865,6 +904,18 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
         }
         uint32_t c;
         size_t n;
+        if (!nz->graphemes && text[pos] >= 0x80) {
+            /* a run of unchanged chars: the context after it is what the last one leaves, looked up once */
+            uint32_t last = 0;
+            while (is_unchanged(nz, c = utf8_decode(text + pos, &n))) {
+                safe_pos = pos;
+                last = c;
+                pos += n;
+                if (pos == len || text[pos] < 0x80) break;
+            }
+            if (last) after(&at, nz->char_flags[last]);
+            if (pos == len || text[pos] < 0x80) continue;
+        }
         uint8_t flags = flags_at(nz, text, pos, &c, &n);
         uint8_t g = 0;
         if (nz->graphemes) {
@@ -991,8 +1042,9 @@ static int build_char_table(tp_normalizer *nz) {
     size_t pool_len = 0, pool_cap = 4 * TABLE_CHARS;
     nz->per_char = malloc(TABLE_CHARS * sizeof(uint32_t));
     nz->char_flags = calloc(TABLE_CHARS, 1);
+    nz->unchanged = calloc(TABLE_CHARS / 64, sizeof(uint64_t));
     nz->pool = malloc(pool_cap);
-    if (!s || !nz->per_char || !nz->char_flags || !nz->pool) { tp_norm_scratch_free(s); return -1; }
+    if (!s || !nz->per_char || !nz->char_flags || !nz->unchanged || !nz->pool) { tp_norm_scratch_free(s); return -1; }
     for (uint32_t c = 0; c < TABLE_CHARS; c++) {
         uint8_t bytes[4];
         size_t n = utf8_encode(c, bytes), out_len;
@@ -1001,8 +1053,8 @@ static int build_char_table(tp_normalizer *nz) {
         if (c >= 0xD800 && c < 0xE000) continue; /* not in valid UTF-8: never looked up */
         if (normalize_chars(nz, s, bytes, n, 0, 0, &out_len, &info)) { tp_norm_scratch_free(s); return -1; }
         if (info.decompositions > 1) {
-            free(nz->per_char); free(nz->char_flags); free(nz->pool);
-            nz->per_char = NULL; nz->char_flags = NULL; nz->pool = NULL;
+            free(nz->per_char); free(nz->char_flags); free(nz->unchanged); free(nz->pool);
+            nz->per_char = NULL; nz->char_flags = NULL; nz->unchanged = NULL; nz->pool = NULL;
             break;
         }
         int local = out_len < 256 && !info.removed;
@@ -1019,6 +1071,8 @@ static int build_char_table(tp_normalizer *nz) {
                          | (info.starter ? CHAR_STARTER : 0) | (info.open ? CHAR_OPEN : 0)
                          | (info.transparent ? CHAR_TRANSPARENT : 0)
                          | (nz->graphemes && trie_closed(&nz->steps[nz->lead], bytes, n) ? CHAR_CLOSED : 0);
+        if (local && out_len == n && !memcmp(s->out, bytes, n) && !(info.lead || info.second || info.transparent))
+            nz->unchanged[c >> 6] |= 1ull << (c & 63);
         if (nz->graphemes) /* no composing step: the composition flags are free (see CHAR_SELF) */
             nz->char_flags[c] = (nz->char_flags[c] & ~(CHAR_SELF | CHAR_CLUSTER_OTHER))
                               | (local && out_len == n && !memcmp(s->out, bytes, n) ? CHAR_SELF : 0)
@@ -1150,7 +1204,7 @@ void tp_normalizer_free(tp_normalizer *nz) {
     free(nz->prefix);
     free(nz->steps);
     free(nz->expand);
-    free(nz->per_char); free(nz->char_flags); free(nz->pool);
+    free(nz->per_char); free(nz->char_flags); free(nz->unchanged); free(nz->pool);
     free(nz);
 }
 
