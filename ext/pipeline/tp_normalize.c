@@ -9,6 +9,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "normalization_tables.h"
 #include "tp_hash.h"
@@ -617,6 +620,14 @@ static int put_table_output(const tp_normalizer *nz, tp_norm_scratch *s, uint32_
 
 /* The first byte of text[pos, end) outside printable ASCII (0x20-0x7E), or end. */
 static inline size_t printable_end(const uint8_t *text, size_t pos, size_t end) {
+#if defined(__SSE2__)
+    const __m128i below = _mm_set1_epi8(0x20), above = _mm_set1_epi8(0x7E);
+    for (; pos + 16 <= end; pos += 16) { /* as signed bytes, 0x80-0xFF are below 0x20 */
+        __m128i x = _mm_loadu_si128((const __m128i *)(text + pos));
+        uint32_t outside = (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmplt_epi8(x, below), _mm_cmpgt_epi8(x, above)));
+        if (outside) return pos + (size_t)__builtin_ctz(outside);
+    }
+#endif
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
     for (uint64_t word; pos + 8 <= end; pos += 8) {
@@ -631,9 +642,21 @@ static inline size_t printable_end(const uint8_t *text, size_t pos, size_t end) 
     return pos;
 }
 
+/* The first non-ASCII byte of text[pos, len), or len: 32 bytes at a time. */
+static inline size_t ascii_end(const uint8_t *text, size_t pos, size_t len) {
+#if defined(__SSE2__)
+    for (; pos + 32 <= len; pos += 32) {
+        __m128i lo = _mm_loadu_si128((const __m128i *)(text + pos)), hi = _mm_loadu_si128((const __m128i *)(text + pos + 16));
+        uint32_t high = (uint32_t)_mm_movemask_epi8(lo) | (uint32_t)_mm_movemask_epi8(hi) << 16;
+        if (high) return pos + (size_t)__builtin_ctz(high);
+    }
+#endif
+    return utf8_ascii_end(text, pos, len);
+}
+
 /* The end of the run of plain ASCII chars that starts at pos (a plain one). */
 static size_t plain_run_end(const tp_normalizer *nz, const uint8_t *text, size_t len, size_t pos) {
-    if (nz->ascii_all_self) return utf8_ascii_end(text, pos + 1, len);
+    if (nz->ascii_all_self) return ascii_end(text, pos + 1, len);
     size_t end = pos + 1;
     for (;;) {
         if (nz->printable_plain) end = printable_end(text, end, len);
@@ -855,11 +878,24 @@ static int translate_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint
 }
 
 void tp_char_alignment(const uint8_t *text, size_t len, uint32_t *from, uint32_t *to) {
-    for (size_t b = 0; b < len;) {
-        size_t end = b + utf8_char_len(text[b]);
-        if (end > len) end = len;
-        for (size_t k = b; k < end; k++) { from[k] = (uint32_t)b; to[k] = (uint32_t)end; }
-        b = end;
+    /* byte by byte without a branch on the char's length (mixed scripts mispredict it); 16 ASCII bytes at once */
+    static const uint8_t lead_len[16] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, 2, 3, 4};
+    uint32_t start = 0, end = 0; /* of the char holding byte b (valid UTF-8: a char never runs past len) */
+    size_t b = 0;
+    while (b < len) {
+        size_t block = b + 16 <= len ? b + 16 : len;
+        if (ascii_end(text, b, block) == block) {
+            for (size_t k = b; k < block; k++) { from[k] = (uint32_t)k; to[k] = (uint32_t)k + 1; }
+            b = block;
+            continue;
+        }
+        for (; b < block; b++) {
+            uint32_t n = lead_len[text[b] >> 4], lead = 0u - (n != 0); /* all ones on a char's first byte */
+            start = (start & ~lead) | ((uint32_t)b & lead);
+            end = (end & ~lead) | ((uint32_t)(b + n) & lead);
+            from[b] = start;
+            to[b] = end;
+        }
     }
 }
 
