@@ -44,6 +44,7 @@ enum {
 typedef struct {
     int decompositions, lead, second, trail, starter, open, transparent;
     int removed; /* Precompiled maps the char to nothing */
+    uint32_t first_rank, last_rank;
 } char_info;
 
 typedef struct {
@@ -70,6 +71,7 @@ struct tp_normalizer {
      * so in a same-shape text it never needs context nor changes a byte: one bit tested instead of its flags, its
      * table entry and its pool bytes (see normalize_same_shape) */
     uint64_t *unchanged;
+    uint8_t *edge_ranks; /* per char: the ranks of its decomposition's first and last chars (see reorders) */
     /* ASCII chars the table maps to one ASCII char (ascii_to) alone, needing no context (under graphemes
      * also: no cluster rule joins one to another of them); runs of them are translated through
      * (copy_plain_run) */
@@ -567,6 +569,8 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
             info->second = composing && composes_backwards(decomposed);
             info->lead = info->second || (decomposed->n && ccc_rank(decomposed->cp[0]));
             info->trail = decomposed->n && ccc_rank(decomposed->cp[decomposed->n - 1]);
+            info->first_rank = decomposed->n ? ccc_rank(decomposed->cp[0]) : 0;
+            info->last_rank = decomposed->n ? ccc_rank(decomposed->cp[decomposed->n - 1]) : 0;
         }
         apply(st, in, next, s->change, s->rank, base > 0, &s->shifted);
         if (info && kind == TP_NORM_PRECOMPILED) info->removed = next->n == 0;
@@ -701,19 +705,29 @@ static inline int joins(const tp_normalizer *nz, uint8_t a, uint8_t b) {
     return (int)(nz->joins[bit >> 6] >> (bit & 63)) & 1;
 }
 
-/* What the chars so far leave for the next one: a decomposition ending with a non-starter (reordering),
- * a last starter that may take a second (composition). */
+/* What the chars so far leave for the next one: a decomposition ending with a non-starter (reordering; the
+ * char whose decomposition it is), a last starter that may take a second (composition). */
 typedef struct {
     int previous_trail, open;
+    uint32_t trail_char;
 } context;
 
-static inline int needs_context(const context *at, uint8_t flags) {
-    return !(flags & CHAR_LOCAL) || ((flags & CHAR_SECOND) && at->open) || ((flags & CHAR_LEAD) && at->previous_trail);
+/* Whether canonical ordering moves c's leading non-starter before the trailing one of the char before:
+ * a run of non-starters sorted within each char stays as it is when it is sorted where they meet. */
+static inline int reorders(const tp_normalizer *nz, const context *at, uint32_t c) {
+    uint8_t first = nz->edge_ranks[2 * (size_t)c];
+    return first && first < nz->edge_ranks[2 * (size_t)at->trail_char + 1];
 }
 
-static inline void after(context *at, uint8_t flags) {
+static inline int needs_context(const tp_normalizer *nz, const context *at, uint32_t c, uint8_t flags) {
+    return !(flags & CHAR_LOCAL) || ((flags & CHAR_SECOND) && at->open)
+        || ((flags & CHAR_LEAD) && at->previous_trail && reorders(nz, at, c));
+}
+
+static inline void after(context *at, uint32_t c, uint8_t flags) {
     if (flags & CHAR_TRANSPARENT) return;
     at->previous_trail = flags & CHAR_TRAIL;
+    at->trail_char = c;
     if (flags & CHAR_STARTER) at->open = flags & CHAR_OPEN;
 }
 
@@ -763,7 +777,7 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
             if (!end) return -1;
             safe_pos = end - 1;
             safe_o = o - 1;
-            after(&at, nz->char_flags[text[end - 1]]);
+            after(&at, text[end - 1], nz->char_flags[text[end - 1]]);
             pos = end;
             continue;
         }
@@ -773,12 +787,12 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
             if (!end) return -1;
             safe_pos = end - utf8_encoded_len(c);
             safe_o = run_o + (safe_pos - pos);
-            after(&at, nz->char_flags[c]);
+            after(&at, c, nz->char_flags[c]);
             pos = end;
             continue;
         }
         uint8_t flags = flags_at(nz, text, pos, &c, &n);
-        if (needs_context(&at, flags)) {
+        if (needs_context(nz, &at, c, flags)) {
             size_t end = pos + n, step;
             while (end < len && !is_safe(nz, text, end, &step)) end += step;
             if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL)) return -1;
@@ -788,7 +802,7 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
             continue;
         }
         if ((flags & (CHAR_LEAD | CHAR_TRANSPARENT)) == 0) { safe_pos = pos; safe_o = o; }
-        after(&at, flags);
+        after(&at, c, flags);
         if (put_table_output(nz, s, c, pos, n, &o)) return -1;
         pos += n;
     }
@@ -933,7 +947,7 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
                 chain_start = end - 1;
             } else {
                 safe_pos = end - 1;
-                after(&at, nz->char_flags[text[end - 1]]);
+                after(&at, text[end - 1], nz->char_flags[text[end - 1]]);
             }
             pos = end;
             continue;
@@ -949,7 +963,7 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
                 pos += n;
                 if (pos == len || text[pos] < 0x80) break;
             }
-            if (last) after(&at, nz->char_flags[last]);
+            if (last) after(&at, last, nz->char_flags[last]);
             if (pos == len || text[pos] < 0x80) continue;
         }
         uint8_t flags = flags_at(nz, text, pos, &c, &n);
@@ -967,7 +981,7 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
                 chain_start = pos;
                 chain_closed = flags & CHAR_CLOSED;
             }
-        } else if (!(flags & CHAR_SAME_LENGTH) || needs_context(&at, flags)) {
+        } else if (!(flags & CHAR_SAME_LENGTH) || needs_context(nz, &at, c, flags)) {
             if (same_shape_prefix(s, text, pos, changed)) return -1;
             *resume = (table_start){pos, safe_pos, at};
             return 0;
@@ -981,7 +995,7 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
             if (changed <= len) memcpy(s->out + pos, mapped, n);
         }
         if (nz->graphemes) previous = g;
-        else after(&at, flags);
+        else after(&at, c, flags);
         pos += n;
     }
     *out = changed <= len ? s->out : text;
@@ -1079,18 +1093,19 @@ static int build_char_table(tp_normalizer *nz) {
     nz->per_char = malloc(TABLE_CHARS * sizeof(uint32_t));
     nz->char_flags = calloc(TABLE_CHARS, 1);
     nz->unchanged = calloc(TABLE_CHARS / 64, sizeof(uint64_t));
+    nz->edge_ranks = calloc(TABLE_CHARS, 2);
     nz->pool = malloc(pool_cap);
-    if (!s || !nz->per_char || !nz->char_flags || !nz->unchanged || !nz->pool) { tp_norm_scratch_free(s); return -1; }
+    if (!s || !nz->per_char || !nz->char_flags || !nz->unchanged || !nz->edge_ranks || !nz->pool) { tp_norm_scratch_free(s); return -1; }
     for (uint32_t c = 0; c < TABLE_CHARS; c++) {
         uint8_t bytes[4];
         size_t n = utf8_encode(c, bytes), out_len;
-        char_info info = {0, 0, 0, 0, 0, 0, 0, 0};
+        char_info info = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         nz->per_char[c] = 0;
         if (c >= 0xD800 && c < 0xE000) continue; /* not in valid UTF-8: never looked up */
         if (normalize_chars(nz, s, bytes, n, 0, 0, &out_len, &info)) { tp_norm_scratch_free(s); return -1; }
         if (info.decompositions > 1) {
-            free(nz->per_char); free(nz->char_flags); free(nz->unchanged); free(nz->pool);
-            nz->per_char = NULL; nz->char_flags = NULL; nz->unchanged = NULL; nz->pool = NULL;
+            free(nz->per_char); free(nz->char_flags); free(nz->unchanged); free(nz->edge_ranks); free(nz->pool);
+            nz->per_char = NULL; nz->char_flags = NULL; nz->unchanged = NULL; nz->edge_ranks = NULL; nz->pool = NULL;
             break;
         }
         int local = out_len < 256 && !info.removed;
@@ -1107,6 +1122,8 @@ static int build_char_table(tp_normalizer *nz) {
                          | (info.starter ? CHAR_STARTER : 0) | (info.open ? CHAR_OPEN : 0)
                          | (info.transparent ? CHAR_TRANSPARENT : 0)
                          | (nz->graphemes && trie_closed(&nz->steps[nz->lead], bytes, n) ? CHAR_CLOSED : 0);
+        nz->edge_ranks[2 * c] = (uint8_t)info.first_rank;
+        nz->edge_ranks[2 * c + 1] = (uint8_t)info.last_rank;
         if (local && out_len == n && !memcmp(s->out, bytes, n) && !(info.lead || info.second || info.transparent))
             nz->unchanged[c >> 6] |= 1ull << (c & 63);
         if (nz->graphemes) /* no composing step: the composition flags are free (see CHAR_SELF) */
@@ -1240,7 +1257,7 @@ void tp_normalizer_free(tp_normalizer *nz) {
     free(nz->prefix);
     free(nz->steps);
     free(nz->expand);
-    free(nz->per_char); free(nz->char_flags); free(nz->unchanged); free(nz->pool);
+    free(nz->per_char); free(nz->char_flags); free(nz->unchanged); free(nz->edge_ranks); free(nz->pool);
     free(nz);
 }
 
