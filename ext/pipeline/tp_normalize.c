@@ -67,9 +67,10 @@ struct tp_normalizer {
     uint32_t *per_char; /* NULL: no fast path; else per char below TABLE_CHARS: pool offset << 8 | output length */
     uint8_t *char_flags;
     uint8_t *pool;
-    /* bit c: char c is SAME_LENGTH, its output is its own bytes and it is neither LEAD, SECOND nor TRANSPARENT,
-     * so in a same-shape text it never needs context nor changes a byte: one bit tested instead of its flags, its
-     * table entry and its pool bytes (see normalize_same_shape) */
+    /* bit c: char c is SAME_LENGTH, its output is its own bytes and it is neither LEAD, SECOND nor TRANSPARENT
+     * (under graphemes: its grapheme value is 0, so no cluster rule joins it to a char of value 0 before it), so in
+     * a same-shape text it never needs context nor changes a byte: one bit tested instead of its flags, its table
+     * entry and its pool bytes (see normalize_same_shape) */
     uint64_t *unchanged;
     uint8_t *edge_ranks; /* per char: the ranks of its decomposition's first and last chars (see reorders) */
     /* ASCII chars the table maps to one ASCII char (ascii_to) alone, needing no context (under graphemes
@@ -80,7 +81,8 @@ struct tp_normalizer {
     /* every printable ASCII char (0x20-0x7E) is plain / is plain and maps to itself: runs of them are
      * found eight bytes at a time */
     int printable_plain, printable_self;
-    uint64_t joins[256 * 256 / 64]; /* under graphemes: may_join(a, b) at bit a << 8 | b */
+    uint64_t joins[256 * 256 / 64];    /* under graphemes: may_join(a, b) at bit a << 8 | b */
+    uint64_t attaches[256 * 256 / 64]; /* under graphemes: must_join(a, b) at bit a << 8 | b */
 };
 
 typedef struct {
@@ -437,6 +439,18 @@ static int may_join(uint8_t a, uint8_t b) {
     return ka == TT_GRAPHEME_REGIONAL && kb == TT_GRAPHEME_REGIONAL;
 }
 
+/* Whether UAX #29 joins b to a preceding a whatever came before (may_join's rules that carry no state: GB3,
+ * GB6-8, GB9, GB9a, GB9b, where grapheme_end's state never breaks): then b cannot start a cluster. */
+static int must_join(uint8_t a, uint8_t b) {
+    uint8_t ka = a & 15, kb = b & 15;
+    if (!may_join(a, b) || (ka == TT_GRAPHEME_REGIONAL && kb == TT_GRAPHEME_REGIONAL)
+        || (ka == TT_GRAPHEME_ZWJ && (b & TT_GRAPHEME_EXT_PICT)))
+        return 0;
+    if (kb == TT_GRAPHEME_EXTEND || kb == TT_GRAPHEME_ZWJ || kb == TT_GRAPHEME_SPACING_MARK || ka == TT_GRAPHEME_PREPEND) return 1;
+    if (b >> TT_GRAPHEME_INCB_SHIFT == 1) return 0; /* GB9c's state may break before it */
+    return (ka == TT_GRAPHEME_CR && kb == TT_GRAPHEME_LF) || (ka >= TT_GRAPHEME_L && kb >= TT_GRAPHEME_L);
+}
+
 /* End of the extended grapheme cluster that starts at cp[i] (UAX #29 with GB9c, GB11 and GB12/13 state). */
 static size_t grapheme_end(const uint32_t *cp, size_t n, size_t i) {
     uint8_t prev = grapheme_of(cp[i]);
@@ -705,6 +719,11 @@ static inline int joins(const tp_normalizer *nz, uint8_t a, uint8_t b) {
     return (int)(nz->joins[bit >> 6] >> (bit & 63)) & 1;
 }
 
+static inline int attaches(const tp_normalizer *nz, uint8_t a, uint8_t b) {
+    uint32_t bit = (uint32_t)a << 8 | b;
+    return (int)(nz->attaches[bit >> 6] >> (bit & 63)) & 1;
+}
+
 /* What the chars so far leave for the next one: a decomposition ending with a non-starter (reordering; the
  * char whose decomposition it is), a last starter that may take a second (composition). */
 typedef struct {
@@ -814,7 +833,8 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
  * first char that needs more than the table; s->out and the alignment hold the text before it): a char's
  * table output holds where no
  * cluster rule can join it to the char before (may_join), or where every char since the last such
- * boundary (the chain: whichever of them starts the true cluster) is CLOSED; elsewhere the general path
+ * boundary (the chain) that may start the true cluster (all but those joined without state, must_join) is
+ * CLOSED: no key begins the cluster, so it goes char by char; elsewhere the general path
  * redoes the stretch from the chain's start up to the next boundary, so every stretch starts and ends on
  * a cluster boundary. */
 static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
@@ -835,9 +855,20 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
             pos = end;
             continue;
         }
+        if (text[pos] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + pos, &n))
+            && (pos == start || !joins(nz, previous, 0))) { /* every char of the run starts a cluster */
+            size_t run_o = o, end = copy_unchanged_run(nz, s, text, len, pos, c, n, &o, &c);
+            if (!end) return -1;
+            safe_pos = end - utf8_encoded_len(c);
+            safe_o = run_o + (safe_pos - pos);
+            previous = 0;
+            chain_closed = nz->char_flags[c] & CHAR_CLOSED;
+            pos = end;
+            continue;
+        }
         uint8_t flags = flags_at(nz, text, pos, &c, &n), g = grapheme_flagged(c, flags);
         int joined = pos > start && joins(nz, previous, g);
-        if (!(flags & CHAR_LOCAL) || (joined && !(chain_closed && (flags & CHAR_CLOSED)))) {
+        if (!(flags & CHAR_LOCAL) || (joined && !(chain_closed && ((flags & CHAR_CLOSED) || attaches(nz, previous, g))))) {
             size_t end = pos + n, step;
             uint8_t last = g;
             while (end < len) {
@@ -954,24 +985,33 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
         }
         uint32_t c;
         size_t n;
-        if (!nz->graphemes && text[pos] >= 0x80) {
-            /* a run of unchanged chars: the context after it is what the last one leaves, looked up once */
-            uint32_t last = 0;
-            while (is_unchanged(nz, c = utf8_decode(text + pos, &n))) {
-                safe_pos = pos;
+        if (text[pos] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + pos, &n))
+            && !(nz->graphemes && pos > 0 && joins(nz, previous, 0))) {
+            /* a run of unchanged chars: what it leaves for the next char comes from its last one, looked up once */
+            size_t last_pos;
+            uint32_t last;
+            do {
+                last_pos = pos;
                 last = c;
                 pos += n;
-                if (pos == len || text[pos] < 0x80) break;
+            } while (pos < len && text[pos] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + pos, &n)));
+            if (nz->graphemes) {
+                previous = 0;
+                chain_start = last_pos;
+                chain_closed = nz->char_flags[last] & CHAR_CLOSED;
+            } else {
+                safe_pos = last_pos;
+                after(&at, last, nz->char_flags[last]);
             }
-            if (last) after(&at, last, nz->char_flags[last]);
-            if (pos == len || text[pos] < 0x80) continue;
+            continue;
         }
         uint8_t flags = flags_at(nz, text, pos, &c, &n);
         uint8_t g = 0;
         if (nz->graphemes) {
             g = grapheme_flagged(c, flags);
             int joined = pos > 0 && joins(nz, previous, g);
-            if (!(flags & CHAR_SAME_LENGTH) || (joined && !(chain_closed && (flags & CHAR_CLOSED)))) {
+            if (!(flags & CHAR_SAME_LENGTH)
+                || (joined && !(chain_closed && ((flags & CHAR_CLOSED) || attaches(nz, previous, g))))) {
                 /* from a chain start before the char: a char Precompiled removes folds into the one before */
                 if (same_shape_prefix(s, text, chain_start, changed)) return -1;
                 *resume = (table_start){chain_start, chain_start, {0, 0}};
@@ -1047,8 +1087,10 @@ int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *tex
  * plain char (the run copy checks only its first char against the char before it). */
 static void build_ascii_plain(tp_normalizer *nz) {
     for (uint32_t a = 0; a < 256; a++)
-        for (uint32_t b = 0; b < 256; b++)
+        for (uint32_t b = 0; b < 256; b++) {
             if (may_join((uint8_t)a, (uint8_t)b)) nz->joins[(a << 8 | b) >> 6] |= 1ull << ((a << 8 | b) & 63);
+            if (must_join((uint8_t)a, (uint8_t)b)) nz->attaches[(a << 8 | b) >> 6] |= 1ull << ((a << 8 | b) & 63);
+        }
     nz->ascii_all_self = !nz->graphemes;
     for (uint32_t c = 0; c < 128; c++) {
         nz->ascii_to[c] = nz->pool[nz->per_char[c] >> 8];
@@ -1124,7 +1166,8 @@ static int build_char_table(tp_normalizer *nz) {
                          | (nz->graphemes && trie_closed(&nz->steps[nz->lead], bytes, n) ? CHAR_CLOSED : 0);
         nz->edge_ranks[2 * c] = (uint8_t)info.first_rank;
         nz->edge_ranks[2 * c + 1] = (uint8_t)info.last_rank;
-        if (local && out_len == n && !memcmp(s->out, bytes, n) && !(info.lead || info.second || info.transparent))
+        if (local && out_len == n && !memcmp(s->out, bytes, n) && !(info.lead || info.second || info.transparent)
+            && !(nz->graphemes && grapheme_of(c)))
             nz->unchanged[c >> 6] |= 1ull << (c & 63);
         if (nz->graphemes) /* no composing step: the composition flags are free (see CHAR_SELF) */
             nz->char_flags[c] = (nz->char_flags[c] & ~(CHAR_SELF | CHAR_CLUSTER_OTHER))
