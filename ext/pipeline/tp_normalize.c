@@ -79,7 +79,7 @@ struct tp_normalizer {
     uint8_t ascii_plain[128], ascii_to[128];
     int ascii_all_self; /* every ASCII char is plain and maps to itself: runs are bytes below 0x80, copied */
     /* every printable ASCII char (0x20-0x7E) is plain / is plain and maps to itself: runs of them are
-     * found eight bytes at a time */
+     * found 16 bytes at a time */
     int printable_plain, printable_self;
     uint64_t joins[256 * 256 / 64];    /* under graphemes: may_join(a, b) at bit a << 8 | b */
     uint64_t attaches[256 * 256 / 64]; /* under graphemes: must_join(a, b) at bit a << 8 | b */
