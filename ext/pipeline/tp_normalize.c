@@ -81,6 +81,9 @@ struct tp_normalizer {
     /* every printable ASCII char (0x20-0x7E) is plain / is plain and maps to itself: runs of them are
      * found 16 bytes at a time */
     int printable_plain, printable_self;
+    /* every printable ASCII char is plain and maps as ASCII lowercasing maps it (A-Z to a-z, the others to
+     * themselves): runs are translated 16 bytes at a time, the control chars among them through ascii_to */
+    int printable_lowercase;
     uint64_t joins[256 * 256 / 64];    /* under graphemes: may_join(a, b) at bit a << 8 | b */
     uint64_t attaches[256 * 256 / 64]; /* under graphemes: must_join(a, b) at bit a << 8 | b */
 };
@@ -692,6 +695,23 @@ static size_t self_run_end(const tp_normalizer *nz, const uint8_t *text, size_t 
     }
 }
 
+#if defined(__SSE2__)
+/* 16 plain ASCII chars translated under printable_lowercase into *out; returns a bit per char that changed. */
+static inline uint32_t lowercase16(const tp_normalizer *nz, const uint8_t *text, uint8_t *out) {
+    __m128i x = _mm_loadu_si128((const __m128i *)text);
+    __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('A' - 1)), _mm_cmplt_epi8(x, _mm_set1_epi8('Z' + 1)));
+    __m128i control = _mm_or_si128(_mm_cmplt_epi8(x, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7F)));
+    _mm_storeu_si128((__m128i *)out, _mm_add_epi8(x, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
+    uint32_t changed = (uint32_t)_mm_movemask_epi8(upper);
+    for (uint32_t rest = (uint32_t)_mm_movemask_epi8(control); rest; rest &= rest - 1) {
+        uint32_t i = (uint32_t)__builtin_ctz(rest);
+        out[i] = nz->ascii_to[text[i]];
+        changed |= (uint32_t)(out[i] != text[i]) << i;
+    }
+    return changed;
+}
+#endif
+
 /* The run of plain ASCII chars from pos (at least text[pos]) translated to *o, each byte aligned to
  * itself; returns where it ends. */
 static size_t copy_plain_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
@@ -700,7 +720,15 @@ static size_t copy_plain_run(const tp_normalizer *nz, tp_norm_scratch *s, const 
     size_t m = end - pos, at = *o;
     if (at + m > s->out_cap && out_reserve(s, at + m)) return 0;
     uint8_t *out = s->out + at; /* a byte store could alias s: the pointer is held here */
-    for (size_t k = pos; k < end;) {
+    size_t k = pos;
+#if defined(__SSE2__)
+    if (nz->printable_lowercase && end - pos >= 16) { /* the last 16 overlap the blocks before: same bytes */
+        for (; k + 16 <= end; k += 16) lowercase16(nz, text + k, out + (k - pos));
+        lowercase16(nz, text + end - 16, out + (end - 16 - pos));
+        k = end;
+    }
+#endif
+    while (k < end) {
         size_t self_end = nz->ascii_all_self ? end : self_run_end(nz, text, k, end);
         memcpy(out + (k - pos), text + k, self_end - k);
         for (k = self_end; k < end && nz->ascii_to[text[k]] != text[k]; k++) out[k - pos] = nz->ascii_to[text[k]];
@@ -914,6 +942,19 @@ static int start_changes(tp_norm_scratch *s, const uint8_t *text, size_t len, si
  * written into s->out (see start_changes). -1 on OOM. */
 static int translate_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, size_t pos,
                          size_t end, size_t *changed) {
+#if defined(__SSE2__)
+    if (nz->printable_lowercase && end - pos >= 16) { /* the last 16 overlap the blocks before: same bytes */
+        uint8_t block[16];
+        for (size_t k = pos;; k += 16) {
+            if (k + 16 > end) k = end - 16;
+            if (lowercase16(nz, text + k, block)) {
+                if (start_changes(s, text, len, k, changed)) return -1;
+                memcpy(s->out + k, block, 16);
+            }
+            if (k + 16 == end) return 0;
+        }
+    }
+#endif
     for (size_t k = pos; k < end; k++) {
         if ((k = self_run_end(nz, text, k, end)) == end) break;
         if (start_changes(s, text, len, k, changed)) return -1;
@@ -1106,9 +1147,11 @@ static void build_ascii_plain(tp_normalizer *nz) {
                 if (plain[a] && joins(nz, grapheme_of(a), grapheme_of(b))) nz->ascii_plain[b] = 0;
     }
     nz->printable_plain = nz->printable_self = 1;
+    nz->printable_lowercase = 1;
     for (uint32_t c = 0x20; c < 0x7F; c++) {
         nz->printable_plain &= nz->ascii_plain[c];
         nz->printable_self &= nz->ascii_plain[c] && nz->ascii_to[c] == c;
+        nz->printable_lowercase &= nz->ascii_plain[c] && nz->ascii_to[c] == (c >= 'A' && c <= 'Z' ? c + 0x20 : c);
     }
 }
 
