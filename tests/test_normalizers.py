@@ -113,6 +113,18 @@ def test_fuzz_composition_across_chars(config, text):
     check(stock_and_native(CONFIGS[config]), text)
 
 
+# Long ASCII runs (upper and lower case, control chars) around chars that change the text's shape: the
+# runs are translated block by block, before and after the first such char.
+ASCII_RUNS = st.lists(st.one_of(st.text(alphabet=st.sampled_from(list("aAzZ@[`{ .\t\n\r\x00\x7f")), min_size=12, max_size=40),
+                                st.sampled_from(["\u00e9", "\u4e2d", "\u00c4", "\u0130", "e\u0301"])), max_size=6).map("".join)
+
+
+@pytest.mark.parametrize("config", ["lowercase", "bert_default", "bert_lowercase_only", "sequence", "nfc"])
+@given(text=ASCII_RUNS)
+def test_fuzz_ascii_runs(config, text):
+    check(stock_and_native(CONFIGS[config]), text)
+
+
 @given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40))
 def test_fuzz_bert_default(text):
     check(stock_and_native(CONFIGS["bert_default"]), text)

@@ -21,9 +21,12 @@ sentencepiece = pytest.importorskip("sentencepiece")
 sentencepiece_model_pb2 = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")
 
 # rule table: source code points -> target code points (hex); a multi-char key that shares its first
-# char with a one-char key, a deletion, expansions, a key ending in a combining mark
+# char with a one-char key, a deletion, expansions, a key ending in a combining mark, keys that start with
+# a combining mark and with a spacing mark (chars a cluster rule always joins to the char before) and with
+# an emoji (which starts a cluster after a ZWJ unless an emoji came before it)
 RULES = {"61": "62", "61 301": "41 42 43", "1E": "", "7F": "", "2460": "28 31 29", "FF76": "30AB", "FF76 FF9E": "30AC",
-         "D55C": "1112 1161 11AB", "1F600": "3A 29", "65 301": "E9", "200B": "", "3000": "20"}
+         "D55C": "1112 1161 11AB", "1F600": "3A 29", "65 301": "E9", "200B": "", "3000": "20", "308 301": "2A",
+         "93F": "940", "A9 301": "2A"}
 
 # pools the random texts draw from: combining marks, Hangul jamo and syllables, full-width and
 # half-width forms, control chars, emoji ZWJ sequences and modifiers, regional indicators, CR/LF,
@@ -32,7 +35,8 @@ POOLS = ["abc xyz ", "e\u0301\u0308\u0323a", "\u1100\u1161\u11a8\uac00\uac01\ud5
          "\U0001F600\u200d\U0001F469\U0001F467\U0001F3FB\u2764\ufe0f", "\U0001F1E6\U0001F1E7\U0001F1E8",
          "\uff76\uff9e\uff21\uff10\u3000\uff61", "\u0915\u094d\u0937\u093f\u200c\u200d\u0924", "\u0600\u0601\u06dda",
          "\u00e9\u00c5\u2126\u212b\ufb01\u2460\u2163", "\u0e01\u0e33\u0e48", "\u200b\ufeff\u00ad\u2028",
-         "\u01c4\u01c5\u1e9e", "\u05c8\u0b53\u1ade", "\u0628\u0650\u0633\u0652\u0645\u0650"]
+         "\u01c4\u01c5\u1e9e", "\u05c8\u0b53\u1ade", "\u0628\u0650\u0633\u0652\u0645\u0650",
+         "x\u0308\u0301\u093f\u0915"]
 
 
 def _charsmap(tmp_path_factory, rule=None, rules=None):
@@ -79,7 +83,8 @@ def test_random_code_points(pair):
 @pytest.mark.parametrize("text", ["", "\x7f", "\x7fg", "\x1e\x1eg", "g\x1e", "a\x7f\u0301b", "\r\n", "\uff76\uff9e",
                                   "\uff76\u0301", "a\u0301\u0301", "\u0915\u094d\u0915\u0301", "\U0001F1E6\U0001F1E7\u0301",
                                   "x\u200bx", "\u200b\u200bx\u200b", "\u0600a\u0301", "\u0600\u0600a\u0301b",
-                                  "x\u0301\u0308y\u0301", "\u0915\u094d\u0937\u093f\u0301", "\u0e01\u0e33\u0e48a\u0301", "\u2460\x1e", "x\u2460\u0301\x1e"])
+                                  "x\u0301\u0308y\u0301", "\u0915\u094d\u0937\u093f\u0301", "\u0e01\u0e33\u0e48a\u0301", "\u2460\x1e", "x\u2460\u0301\x1e",
+                                  "x\u200d\u00a9\u0301", "\U0001F600\u200d\u00a9\u0301", "x\u0308\u0301\u093f"])
 def test_edges(pair, text):
     check(pair, text)
 

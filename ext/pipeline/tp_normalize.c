@@ -9,6 +9,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "normalization_tables.h"
 #include "tp_hash.h"
@@ -41,6 +44,7 @@ enum {
 typedef struct {
     int decompositions, lead, second, trail, starter, open, transparent;
     int removed; /* Precompiled maps the char to nothing */
+    uint32_t first_rank, last_rank;
 } char_info;
 
 typedef struct {
@@ -63,15 +67,25 @@ struct tp_normalizer {
     uint32_t *per_char; /* NULL: no fast path; else per char below TABLE_CHARS: pool offset << 8 | output length */
     uint8_t *char_flags;
     uint8_t *pool;
+    /* bit c: char c is SAME_LENGTH, its output is its own bytes and it is neither LEAD, SECOND nor TRANSPARENT
+     * (under graphemes: its grapheme value is 0, so no cluster rule joins it to a char of value 0 before it), so in
+     * a same-shape text it never needs context nor changes a byte: one bit tested instead of its flags, its table
+     * entry and its pool bytes (see normalize_same_shape) */
+    uint64_t *unchanged;
+    uint8_t *edge_ranks; /* per char: the ranks of its decomposition's first and last chars (see reorders) */
     /* ASCII chars the table maps to one ASCII char (ascii_to) alone, needing no context (under graphemes
      * also: no cluster rule joins one to another of them); runs of them are translated through
      * (copy_plain_run) */
     uint8_t ascii_plain[128], ascii_to[128];
     int ascii_all_self; /* every ASCII char is plain and maps to itself: runs are bytes below 0x80, copied */
     /* every printable ASCII char (0x20-0x7E) is plain / is plain and maps to itself: runs of them are
-     * found eight bytes at a time */
+     * found 16 bytes at a time */
     int printable_plain, printable_self;
-    uint64_t joins[256 * 256 / 64]; /* under graphemes: may_join(a, b) at bit a << 8 | b */
+    /* every printable ASCII char is plain and maps as ASCII lowercasing maps it (A-Z to a-z, the others to
+     * themselves): runs are translated 16 bytes at a time, the control chars among them through ascii_to */
+    int printable_lowercase;
+    uint64_t joins[256 * 256 / 64];    /* under graphemes: may_join(a, b) at bit a << 8 | b */
+    uint64_t attaches[256 * 256 / 64]; /* under graphemes: must_join(a, b) at bit a << 8 | b */
 };
 
 typedef struct {
@@ -428,6 +442,18 @@ static int may_join(uint8_t a, uint8_t b) {
     return ka == TT_GRAPHEME_REGIONAL && kb == TT_GRAPHEME_REGIONAL;
 }
 
+/* Whether UAX #29 joins b to a preceding a whatever came before (may_join's rules that carry no state: GB3,
+ * GB6-8, GB9, GB9a, GB9b, where grapheme_end's state never breaks): then b cannot start a cluster. */
+static int must_join(uint8_t a, uint8_t b) {
+    uint8_t ka = a & 15, kb = b & 15;
+    if (!may_join(a, b) || (ka == TT_GRAPHEME_REGIONAL && kb == TT_GRAPHEME_REGIONAL)
+        || (ka == TT_GRAPHEME_ZWJ && (b & TT_GRAPHEME_EXT_PICT)))
+        return 0;
+    if (kb == TT_GRAPHEME_EXTEND || kb == TT_GRAPHEME_ZWJ || kb == TT_GRAPHEME_SPACING_MARK || ka == TT_GRAPHEME_PREPEND) return 1;
+    if (b >> TT_GRAPHEME_INCB_SHIFT == 1) return 0; /* GB9c's state may break before it */
+    return (ka == TT_GRAPHEME_CR && kb == TT_GRAPHEME_LF) || (ka >= TT_GRAPHEME_L && kb >= TT_GRAPHEME_L);
+}
+
 /* End of the extended grapheme cluster that starts at cp[i] (UAX #29 with GB9c, GB11 and GB12/13 state). */
 static size_t grapheme_end(const uint32_t *cp, size_t n, size_t i) {
     uint8_t prev = grapheme_of(cp[i]);
@@ -560,6 +586,8 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
             info->second = composing && composes_backwards(decomposed);
             info->lead = info->second || (decomposed->n && ccc_rank(decomposed->cp[0]));
             info->trail = decomposed->n && ccc_rank(decomposed->cp[decomposed->n - 1]);
+            info->first_rank = decomposed->n ? ccc_rank(decomposed->cp[0]) : 0;
+            info->last_rank = decomposed->n ? ccc_rank(decomposed->cp[decomposed->n - 1]) : 0;
         }
         apply(st, in, next, s->change, s->rank, base > 0, &s->shifted);
         if (info && kind == TP_NORM_PRECOMPILED) info->removed = next->n == 0;
@@ -613,6 +641,14 @@ static int put_table_output(const tp_normalizer *nz, tp_norm_scratch *s, uint32_
 
 /* The first byte of text[pos, end) outside printable ASCII (0x20-0x7E), or end. */
 static inline size_t printable_end(const uint8_t *text, size_t pos, size_t end) {
+#if defined(__SSE2__)
+    const __m128i below = _mm_set1_epi8(0x20), above = _mm_set1_epi8(0x7E);
+    for (; pos + 16 <= end; pos += 16) { /* as signed bytes, 0x80-0xFF are below 0x20 */
+        __m128i x = _mm_loadu_si128((const __m128i *)(text + pos));
+        uint32_t outside = (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmplt_epi8(x, below), _mm_cmpgt_epi8(x, above)));
+        if (outside) return pos + (size_t)__builtin_ctz(outside);
+    }
+#endif
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
     for (uint64_t word; pos + 8 <= end; pos += 8) {
@@ -627,9 +663,21 @@ static inline size_t printable_end(const uint8_t *text, size_t pos, size_t end) 
     return pos;
 }
 
+/* The first non-ASCII byte of text[pos, len), or len: 32 bytes at a time. */
+static inline size_t ascii_end(const uint8_t *text, size_t pos, size_t len) {
+#if defined(__SSE2__)
+    for (; pos + 32 <= len; pos += 32) {
+        __m128i lo = _mm_loadu_si128((const __m128i *)(text + pos)), hi = _mm_loadu_si128((const __m128i *)(text + pos + 16));
+        uint32_t high = (uint32_t)_mm_movemask_epi8(lo) | (uint32_t)_mm_movemask_epi8(hi) << 16;
+        if (high) return pos + (size_t)__builtin_ctz(high);
+    }
+#endif
+    return utf8_ascii_end(text, pos, len);
+}
+
 /* The end of the run of plain ASCII chars that starts at pos (a plain one). */
 static size_t plain_run_end(const tp_normalizer *nz, const uint8_t *text, size_t len, size_t pos) {
-    if (nz->ascii_all_self) return utf8_ascii_end(text, pos + 1, len);
+    if (nz->ascii_all_self) return ascii_end(text, pos + 1, len);
     size_t end = pos + 1;
     for (;;) {
         if (nz->printable_plain) end = printable_end(text, end, len);
@@ -647,6 +695,23 @@ static size_t self_run_end(const tp_normalizer *nz, const uint8_t *text, size_t 
     }
 }
 
+#if defined(__SSE2__)
+/* 16 plain ASCII chars translated under printable_lowercase into *out; returns a bit per char that changed. */
+static inline uint32_t lowercase16(const tp_normalizer *nz, const uint8_t *text, uint8_t *out) {
+    __m128i x = _mm_loadu_si128((const __m128i *)text);
+    __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('A' - 1)), _mm_cmplt_epi8(x, _mm_set1_epi8('Z' + 1)));
+    __m128i control = _mm_or_si128(_mm_cmplt_epi8(x, _mm_set1_epi8(0x20)), _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7F)));
+    _mm_storeu_si128((__m128i *)out, _mm_add_epi8(x, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
+    uint32_t changed = (uint32_t)_mm_movemask_epi8(upper);
+    for (uint32_t rest = (uint32_t)_mm_movemask_epi8(control); rest; rest &= rest - 1) {
+        uint32_t i = (uint32_t)__builtin_ctz(rest);
+        out[i] = nz->ascii_to[text[i]];
+        changed |= (uint32_t)(out[i] != text[i]) << i;
+    }
+    return changed;
+}
+#endif
+
 /* The run of plain ASCII chars from pos (at least text[pos]) translated to *o, each byte aligned to
  * itself; returns where it ends. */
 static size_t copy_plain_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
@@ -655,7 +720,15 @@ static size_t copy_plain_run(const tp_normalizer *nz, tp_norm_scratch *s, const 
     size_t m = end - pos, at = *o;
     if (at + m > s->out_cap && out_reserve(s, at + m)) return 0;
     uint8_t *out = s->out + at; /* a byte store could alias s: the pointer is held here */
-    for (size_t k = pos; k < end;) {
+    size_t k = pos;
+#if defined(__SSE2__)
+    if (nz->printable_lowercase && end - pos >= 16) { /* the last 16 overlap the blocks before: same bytes */
+        for (; k + 16 <= end; k += 16) lowercase16(nz, text + k, out + (k - pos));
+        lowercase16(nz, text + end - 16, out + (end - 16 - pos));
+        k = end;
+    }
+#endif
+    while (k < end) {
         size_t self_end = nz->ascii_all_self ? end : self_run_end(nz, text, k, end);
         memcpy(out + (k - pos), text + k, self_end - k);
         for (k = self_end; k < end && nz->ascii_to[text[k]] != text[k]; k++) out[k - pos] = nz->ascii_to[text[k]];
@@ -674,19 +747,34 @@ static inline int joins(const tp_normalizer *nz, uint8_t a, uint8_t b) {
     return (int)(nz->joins[bit >> 6] >> (bit & 63)) & 1;
 }
 
-/* What the chars so far leave for the next one: a decomposition ending with a non-starter (reordering),
- * a last starter that may take a second (composition). */
-typedef struct {
-    int previous_trail, open;
-} context;
-
-static inline int needs_context(const context *at, uint8_t flags) {
-    return !(flags & CHAR_LOCAL) || ((flags & CHAR_SECOND) && at->open) || ((flags & CHAR_LEAD) && at->previous_trail);
+static inline int attaches(const tp_normalizer *nz, uint8_t a, uint8_t b) {
+    uint32_t bit = (uint32_t)a << 8 | b;
+    return (int)(nz->attaches[bit >> 6] >> (bit & 63)) & 1;
 }
 
-static inline void after(context *at, uint8_t flags) {
+/* What the chars so far leave for the next one: a decomposition ending with a non-starter (reordering; the
+ * char whose decomposition it is), a last starter that may take a second (composition). */
+typedef struct {
+    int previous_trail, open;
+    uint32_t trail_char;
+} context;
+
+/* Whether canonical ordering moves c's leading non-starter before the trailing one of the char before:
+ * a run of non-starters sorted within each char stays as it is when it is sorted where they meet. */
+static inline int reorders(const tp_normalizer *nz, const context *at, uint32_t c) {
+    uint8_t first = nz->edge_ranks[2 * (size_t)c];
+    return first && first < nz->edge_ranks[2 * (size_t)at->trail_char + 1];
+}
+
+static inline int needs_context(const tp_normalizer *nz, const context *at, uint32_t c, uint8_t flags) {
+    return !(flags & CHAR_LOCAL) || ((flags & CHAR_SECOND) && at->open)
+        || ((flags & CHAR_LEAD) && at->previous_trail && reorders(nz, at, c));
+}
+
+static inline void after(context *at, uint32_t c, uint8_t flags) {
     if (flags & CHAR_TRANSPARENT) return;
     at->previous_trail = flags & CHAR_TRAIL;
+    at->trail_char = c;
     if (flags & CHAR_STARTER) at->open = flags & CHAR_OPEN;
 }
 
@@ -697,6 +785,31 @@ typedef struct {
     size_t pos, safe_pos;
     context at;
 } table_start;
+
+static inline int is_unchanged(const tp_normalizer *nz, uint32_t c) {
+    return c < TABLE_CHARS && (nz->unchanged[c >> 6] >> (c & 63) & 1);
+}
+
+/* The run of unchanged non-ASCII chars from pos (c, n bytes: an unchanged one) copied to *o, each byte aligned
+ * to its char; returns where it ends (0 on OOM), *last: the last char. */
+static size_t copy_unchanged_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                                 size_t pos, uint32_t c, size_t n, size_t *o, uint32_t *last) {
+    if (*o + (len - pos) > s->out_cap && out_reserve(s, *o + (len - pos))) return 0;
+    uint8_t *out = s->out + *o; /* held here: a byte store could alias s */
+    uint32_t *from = s->from + *o, *to = s->to + *o;
+    size_t end = pos;
+    do {
+        *last = c;
+        for (size_t b = 0; b < n; b++) {
+            out[end - pos + b] = text[end + b];
+            from[end - pos + b] = (uint32_t)end;
+            to[end - pos + b] = (uint32_t)(end + n);
+        }
+        end += n;
+    } while (end < len && text[end] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + end, &n)));
+    *o += end - pos;
+    return end;
+}
 
 /* Table lookups char by char; where a char needs context, the general path redoes the stretch from
  * the last safe char up to the next one. */
@@ -711,12 +824,22 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
             if (!end) return -1;
             safe_pos = end - 1;
             safe_o = o - 1;
-            after(&at, nz->char_flags[text[end - 1]]);
+            after(&at, text[end - 1], nz->char_flags[text[end - 1]]);
+            pos = end;
+            continue;
+        }
+        if (text[pos] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + pos, &n))) {
+            /* as a plain run: every char is safe, the last one leaves the context */
+            size_t run_o = o, end = copy_unchanged_run(nz, s, text, len, pos, c, n, &o, &c);
+            if (!end) return -1;
+            safe_pos = end - utf8_encoded_len(c);
+            safe_o = run_o + (safe_pos - pos);
+            after(&at, c, nz->char_flags[c]);
             pos = end;
             continue;
         }
         uint8_t flags = flags_at(nz, text, pos, &c, &n);
-        if (needs_context(&at, flags)) {
+        if (needs_context(nz, &at, c, flags)) {
             size_t end = pos + n, step;
             while (end < len && !is_safe(nz, text, end, &step)) end += step;
             if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL)) return -1;
@@ -726,7 +849,7 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
             continue;
         }
         if ((flags & (CHAR_LEAD | CHAR_TRANSPARENT)) == 0) { safe_pos = pos; safe_o = o; }
-        after(&at, flags);
+        after(&at, c, flags);
         if (put_table_output(nz, s, c, pos, n, &o)) return -1;
         pos += n;
     }
@@ -738,7 +861,8 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
  * first char that needs more than the table; s->out and the alignment hold the text before it): a char's
  * table output holds where no
  * cluster rule can join it to the char before (may_join), or where every char since the last such
- * boundary (the chain: whichever of them starts the true cluster) is CLOSED; elsewhere the general path
+ * boundary (the chain) that may start the true cluster (all but those joined without state, must_join) is
+ * CLOSED: no key begins the cluster, so it goes char by char; elsewhere the general path
  * redoes the stretch from the chain's start up to the next boundary, so every stretch starts and ends on
  * a cluster boundary. */
 static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
@@ -759,9 +883,20 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
             pos = end;
             continue;
         }
+        if (text[pos] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + pos, &n))
+            && (pos == start || !joins(nz, previous, 0))) { /* every char of the run starts a cluster */
+            size_t run_o = o, end = copy_unchanged_run(nz, s, text, len, pos, c, n, &o, &c);
+            if (!end) return -1;
+            safe_pos = end - utf8_encoded_len(c);
+            safe_o = run_o + (safe_pos - pos);
+            previous = 0;
+            chain_closed = nz->char_flags[c] & CHAR_CLOSED;
+            pos = end;
+            continue;
+        }
         uint8_t flags = flags_at(nz, text, pos, &c, &n), g = grapheme_flagged(c, flags);
         int joined = pos > start && joins(nz, previous, g);
-        if (!(flags & CHAR_LOCAL) || (joined && !(chain_closed && (flags & CHAR_CLOSED)))) {
+        if (!(flags & CHAR_LOCAL) || (joined && !(chain_closed && ((flags & CHAR_CLOSED) || attaches(nz, previous, g))))) {
             size_t end = pos + n, step;
             uint8_t last = g;
             while (end < len) {
@@ -807,6 +942,19 @@ static int start_changes(tp_norm_scratch *s, const uint8_t *text, size_t len, si
  * written into s->out (see start_changes). -1 on OOM. */
 static int translate_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, size_t pos,
                          size_t end, size_t *changed) {
+#if defined(__SSE2__)
+    if (nz->printable_lowercase && end - pos >= 16) { /* the last 16 overlap the blocks before: same bytes */
+        uint8_t block[16];
+        for (size_t k = pos;; k += 16) {
+            if (k + 16 > end) k = end - 16;
+            if (lowercase16(nz, text + k, block)) {
+                if (start_changes(s, text, len, k, changed)) return -1;
+                memcpy(s->out + k, block, 16);
+            }
+            if (k + 16 == end) return 0;
+        }
+    }
+#endif
     for (size_t k = pos; k < end; k++) {
         if ((k = self_run_end(nz, text, k, end)) == end) break;
         if (start_changes(s, text, len, k, changed)) return -1;
@@ -816,11 +964,24 @@ static int translate_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint
 }
 
 void tp_char_alignment(const uint8_t *text, size_t len, uint32_t *from, uint32_t *to) {
-    for (size_t b = 0; b < len;) {
-        size_t end = b + utf8_char_len(text[b]);
-        if (end > len) end = len;
-        for (size_t k = b; k < end; k++) { from[k] = (uint32_t)b; to[k] = (uint32_t)end; }
-        b = end;
+    /* byte by byte without a branch on the char's length (mixed scripts mispredict it); 16 ASCII bytes at once */
+    static const uint8_t lead_len[16] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, 2, 3, 4};
+    uint32_t start = 0, end = 0; /* of the char holding byte b (valid UTF-8: a char never runs past len) */
+    size_t b = 0;
+    while (b < len) {
+        size_t block = b + 16 <= len ? b + 16 : len;
+        if (ascii_end(text, b, block) == block) {
+            for (size_t k = b; k < block; k++) { from[k] = (uint32_t)k; to[k] = (uint32_t)k + 1; }
+            b = block;
+            continue;
+        }
+        for (; b < block; b++) {
+            uint32_t n = lead_len[text[b] >> 4], lead = 0u - (n != 0); /* all ones on a char's first byte */
+            start = (start & ~lead) | ((uint32_t)b & lead);
+            end = (end & ~lead) | ((uint32_t)(b + n) & lead);
+            from[b] = start;
+            to[b] = end;
+        }
     }
 }
 
@@ -858,19 +1019,40 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
                 chain_start = end - 1;
             } else {
                 safe_pos = end - 1;
-                after(&at, nz->char_flags[text[end - 1]]);
+                after(&at, text[end - 1], nz->char_flags[text[end - 1]]);
             }
             pos = end;
             continue;
         }
         uint32_t c;
         size_t n;
+        if (text[pos] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + pos, &n))
+            && !(nz->graphemes && pos > 0 && joins(nz, previous, 0))) {
+            /* a run of unchanged chars: what it leaves for the next char comes from its last one, looked up once */
+            size_t last_pos;
+            uint32_t last;
+            do {
+                last_pos = pos;
+                last = c;
+                pos += n;
+            } while (pos < len && text[pos] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + pos, &n)));
+            if (nz->graphemes) {
+                previous = 0;
+                chain_start = last_pos;
+                chain_closed = nz->char_flags[last] & CHAR_CLOSED;
+            } else {
+                safe_pos = last_pos;
+                after(&at, last, nz->char_flags[last]);
+            }
+            continue;
+        }
         uint8_t flags = flags_at(nz, text, pos, &c, &n);
         uint8_t g = 0;
         if (nz->graphemes) {
             g = grapheme_flagged(c, flags);
             int joined = pos > 0 && joins(nz, previous, g);
-            if (!(flags & CHAR_SAME_LENGTH) || (joined && !(chain_closed && (flags & CHAR_CLOSED)))) {
+            if (!(flags & CHAR_SAME_LENGTH)
+                || (joined && !(chain_closed && ((flags & CHAR_CLOSED) || attaches(nz, previous, g))))) {
                 /* from a chain start before the char: a char Precompiled removes folds into the one before */
                 if (same_shape_prefix(s, text, chain_start, changed)) return -1;
                 *resume = (table_start){chain_start, chain_start, {0, 0}};
@@ -880,7 +1062,7 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
                 chain_start = pos;
                 chain_closed = flags & CHAR_CLOSED;
             }
-        } else if (!(flags & CHAR_SAME_LENGTH) || needs_context(&at, flags)) {
+        } else if (!(flags & CHAR_SAME_LENGTH) || needs_context(nz, &at, c, flags)) {
             if (same_shape_prefix(s, text, pos, changed)) return -1;
             *resume = (table_start){pos, safe_pos, at};
             return 0;
@@ -894,7 +1076,7 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
             if (changed <= len) memcpy(s->out + pos, mapped, n);
         }
         if (nz->graphemes) previous = g;
-        else after(&at, flags);
+        else after(&at, c, flags);
         pos += n;
     }
     *out = changed <= len ? s->out : text;
@@ -946,8 +1128,10 @@ int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *tex
  * plain char (the run copy checks only its first char against the char before it). */
 static void build_ascii_plain(tp_normalizer *nz) {
     for (uint32_t a = 0; a < 256; a++)
-        for (uint32_t b = 0; b < 256; b++)
+        for (uint32_t b = 0; b < 256; b++) {
             if (may_join((uint8_t)a, (uint8_t)b)) nz->joins[(a << 8 | b) >> 6] |= 1ull << ((a << 8 | b) & 63);
+            if (must_join((uint8_t)a, (uint8_t)b)) nz->attaches[(a << 8 | b) >> 6] |= 1ull << ((a << 8 | b) & 63);
+        }
     nz->ascii_all_self = !nz->graphemes;
     for (uint32_t c = 0; c < 128; c++) {
         nz->ascii_to[c] = nz->pool[nz->per_char[c] >> 8];
@@ -963,9 +1147,11 @@ static void build_ascii_plain(tp_normalizer *nz) {
                 if (plain[a] && joins(nz, grapheme_of(a), grapheme_of(b))) nz->ascii_plain[b] = 0;
     }
     nz->printable_plain = nz->printable_self = 1;
+    nz->printable_lowercase = 1;
     for (uint32_t c = 0x20; c < 0x7F; c++) {
         nz->printable_plain &= nz->ascii_plain[c];
         nz->printable_self &= nz->ascii_plain[c] && nz->ascii_to[c] == c;
+        nz->printable_lowercase &= nz->ascii_plain[c] && nz->ascii_to[c] == (c >= 'A' && c <= 'Z' ? c + 0x20 : c);
     }
 }
 
@@ -991,18 +1177,20 @@ static int build_char_table(tp_normalizer *nz) {
     size_t pool_len = 0, pool_cap = 4 * TABLE_CHARS;
     nz->per_char = malloc(TABLE_CHARS * sizeof(uint32_t));
     nz->char_flags = calloc(TABLE_CHARS, 1);
+    nz->unchanged = calloc(TABLE_CHARS / 64, sizeof(uint64_t));
+    nz->edge_ranks = calloc(TABLE_CHARS, 2);
     nz->pool = malloc(pool_cap);
-    if (!s || !nz->per_char || !nz->char_flags || !nz->pool) { tp_norm_scratch_free(s); return -1; }
+    if (!s || !nz->per_char || !nz->char_flags || !nz->unchanged || !nz->edge_ranks || !nz->pool) { tp_norm_scratch_free(s); return -1; }
     for (uint32_t c = 0; c < TABLE_CHARS; c++) {
         uint8_t bytes[4];
         size_t n = utf8_encode(c, bytes), out_len;
-        char_info info = {0, 0, 0, 0, 0, 0, 0, 0};
+        char_info info = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         nz->per_char[c] = 0;
         if (c >= 0xD800 && c < 0xE000) continue; /* not in valid UTF-8: never looked up */
         if (normalize_chars(nz, s, bytes, n, 0, 0, &out_len, &info)) { tp_norm_scratch_free(s); return -1; }
         if (info.decompositions > 1) {
-            free(nz->per_char); free(nz->char_flags); free(nz->pool);
-            nz->per_char = NULL; nz->char_flags = NULL; nz->pool = NULL;
+            free(nz->per_char); free(nz->char_flags); free(nz->unchanged); free(nz->edge_ranks); free(nz->pool);
+            nz->per_char = NULL; nz->char_flags = NULL; nz->unchanged = NULL; nz->edge_ranks = NULL; nz->pool = NULL;
             break;
         }
         int local = out_len < 256 && !info.removed;
@@ -1019,6 +1207,11 @@ static int build_char_table(tp_normalizer *nz) {
                          | (info.starter ? CHAR_STARTER : 0) | (info.open ? CHAR_OPEN : 0)
                          | (info.transparent ? CHAR_TRANSPARENT : 0)
                          | (nz->graphemes && trie_closed(&nz->steps[nz->lead], bytes, n) ? CHAR_CLOSED : 0);
+        nz->edge_ranks[2 * c] = (uint8_t)info.first_rank;
+        nz->edge_ranks[2 * c + 1] = (uint8_t)info.last_rank;
+        if (local && out_len == n && !memcmp(s->out, bytes, n) && !(info.lead || info.second || info.transparent)
+            && !(nz->graphemes && grapheme_of(c)))
+            nz->unchanged[c >> 6] |= 1ull << (c & 63);
         if (nz->graphemes) /* no composing step: the composition flags are free (see CHAR_SELF) */
             nz->char_flags[c] = (nz->char_flags[c] & ~(CHAR_SELF | CHAR_CLUSTER_OTHER))
                               | (local && out_len == n && !memcmp(s->out, bytes, n) ? CHAR_SELF : 0)
@@ -1150,7 +1343,7 @@ void tp_normalizer_free(tp_normalizer *nz) {
     free(nz->prefix);
     free(nz->steps);
     free(nz->expand);
-    free(nz->per_char); free(nz->char_flags); free(nz->pool);
+    free(nz->per_char); free(nz->char_flags); free(nz->unchanged); free(nz->edge_ranks); free(nz->pool);
     free(nz);
 }
 
