@@ -88,7 +88,9 @@ def _run(contender, tokenizer, corpus_file, batch_size, threads, python):
 
 
 def stream(tokenizer, texts, batch_size=256, threads=None, rounds=1, peer_python=None, only=None, log=print):
-    """Rows {name, exact, differ, tokens, stream_s, warm_s, stream_mb_s, stream_ratio, warm_ratio}."""
+    """Rows {name, exact, differ, tokens, stream_s, warm_s, stream_mb_s, stream_ratio, warm_ratio, cores}: cores is
+    the stream pass's CPU time over its wall time (how many cores it kept busy; a contender that ignores
+    `threads` shows it), None when a run did not report it."""
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
     here = sys.executable
     plan = []
@@ -133,14 +135,17 @@ def stream(tokenizer, texts, batch_size=256, threads=None, rounds=1, peer_python
             "stream_mb_s": megabytes / min(run["stream_s"] for run in runs),
             "stream_ratio": statistics.median(b["stream_s"] / r["stream_s"] for b, r in zip(bases, runs)),
             "warm_ratio": statistics.median(b["warm_s"] / r["warm_s"] for b, r in zip(bases, runs)),
+            "cores": statistics.median(r["stream_cpu_s"] / r["stream_s"] for r in runs)
+            if all("stream_cpu_s" in r for r in runs) else None,
         })
     return rows
 
 
 def print_table(rows, header, log=print):
     log(header)
-    log(f"{'':46s}{'exact':>10s}{'stream s':>10s}{'MB/s':>8s}{'stream':>8s}{'warm':>8s}")
+    log(f"{'':46s}{'exact':>10s}{'stream s':>10s}{'MB/s':>8s}{'stream':>8s}{'warm':>8s}{'cores':>7s}")
     for row in rows:
         exact = "yes" if row["exact"] else f"no ({row['differ']})"
+        cores = "-" if row.get("cores") is None else f"{row['cores']:.1f}"
         log(f"{row['name']:46s}{exact:>10s}{row['stream_s']:10.3f}{row['stream_mb_s']:8.1f}"
-            f"{row['stream_ratio']:7.1f}x{row['warm_ratio']:7.1f}x")
+            f"{row['stream_ratio']:7.1f}x{row['warm_ratio']:7.1f}x{cores:>7s}")

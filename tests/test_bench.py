@@ -90,6 +90,7 @@ def test_stream_table_checks_every_contender_against_stock(tmp_path, capsys):
             assert row["exact"] and row["differ"] == 0, name  # ids equal stock's, document by document
             assert row["tokens"] == stock_tokens
         assert row["stream_ratio"] > 0 and row["warm_ratio"] > 0
+        assert row["cores"] > 0  # the worker reports the stream pass's CPU time
     assert "hf_tagtok encode_batch_arrays offsets=False" in capsys.readouterr().out
 
 
