@@ -235,10 +235,8 @@ class TagTokenizerFast(TokenizersBackend):
         as_numpy = rectangular and call["return_tensors"] in ("np", TensorType.NUMPY)
 
         fields = _requested_fields(self, call)
-        wanted = [(key, column) for key, column in (
-            ("input_ids", columns.ids), ("token_type_ids", columns.type_ids),
-            ("attention_mask", columns.attention_mask), ("special_tokens_mask", columns.special_tokens_mask),
-            ("offset_mapping", columns.offsets)) if key in fields]
+        wanted = _wanted(fields, columns.ids, columns.type_ids, columns.attention_mask, columns.special_tokens_mask,
+                         columns.offsets)
         self._warn_if_too_long(longest, call)
         if call["return_tensors"] == _ARROW:
             scalars = [("length", lengths)] if "length" in fields else []
@@ -269,15 +267,14 @@ class TagTokenizerFast(TokenizersBackend):
         n = len(columns.ids)
         fields = _requested_fields(self, call)
         self._warn_if_too_long(n, call)
-        data = {"input_ids": columns.ids.tolist()}
-        if "token_type_ids" in fields:
-            data["token_type_ids"] = columns.type_ids.tolist()
-        if "attention_mask" in fields:
-            data["attention_mask"] = [1] * n  # no padding: all attended
-        if "special_tokens_mask" in fields:
-            data["special_tokens_mask"] = columns.special.tolist()
-        if "offset_mapping" in fields:
-            data["offset_mapping"] = list(map(tuple, columns.offsets.tolist()))
+        data = {}
+        for key, column in _wanted(fields, columns.ids, columns.type_ids, None, columns.special, columns.offsets):
+            if column is None:
+                data[key] = [1] * n  # the attention mask: no padding, all attended
+            elif key == "offset_mapping":
+                data[key] = list(map(tuple, column.tolist()))
+            else:
+                data[key] = column.tolist()
         if "length" in fields:
             data["length"] = [n]
         return BatchEncoding(data, encodings, tensor_type=None, n_sequences=n_sequences)
@@ -305,6 +302,13 @@ def _valid_padding(padding):
                                and all(value is None or _is_count(value)
                                        for value in (padding["length"], padding["pad_to_multiple_of"]))
                                and _is_count(padding["pad_id"]) and _is_count(padding["pad_type_id"]))
+
+
+def _wanted(fields, ids, type_ids, attention, special, offsets):
+    """[(BatchEncoding key, column)] of the requested fields, in transformers' key order."""
+    return [(key, column) for key, column in (
+        ("input_ids", ids), ("token_type_ids", type_ids), ("attention_mask", attention),
+        ("special_tokens_mask", special), ("offset_mapping", offsets)) if key in fields]
 
 
 def _requested_fields(tokenizer, call):

@@ -262,13 +262,6 @@ static int most_common_first_char(tp_bpe *bpe) {
     return 0;
 }
 
-/* Char-level vocabularies that mark word starts (SentencePiece's ▁) often see a whole text as one word,
- * which is slow to merge and too long to cache. Such a word is cut before each cut char whose previous
- * char is another: no merge joins across there when every merge whose right token starts with the cut
- * char has a left token ending with it (an unk or byte token covers other text than its string, so
- * neither may end with it) and no char is dropped (which would make its neighbours adjacent). Each side
- * then merges exactly as it does within the word, and is a word the cache may know. Not with
- * ignore_merges (the whole word's vocab lookup) or affixes (they mark word ends). */
 /* A new word's chars are looked up one by one: for the BMP a direct table answers without hashing. */
 static int build_bmp_ids(tp_bpe *bpe) {
     if (!bpe->opt.char_level || bpe->opt.prefix_len || bpe->opt.suffix_len) return 0;
@@ -283,6 +276,13 @@ static int build_bmp_ids(tp_bpe *bpe) {
     return 0;
 }
 
+/* Char-level vocabularies that mark word starts (SentencePiece's ▁) often see a whole text as one word,
+ * which is slow to merge and too long to cache. Such a word is cut before each cut char whose previous
+ * char is another: no merge joins across there when every merge whose right token starts with the cut
+ * char has a left token ending with it (an unk or byte token covers other text than its string, so
+ * neither may end with it) and no char is dropped (which would make its neighbours adjacent). Each side
+ * then merges exactly as it does within the word, and is a word the cache may know. Not with
+ * ignore_merges (the whole word's vocab lookup) or affixes (they mark word ends). */
 static int choose_cut(tp_bpe *bpe, const tp_merge *merges, uint32_t n_merges) {
     if (!bpe->opt.char_level || bpe->opt.ignore_merges || bpe->opt.prefix_len || bpe->opt.suffix_len) return 0;
     if (most_common_first_char(bpe)) return -1;

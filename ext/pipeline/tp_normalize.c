@@ -790,6 +790,12 @@ static inline int is_unchanged(const tp_normalizer *nz, uint32_t c) {
     return c < TABLE_CHARS && (nz->unchanged[c >> 6] >> (c & 63) & 1);
 }
 
+/* Whether text[pos] starts an unchanged non-ASCII char (then *c is it and *n its length). */
+static inline int unchanged_at(const tp_normalizer *nz, const uint8_t *text, size_t len, size_t pos, uint32_t *c,
+                               size_t *n) {
+    return pos < len && text[pos] >= 0x80 && is_unchanged(nz, *c = utf8_decode(text + pos, n));
+}
+
 /* The run of unchanged non-ASCII chars from pos (c, n bytes: an unchanged one) copied to *o, each byte aligned
  * to its char; returns where it ends (0 on OOM), *last: the last char. */
 static size_t copy_unchanged_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
@@ -806,7 +812,7 @@ static size_t copy_unchanged_run(const tp_normalizer *nz, tp_norm_scratch *s, co
             to[end - pos + b] = (uint32_t)(end + n);
         }
         end += n;
-    } while (end < len && text[end] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + end, &n)));
+    } while (unchanged_at(nz, text, len, end, &c, &n));
     *o += end - pos;
     return end;
 }
@@ -828,7 +834,7 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
             pos = end;
             continue;
         }
-        if (text[pos] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + pos, &n))) {
+        if (unchanged_at(nz, text, len, pos, &c, &n)) {
             /* as a plain run: every char is safe, the last one leaves the context */
             size_t run_o = o, end = copy_unchanged_run(nz, s, text, len, pos, c, n, &o, &c);
             if (!end) return -1;
@@ -883,7 +889,7 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
             pos = end;
             continue;
         }
-        if (text[pos] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + pos, &n))
+        if (unchanged_at(nz, text, len, pos, &c, &n)
             && (pos == start || !joins(nz, previous, 0))) { /* every char of the run starts a cluster */
             size_t run_o = o, end = copy_unchanged_run(nz, s, text, len, pos, c, n, &o, &c);
             if (!end) return -1;
@@ -1026,8 +1032,7 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
         }
         uint32_t c;
         size_t n;
-        if (text[pos] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + pos, &n))
-            && !(nz->graphemes && pos > 0 && joins(nz, previous, 0))) {
+        if (unchanged_at(nz, text, len, pos, &c, &n) && !(nz->graphemes && pos > 0 && joins(nz, previous, 0))) {
             /* a run of unchanged chars: what it leaves for the next char comes from its last one, looked up once */
             size_t last_pos;
             uint32_t last;
@@ -1035,7 +1040,7 @@ static int normalize_same_shape(const tp_normalizer *nz, tp_norm_scratch *s, con
                 last_pos = pos;
                 last = c;
                 pos += n;
-            } while (pos < len && text[pos] >= 0x80 && is_unchanged(nz, c = utf8_decode(text + pos, &n)));
+            } while (unchanged_at(nz, text, len, pos, &c, &n));
             if (nz->graphemes) {
                 previous = 0;
                 chain_start = last_pos;
@@ -1207,14 +1212,17 @@ static int build_char_table(tp_normalizer *nz) {
                          | (info.starter ? CHAR_STARTER : 0) | (info.open ? CHAR_OPEN : 0)
                          | (info.transparent ? CHAR_TRANSPARENT : 0)
                          | (nz->graphemes && trie_closed(&nz->steps[nz->lead], bytes, n) ? CHAR_CLOSED : 0);
-        nz->edge_ranks[2 * c] = (uint8_t)info.first_rank;
-        nz->edge_ranks[2 * c + 1] = (uint8_t)info.last_rank;
-        if (local && out_len == n && !memcmp(s->out, bytes, n) && !(info.lead || info.second || info.transparent)
+        if (info.first_rank | info.last_rank) { /* zero (calloc) elsewhere: without a decomposing step, untouched */
+            nz->edge_ranks[2 * c] = (uint8_t)info.first_rank;
+            nz->edge_ranks[2 * c + 1] = (uint8_t)info.last_rank;
+        }
+        int self = local && out_len == n && !memcmp(s->out, bytes, n); /* its output is its own bytes */
+        if (self && !(info.lead || info.second || info.transparent)
             && !(nz->graphemes && grapheme_of(c)))
             nz->unchanged[c >> 6] |= 1ull << (c & 63);
         if (nz->graphemes) /* no composing step: the composition flags are free (see CHAR_SELF) */
             nz->char_flags[c] = (nz->char_flags[c] & ~(CHAR_SELF | CHAR_CLUSTER_OTHER))
-                              | (local && out_len == n && !memcmp(s->out, bytes, n) ? CHAR_SELF : 0)
+                              | (self ? CHAR_SELF : 0)
                               | (grapheme_of(c) == 0 ? CHAR_CLUSTER_OTHER : 0);
         pool_len += out_len;
     }
