@@ -35,7 +35,7 @@ struct tp_workspace {
     const uint8_t *words[GROUP_PIECES];
     size_t word_lens[GROUP_PIECES];
     uint8_t *render;                   /* rendered words of a group */
-    uint32_t *render_from, *render_to; /* Metaspace: original byte range of each rendered byte */
+    uint32_t *render_from;             /* Metaspace: the original byte each rendered byte stands for */
     size_t render_cap;
     tp_columns out;                    /* a batch's tokens from this thread's chunks */
     tp_columns sequences[2];           /* tp_assemble: the item's sequences A and B */
@@ -72,7 +72,6 @@ void tp_workspace_free(tp_workspace *ws) {
     free(ws->inner);
     free(ws->render);
     free(ws->render_from);
-    free(ws->render_to);
     tp_columns_free(&ws->out);
     tp_columns_free(&ws->sequences[0]);
     tp_columns_free(&ws->sequences[1]);
@@ -188,40 +187,52 @@ static int reserve_render(tp_workspace *ws, size_t need) {
     if (render) ws->render = render;
     uint32_t *from = realloc(ws->render_from, cap * 4);
     if (from) ws->render_from = from;
-    uint32_t *to = realloc(ws->render_to, cap * 4);
-    if (to) ws->render_to = to;
-    if (!render || !from || !to) return -1;
+    if (!render || !from) return -1;
     ws->render_cap = cap;
     return 0;
 }
 
-/* Metaspace: the piece with each space (and the prefix) replaced, written at `at`, plus where each
- * rendered byte came from. Returns the rendered length. */
-static size_t render_metaspace(const tp_pipeline *p, tp_workspace *ws, size_t at, const uint8_t *text,
-                               const piece_word *pw) {
-    size_t r = p->n_replacement, k = at;
+/* Columns that keep ids alone: no offsets or word numbers are needed. */
+static inline int ids_only(const tp_columns *c) { return c->lean && c->no_offsets; }
+
+/* Metaspace: the piece with each space (and the prefix) replaced, written at `at`, and with `ranges` the
+ * original byte each rendered byte stands for (a rendered space its space, the prefix the char it
+ * precedes). Always inlined with a constant `ranges`; the buffers are locals, so the byte stores cannot
+ * make the compiler reload them. Returns the rendered length. */
+static inline __attribute__((always_inline)) size_t render_metaspace(const tp_pipeline *p, tp_workspace *ws,
+                                                                     size_t at, const uint8_t *text,
+                                                                     const piece_word *pw, int ranges) {
+    const uint8_t *replacement = p->replacement;
+    const size_t r = p->n_replacement;
+    uint8_t *render = ws->render + at;
+    uint32_t *from = ws->render_from + at;
+    size_t k = 0;
     if (pw->prefix)
-        for (size_t j = 0; j < r; j++, k++) {
-            ws->render[k] = p->replacement[j]; ws->render_from[k] = (uint32_t)pw->start;
-            ws->render_to[k] = (uint32_t)pw->prefix_end;
+        for (; k < r; k++) {
+            render[k] = replacement[k];
+            if (ranges) from[k] = (uint32_t)pw->start;
         }
     for (size_t b = pw->start; b < pw->end; b++) {
-        if (text[b] == ' ')
-            for (size_t j = 0; j < r; j++, k++) {
-                ws->render[k] = p->replacement[j]; ws->render_from[k] = (uint32_t)b; ws->render_to[k] = (uint32_t)b + 1;
+        uint8_t byte = text[b];
+        if (byte == ' ') {
+            for (size_t j = 0; j < r; j++) { /* a few bytes: no memcpy call */
+                render[k + j] = replacement[j];
+                if (ranges) from[k + j] = (uint32_t)b;
             }
-        else {
-            ws->render[k] = text[b]; ws->render_from[k] = (uint32_t)b; ws->render_to[k] = (uint32_t)b + 1;
+            k += r;
+        } else {
+            render[k] = byte;
+            if (ranges) from[k] = (uint32_t)b;
             k++;
         }
     }
-    return k - at;
+    return k;
 }
 
 /* The model words of a group of pieces. text[base, limit) is the stretch the pieces index (normalized
  * bytes when a normalizer ran). */
 static int render_group(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t base, size_t limit,
-                        const tt_piece *pieces, size_t n) {
+                        const tt_piece *pieces, size_t n, int ranges) {
     size_t per_byte = p->n_replacement ? p->n_replacement : 1, need = 0, at = 0;
     for (size_t j = 0; j < n; j++) need += (pieces[j].end - pieces[j].start + 1) * per_byte;
     if (reserve_render(ws, need)) return -1;
@@ -235,7 +246,7 @@ static int render_group(const tp_pipeline *p, tp_workspace *ws, const uint8_t *t
         pw->rendered = at;
         size_t len = pw->end - pw->start + pw->prefix;
         if (p->n_replacement) {
-            len = render_metaspace(p, ws, at, text, pw);
+            len = ranges ? render_metaspace(p, ws, at, text, pw, 1) : render_metaspace(p, ws, at, text, pw, 0);
         } else if (pw->prefix) {
             ws->render[at] = ' ';
             memcpy(ws->render + at + 1, text + pw->start, pw->end - pw->start);
@@ -259,9 +270,9 @@ static inline __attribute__((always_inline)) void emit_word(const tp_pipeline *p
     if (metaspace && word_len == 0) return; /* an empty Metaspace piece is no word */
     for (size_t k = 0; k < n; k++) {
         size_t s, e;
-        if (metaspace) {
+        if (metaspace) { /* a prefix ends where the char it precedes does */
             s = ws->render_from[pw->rendered + from[k]];
-            e = ws->render_to[pw->rendered + to[k] - 1];
+            e = pw->prefix && to[k] <= p->n_replacement ? pw->prefix_end : ws->render_from[pw->rendered + to[k] - 1] + 1;
         } else {
             s = from[k] < pw->prefix ? pw->start : pw->start + from[k] - pw->prefix;
             e = to[k] <= pw->prefix ? pw->prefix_end : pw->start + to[k] - pw->prefix;
@@ -312,7 +323,7 @@ static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
                : p->unigram ? tp_unigram_encode_words(p->unigram, ws->unigram, ws->words, ws->word_lens, n, &out)
                : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, n, &out);
     if (failed) return -1;
-    if (c->lean && c->no_offsets) return put_ids(p, ws, c, &out, n); /* no word numbers either */
+    if (ids_only(c)) return put_ids(p, ws, c, &out, n); /* no word numbers either */
     size_t total = 0;
     for (size_t j = 0; j < n; j++) total += out.count[j];
     if (tp_columns_reserve(c, total)) return -1;
@@ -325,7 +336,8 @@ static int encode_pieces(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, 
                          size_t base, size_t limit, const tt_piece *pieces, size_t n_pieces, const alignment *al) {
     for (size_t g = 0; g < n_pieces; g += GROUP_PIECES) {
         size_t n = n_pieces - g < GROUP_PIECES ? n_pieces - g : GROUP_PIECES;
-        if (render_group(p, ws, text, base, limit, pieces + g, n) || encode_group(p, ws, c, st, n, al)) return -1;
+        if (render_group(p, ws, text, base, limit, pieces + g, n, !ids_only(c)) || encode_group(p, ws, c, st, n, al))
+            return -1;
     }
     return 0;
 }
