@@ -67,8 +67,11 @@ def _assert_like_stock(config, texts):
     expected = stock.encode_batch(texts)
     for got, want in zip(ours.encode_batch(texts), expected):
         assert (got.ids, got.offsets) == (want.ids, want.offsets), (want.tokens, got.tokens)
+    ids = [i for encoding in expected for i in encoding.ids]
     arrays = ours.encode_batch_arrays(texts)
-    assert arrays.ids.tolist() == [i for encoding in expected for i in encoding.ids]
+    assert arrays.ids.tolist() == ids
+    assert arrays.offsets.tolist() == [list(pair) for encoding in expected for pair in encoding.offsets]
+    assert ours.encode_batch_arrays(texts, offsets=False).ids.tolist() == ids
     return expected
 
 
@@ -94,3 +97,17 @@ def test_merge_across_the_mark_like_stock(seed):
     config, crossing = _with_crossing_merge(_trained_config(seed, vocab_size=150))
     expected = _assert_like_stock(config, _texts(random.Random(seed + 100), 200, longest=400))
     assert any(crossing in encoding.tokens for encoding in expected), "the crossing merge should apply"
+
+
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize("scheme", ["first", "always"])
+def test_rendered_words_of_every_length_like_stock(split, scheme):
+    # Metaspace renders each space as the mark a run of plain bytes at a time (16 at once where SSE2 is):
+    # words of 0-40 chars, 1-3 byte chars, runs of spaces around them, texts ending on either.
+    config = _with_unknowns(_trained_config(5, vocab_size=300), "byte_fallback")
+    config["pre_tokenizer"] = json.loads(pre_tokenizers.Metaspace(prepend_scheme=scheme, split=split).__getstate__())
+    rng = random.Random(7)
+    words = ["".join(rng.choice("abcdeé東ж") for _ in range(length)) for length in range(41)]
+    texts = [" " * rng.randint(0, 2) + (" " * rng.randint(1, 3)).join(rng.sample(words, 6)) + " " * rng.randint(0, 2)
+             for _ in range(120)] + words
+    _assert_like_stock(config, texts)
