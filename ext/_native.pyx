@@ -54,7 +54,7 @@ cdef extern from "pipeline/tp_normalize.h" nogil:
     tp_norm_scratch *tp_norm_scratch_new()
     void tp_norm_scratch_free(tp_norm_scratch *s)
     void tp_char_alignment(const uint8_t *text, size_t len, uint32_t *from_, uint32_t *to)
-    int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+    int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
                      const uint8_t **out, const uint32_t **from_, const uint32_t **to, size_t *out_len)
 
 cdef extern from "pipeline/tp_wordpiece.h" nogil:
@@ -341,7 +341,7 @@ cdef class Normalizer:
         cdef const uint32_t *from_
         cdef const uint32_t *to
         cdef size_t n, i
-        rc = tp_normalize(self._nz, self._scratch, <const uint8_t *><const char *>data, len(data),
+        rc = tp_normalize(self._nz, self._scratch, <const uint8_t *><const char *>data, len(data), 1,
                           &out, &from_, &to, &n)
         if rc < 0:
             raise MemoryError()

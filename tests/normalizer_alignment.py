@@ -26,6 +26,9 @@ def _native_chars(native, text):
     raw = np.frombuffer(text.encode(), np.uint8)
     chars_before = np.concatenate([[0], np.cumsum((raw & 0xC0) != 0x80)])  # byte position -> char index
     first_bytes = (np.frombuffer(normalized.encode(), np.uint8) & 0xC0) != 0x80
+    # stock aligns every byte of a normalized char as the char (a token may end on any of them)
+    char_of_byte = np.cumsum(first_bytes) - 1
+    assert (starts == starts[first_bytes][char_of_byte]).all() and (ends == ends[first_bytes][char_of_byte]).all()
     return normalized, np.stack([chars_before[starts[first_bytes]], chars_before[ends[first_bytes]]], axis=1)
 
 

@@ -111,3 +111,20 @@ def test_rendered_words_of_every_length_like_stock(split, scheme):
     texts = [" " * rng.randint(0, 2) + (" " * rng.randint(1, 3)).join(rng.sample(words, 6)) + " " * rng.randint(0, 2)
              for _ in range(120)] + words
     _assert_like_stock(config, texts)
+
+
+@pytest.mark.parametrize("scheme", ["first", "always"])
+def test_swapping_normalizer_around_added_tokens_like_stock(scheme):
+    # A one-byte Replace normalizer (found by memchr, no table) before Metaspace, with added tokens between
+    # the stretches it normalizes: Metaspace "first" prepends only to the stretch at the text's start, which
+    # the columnar call without offsets must still tell apart.
+    config = _with_unknowns(_trained_config(3, vocab_size=200), "byte_fallback")
+    config["normalizer"] = json.loads(normalizers.Sequence([normalizers.Prepend("x"),
+                                                            normalizers.Replace("e", "東")]).__getstate__())
+    config["pre_tokenizer"] = json.loads(pre_tokenizers.Metaspace(prepend_scheme=scheme).__getstate__())
+    stock = Tokenizer.from_str(json.dumps(config))
+    stock.add_special_tokens(["<sep>"])
+    stock.add_tokens(["<mid>"])
+    rng = random.Random(9)
+    texts = [rng.choice(["", " ", "<sep>", "<mid> "]).join(_texts(rng, 3, longest=30)) for _ in range(150)]
+    _assert_like_stock(json.loads(stock.to_str()), texts + ["<sep>", "<sep>ab", " <sep> e", "e", ""])

@@ -36,6 +36,8 @@ CONFIGS = {
     "replace_char": N.Replace(" ", "▁"),
     "replace_delete": N.Replace("́", ""),
     "llama2": N.Sequence([N.Prepend("▁"), N.Replace(" ", "▁")]),
+    "prefix_swapped": N.Sequence([N.Prepend("é "), N.Prepend(" "), N.Replace(" ", "▁")]),  # the prefix's spaces too
+    "replace_byte_wide": N.Replace("a", "東"),
     "whole_string_steps": N.Sequence([N.NFKC(), N.Strip(left=False), N.Replace("a ", "é ▁"), N.Lowercase(),
                                       N.Prepend("▁ "), N.Replace("  ", ""), N.Strip(right=False),
                                       N.StripAccents()]),

@@ -64,6 +64,11 @@ struct tp_normalizer {
     int graphemes;           /* the fast path of a pipeline that starts with Precompiled (see normalize_by_clusters) */
     uint8_t *prefix;         /* UTF-8 of the leading Prepend steps' combined prefix */
     size_t prefix_len;
+    /* the steps after the leading Prepends are one Replace of an ASCII byte by one char (SentencePiece
+     * conversions: " " -> "\u2581"): that byte, found with memchr, and its replacement (normalize_swapping);
+     * swap_len 0 otherwise */
+    uint8_t swap_byte, swap[4];
+    size_t swap_len;
     uint32_t *per_char; /* NULL: no fast path; else per char below TABLE_CHARS: pool offset << 8 | output length */
     uint8_t *char_flags;
     uint8_t *pool;
@@ -969,13 +974,16 @@ static int translate_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint
     return 0;
 }
 
-void tp_char_alignment(const uint8_t *text, size_t len, uint32_t *from, uint32_t *to) {
+/* tp_char_alignment of text[pos, end) (whole chars), written to from[0..] and to[0..]. */
+static void char_alignment_of(const uint8_t *text, size_t pos, size_t end, uint32_t *from, uint32_t *to) {
     /* byte by byte without a branch on the char's length (mixed scripts mispredict it); 16 ASCII bytes at once */
     static const uint8_t lead_len[16] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, 2, 3, 4};
-    uint32_t start = 0, end = 0; /* of the char holding byte b (valid UTF-8: a char never runs past len) */
-    size_t b = 0;
-    while (b < len) {
-        size_t block = b + 16 <= len ? b + 16 : len;
+    uint32_t start = 0, stop = 0; /* of the char holding byte b (valid UTF-8: a char never runs past end) */
+    from -= pos;
+    to -= pos;
+    size_t b = pos;
+    while (b < end) {
+        size_t block = b + 16 <= end ? b + 16 : end;
         if (ascii_end(text, b, block) == block) {
             for (size_t k = b; k < block; k++) { from[k] = (uint32_t)k; to[k] = (uint32_t)k + 1; }
             b = block;
@@ -984,11 +992,55 @@ void tp_char_alignment(const uint8_t *text, size_t len, uint32_t *from, uint32_t
         for (; b < block; b++) {
             uint32_t n = lead_len[text[b] >> 4], lead = 0u - (n != 0); /* all ones on a char's first byte */
             start = (start & ~lead) | ((uint32_t)b & lead);
-            end = (end & ~lead) | ((uint32_t)(b + n) & lead);
+            stop = (stop & ~lead) | ((uint32_t)(b + n) & lead);
             from[b] = start;
-            to[b] = end;
+            to[b] = stop;
         }
     }
+}
+
+void tp_char_alignment(const uint8_t *text, size_t len, uint32_t *from, uint32_t *to) {
+    char_alignment_of(text, 0, len, from, to);
+}
+
+/* A pipeline of swap_byte -> swap (after a prefix): the runs between the byte's occurrences are copied
+ * whole, each occurrence becomes the swap char (all its bytes aligned to the byte), and the prefix (when
+ * the text is not empty) aligns to the text's first char, as normalize_prefixed aligns it. */
+static int normalize_swapping(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                              int align, const uint8_t **out, const uint32_t **from, const uint32_t **to,
+                              size_t *out_len) {
+    const uint8_t *next = memchr(text, nz->swap_byte, len);
+    size_t p = len ? nz->prefix_len : 0;
+    if (!next && !p) { /* unchanged */
+        *out = text;
+        return 0;
+    }
+    size_t cap = (p + len) * nz->swap_len; /* every byte swapped, at worst */
+    if (cap > s->out_cap && out_reserve(s, cap)) return -1;
+    uint8_t *o = s->out;
+    uint32_t *f = s->from, *t = s->to, first = len ? (uint32_t)utf8_char_len(text[0]) : 0;
+    for (size_t b = 0; b < p; b++) { /* the prefix may hold the swapped byte too */
+        size_t n = nz->prefix[b] == nz->swap_byte ? nz->swap_len : 1;
+        memcpy(o, nz->prefix[b] == nz->swap_byte ? nz->swap : nz->prefix + b, n);
+        for (size_t k = 0; align && k < n; k++) { f[k] = 0; t[k] = first; }
+        o += n; f += n; t += n;
+    }
+    for (size_t pos = 0;;) {
+        size_t end = next ? (size_t)(next - text) : len;
+        memcpy(o, text + pos, end - pos);
+        if (align) char_alignment_of(text, pos, end, f, t);
+        o += end - pos; f += end - pos; t += end - pos;
+        if (!next) break;
+        memcpy(o, nz->swap, nz->swap_len);
+        for (size_t k = 0; align && k < nz->swap_len; k++) { f[k] = (uint32_t)end; t[k] = (uint32_t)end + 1; }
+        o += nz->swap_len; f += nz->swap_len; t += nz->swap_len;
+        pos = end + 1;
+        next = pos < len ? memchr(text + pos, nz->swap_byte, len - pos) : NULL;
+    }
+    *out = s->out;
+    *out_len = (size_t)(o - s->out);
+    if (align) { *from = s->from; *to = s->to; }
+    return 0;
 }
 
 /* text[0, start) (same-shape chars) into s->out unless it is there already (`changed` <= start), each
@@ -1115,10 +1167,11 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
     return rc;
 }
 
-int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
     *from = *to = NULL;
     *out_len = len;
+    if (nz->swap_len) return normalize_swapping(nz, s, text, len, align, out, from, to, out_len);
     table_start resume = {0, 0, {0, 0}};
     int same = nz->per_char && !nz->prefix_len ? normalize_same_shape(nz, s, text, len, out, &resume) : 0;
     if (same) return same < 0 ? -1 : 0;
@@ -1339,6 +1392,13 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
         nz->expand[k] = expansion(st);
     }
     if (build_prefix(nz, steps) || build_char_table(nz)) { tp_normalizer_free(nz); return NULL; }
+    const tp_norm_step *swap = &steps[nz->lead];
+    if (nz->lead + 1 == n && swap->kind == TP_NORM_REPLACE && swap->text_len == 1 && swap->text[0] < 0x80
+        && nz->steps[nz->lead].content_n == 1 && swap->content_len <= sizeof nz->swap) {
+        nz->swap_byte = swap->text[0];
+        memcpy(nz->swap, swap->content, swap->content_len);
+        nz->swap_len = swap->content_len;
+    }
     return nz;
 }
 

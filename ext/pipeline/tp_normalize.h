@@ -63,9 +63,10 @@ void tp_norm_scratch_free(tp_norm_scratch *s);
 /* Normalize text[0, len) (valid UTF-8). Writes *out_len bytes to *out and, per output byte,
  * [from[b], to[b]) in text. Arrays live until the next call on s. *from and *to are NULL when every
  * byte stayed where it was (*out_len == len; byte b came from the char holding text[b]), and *out is
- * then text itself when nothing changed.
+ * then text itself when nothing changed. With `align` 0 the caller needs no alignment, and *from and
+ * *to may be NULL whatever changed.
  * Returns 0, or -1 on OOM. */
-int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len);
 
 /* The alignment of a text whose bytes stayed where they were (what tp_normalize leaves as NULL): each

@@ -412,7 +412,10 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
     alignment al = {NULL, NULL, gap.start};
     const alignment *aligned = NULL;
     if (p->normalizer) {
-        if (tp_normalize(p->normalizer, ws->norm, text + gap.start, len, &bytes, &al.from, &al.to, &len)) return -1;
+        /* ids alone need no alignment, unless a stretch must know whether it starts the text */
+        int align = !ids_only(c) || p->program_later;
+        if (tp_normalize(p->normalizer, ws->norm, text + gap.start, len, align, &bytes, &al.from, &al.to, &len))
+            return -1;
         if (bytes == text + gap.start) bytes = text; /* unchanged: the text's own path */
         else shift = 0, aligned = &al;
     }
