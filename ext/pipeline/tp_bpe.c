@@ -44,6 +44,7 @@ struct tp_bpe {
     vocab_slot *vocab_slots; uint64_t vocab_mask;   /* bytes -> id, one cache line per probe */
     merge_slot *merges; uint64_t merge_mask; /* (left, right) -> step */
     uint64_t *pair_filter; unsigned pair_filter_shift; /* see may_merge */
+    uint64_t *lefts, *rights; /* id -> bit: the id is the left (right) of some merge (see can_pair) */
     uint32_t byte_id[4][256]; /* [symbol_kind(first, last)][byte]: the byte's initial symbol */
     tp_bpe_options opt;
     int byte_gaps; /* byte level: some byte has no initial symbol in some position (see gap_symbols) */
@@ -135,6 +136,15 @@ static int may_merge(const tp_bpe *bpe, uint64_t pair) {
     return (int)(bpe->pair_filter[bit >> 6] >> (bit & 63) & 1);
 }
 
+static int has_bit(const uint64_t *bits, uint32_t id) { return (int)(bits[id >> 6] >> (id & 63) & 1); }
+
+/* Whether some merge has left on its left and right on its right. In SentencePiece vocabularies many chars
+ * (CJK, Thai...) appear in no merge at all: every pair next to one is settled here, from a table of a bit
+ * per id, without the pair cache. */
+static int can_pair(const tp_bpe *bpe, uint32_t left, uint32_t right) {
+    return has_bit(bpe->lefts, left) & has_bit(bpe->rights, right);
+}
+
 /* The step of the merge of pair (pair_of) whose merge_hash is given, or NO_STEP. */
 static merge_step merge_find(const tp_bpe *bpe, uint64_t pair, uint64_t hash) {
     if (!may_merge(bpe, pair)) return NO_STEP;
@@ -153,6 +163,7 @@ static merge_slot *pair_seen(const tp_bpe_scratch *s, uint64_t hash) {
 
 /* merge_find through the thread's pair cache: text repeats pairs far more often than words. */
 static merge_step pair_step(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
+    if (!can_pair(bpe, left, right)) return NO_STEP;
     uint64_t pair = pair_of(left, right), hash = merge_hash(pair);
     merge_slot *seen = pair_seen(s, hash);
     if (seen->pair != pair) *seen = (merge_slot){pair, merge_find(bpe, pair, hash)};
@@ -161,6 +172,7 @@ static merge_step pair_step(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t
 
 /* Table probes miss the cache; asking for the line early lets several words' misses overlap. */
 static void prefetch_merge(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
+    if (!can_pair(bpe, left, right)) return;
     uint64_t pair = pair_of(left, right), hash = merge_hash(pair);
     if (pair_seen(s, hash)->pair != pair) __builtin_prefetch(&bpe->merges[hash & bpe->merge_mask]);
 }
@@ -224,9 +236,25 @@ static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     bpe->pair_filter = calloc((1ULL << log2_bits) / 64, sizeof(uint64_t));
     if (!bpe->pair_filter) return -1;
     bpe->pair_filter_shift = 64 - log2_bits;
+    /* every id a symbol can hold: the vocab's, the merges' (the config reader keeps them inside it), unk */
+    uint64_t ids = bpe->n_tokens;
+    for (uint32_t rank = 0; rank < n; rank++) {
+        if (merges[rank].left >= ids) ids = (uint64_t)merges[rank].left + 1;
+        if (merges[rank].right >= ids) ids = (uint64_t)merges[rank].right + 1;
+        if (merges[rank].merged >= ids) ids = (uint64_t)merges[rank].merged + 1;
+    }
+    if (bpe->opt.unk_id != NO_ID && bpe->opt.unk_id >= ids) ids = (uint64_t)bpe->opt.unk_id + 1;
+    for (int b = 0; b < 256; b++)
+        if (bpe->byte_tokens[b] != NO_ID && bpe->byte_tokens[b] >= ids) ids = (uint64_t)bpe->byte_tokens[b] + 1;
+    bpe->lefts = calloc(ids / 64 + 1, sizeof(uint64_t));
+    bpe->rights = calloc(ids / 64 + 1, sizeof(uint64_t));
+    if (!bpe->lefts || !bpe->rights) return -1;
     for (uint32_t rank = 0; rank < n; rank++) {
         uint64_t bit = pair_filter_bit(bpe, pair_of(merges[rank].left, merges[rank].right));
         bpe->pair_filter[bit >> 6] |= 1ULL << (bit & 63);
+        uint32_t left = merges[rank].left, right = merges[rank].right;
+        bpe->lefts[left >> 6] |= 1ULL << (left & 63);
+        bpe->rights[right >> 6] |= 1ULL << (right & 63);
     }
     return 0;
 }
@@ -332,7 +360,7 @@ fail:
 void tp_bpe_free(tp_bpe *bpe) {
     if (!bpe) return;
     free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes); free(bpe->vocab_slots);
-    free(bpe->merges); free(bpe->pair_filter); free(bpe->bmp_id);
+    free(bpe->merges); free(bpe->pair_filter); free(bpe->lefts); free(bpe->rights); free(bpe->bmp_id);
     tp_word_cache_free(bpe->words);
     free(bpe);
 }
