@@ -87,7 +87,7 @@ struct tp_bpe_scratch {
     size_t cap;
     merge_slot *pairs; /* PAIR_CACHE recent lookups */
     uint32_t *first, *count, *missed;
-    uint32_t *twin_of; /* a missed word: the earlier word of the call it repeats (itself if none) */
+    uint32_t *twin_of; /* a missed word: the earlier word of the call it repeats (itself if none); NO_ID: cached */
     uint64_t *hash;
     merging *todo;
     size_t words_cap;
@@ -96,7 +96,7 @@ struct tp_bpe_scratch {
     size_t long_cap;
     uint32_t *twins; size_t twins_cap; /* todo index by word hash, to find a word merged earlier in the call */
     /* Cut words: the call's pieces (a word not cut is one piece), and each word's tokens by first/count. */
-    const uint8_t **pieces; size_t *piece_lens; uint32_t *word_pieces; size_t pieces_cap;
+    const uint8_t **pieces; size_t *piece_lens; uint32_t *piece_shifts; uint32_t *word_pieces; size_t pieces_cap;
     uint32_t *word_first, *word_count; size_t cut_words_cap;
     tp_word_caches caches;
 };
@@ -383,7 +383,7 @@ void tp_bpe_scratch_free(tp_bpe_scratch *s) {
     free(s->ids); free(s->starts); free(s->ends); free(s->steps);
     free(s->first); free(s->count); free(s->missed); free(s->twin_of); free(s->hash); free(s->todo);
     free(s->next); free(s->prev); free(s->heap); free(s->twins);
-    free(s->pieces); free(s->piece_lens); free(s->word_pieces); free(s->word_first); free(s->word_count);
+    free(s->pieces); free(s->piece_lens); free(s->piece_shifts); free(s->word_pieces); free(s->word_first); free(s->word_count);
     tp_word_cache_release(&s->caches.own); free(s->pairs);
     free(s);
 }
@@ -634,14 +634,15 @@ static size_t byte_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
     return len;
 }
 
-/* The word's tokens from the word caches (they also remember words found whole in the vocab); 0 on a miss. */
-static int from_cache(tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len) {
+/* The word's tokens from the word caches (they also remember words found whole in the vocab), their ranges
+ * moved by shift; 0 on a miss. */
+static int from_cache(tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len, uint32_t shift) {
     if (len > TP_CACHE_WORD) return 0;
     const tp_word_cache *cache;
     const tp_cache_slot *slot = tp_caches_find(&s->caches, &cache, word, len, s->hash[j]);
     if (!slot) return 0;
     size_t base = s->first[j];
-    tp_word_cache_load(cache, slot, s->ids + base, s->starts + base, s->ends + base);
+    tp_word_cache_load_at(cache, slot, s->ids + base, s->starts + base, s->ends + base, shift);
     s->count[j] = slot->n;
     return 1;
 }
@@ -687,9 +688,10 @@ static uint64_t clear_twins(tp_bpe_scratch *s, size_t n) {
 }
 
 /* Encode n words into s (word j's tokens at s->first[j], s->count[j]), leaving `spare` symbols of room after
- * theirs, which start at *spare_at. */
+ * theirs, which start at *spare_at. Words found in the cache are packed one after another, their ranges
+ * moved by shifts[j] (when shifts is not NULL), and have twin_of NO_ID; the others' ranges are their own. */
 static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
-                        size_t n, size_t spare, size_t *spare_at) {
+                        size_t n, const uint32_t *shifts, size_t spare, size_t *spare_at) {
     /* room per word: one symbol per byte, two where a byte-level gap byte falls back to <0xXX> tokens */
     const size_t per_byte = bpe->byte_gaps && bpe->opt.byte_fallback ? 2 : 1;
     size_t symbols = 0, longest = 0;
@@ -701,14 +703,19 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
     if (reserve(s, symbols + spare, n, per_byte * longest + 1) || (!s->pairs && make_pair_cache(s))) return -1;
     if (tp_caches_begin(&s->caches, bpe->words)) return -1;
     /* Lookups go in rounds, each round's table lines requested before any is read. */
-    for (size_t j = 0, at = 0; j < n; at += per_byte * lens[j] + 1, j++) {
-        s->first[j] = (uint32_t)at;
+    for (size_t j = 0; j < n; j++) {
         s->hash[j] = tp_hash_bytes(words[j], lens[j]);
         __builtin_prefetch(tp_word_cache_home(tp_caches_first(&s->caches), s->hash[j]));
     }
     size_t n_missed = 0, n_todo = 0, n_short = 0;
-    for (size_t j = 0; j < n; j++) {
-        if (from_cache(s, j, words[j], lens[j])) continue;
+    for (size_t j = 0, at = 0; j < n; j++) {
+        s->first[j] = (uint32_t)at;
+        if (from_cache(s, j, words[j], lens[j], shifts ? shifts[j] : 0)) {
+            s->twin_of[j] = NO_ID;
+            at += s->count[j];
+            continue;
+        }
+        at += per_byte * lens[j] + 1;
         s->missed[n_missed++] = (uint32_t)j;
         if (bpe->opt.ignore_merges) __builtin_prefetch(&bpe->vocab_slots[s->hash[j] & bpe->vocab_mask]);
     }
@@ -767,7 +774,8 @@ static size_t cut_word(const tp_bpe *bpe, const uint8_t *word, size_t len, const
 static int reserve_pieces(tp_bpe_scratch *s, size_t pieces, size_t words) {
     if (pieces > s->pieces_cap) {
         size_t cap = grow_capacity(s->pieces_cap, pieces);
-        if (grow_to(&s->pieces, cap, sizeof(*s->pieces)) || grow_to(&s->piece_lens, cap, sizeof(size_t))) return -1;
+        if (grow_to(&s->pieces, cap, sizeof(*s->pieces)) || grow_to(&s->piece_lens, cap, sizeof(size_t)) ||
+            grow_to(&s->piece_shifts, cap, 4)) return -1;
         s->pieces_cap = cap;
     }
     if (words > s->cut_words_cap) {
@@ -779,16 +787,17 @@ static int reserve_pieces(tp_bpe_scratch *s, size_t pieces, size_t words) {
     return 0;
 }
 
-/* A cut word's tokens: its pieces' tokens in order, written from `at`, each piece's ranges moved past the end
- * of the tokens before it (as HF's Word::add places a symbol where the previous one ended). Returns the count. */
-static uint32_t join_pieces(tp_bpe_scratch *s, size_t first_piece, size_t n_pieces, size_t at) {
+/* A cut word's tokens: its pieces' tokens in order, written from `at`, the ranges of pieces not from the cache
+ * moved by their place in the word (where HF's Word::add places a symbol: no char of a cut word is dropped,
+ * so each piece's symbols end where its bytes do). Returns the count. */
+static uint32_t join_pieces(tp_bpe_scratch *s, size_t first_piece, size_t n_pieces, const uint32_t *shifts,
+                            size_t at) {
     size_t from_at = at;
-    uint32_t shift = 0;
     for (size_t k = first_piece; k < first_piece + n_pieces; k++) {
+        uint32_t shift = s->twin_of[k] == NO_ID ? 0 : shifts[k];
         for (size_t t = s->first[k]; t < s->first[k] + s->count[k]; t++, at++) {
             s->ids[at] = s->ids[t]; s->starts[at] = s->starts[t] + shift; s->ends[at] = s->ends[t] + shift;
         }
-        if (at > from_at) shift = s->ends[at - 1];
     }
     return (uint32_t)(at - from_at);
 }
@@ -806,14 +815,20 @@ static int encode_cut_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t 
     for (size_t j = 0; j < n; j++) {
         size_t got = lens[j] >= CUT_MIN ? cut_word(bpe, words[j], lens[j], s->pieces + m, s->piece_lens + m) : 1;
         if (got == 1) { s->pieces[m] = words[j]; s->piece_lens[m] = lens[j]; }
+        for (size_t k = m; k < m + got; k++) s->piece_shifts[k] = (uint32_t)(s->pieces[k] - words[j]);
         s->word_pieces[j] = (uint32_t)got;
         m += got;
     }
-    if (encode_words(bpe, s, s->pieces, s->piece_lens, m, room, &at)) return -1;
+    if (encode_words(bpe, s, s->pieces, s->piece_lens, m, s->piece_shifts, room, &at)) return -1;
     for (size_t j = 0, k = 0; j < n; k += s->word_pieces[j], j++) {
-        if (s->word_pieces[j] == 1) { s->word_first[j] = s->first[k]; s->word_count[j] = s->count[k]; continue; }
+        size_t count = 0, cached = 1;
+        for (size_t q = k; q < k + s->word_pieces[j]; q++) { count += s->count[q]; cached &= s->twin_of[q] == NO_ID; }
+        if (cached || s->word_pieces[j] == 1) { /* packed in place (see encode_words); one piece's shift is 0 */
+            s->word_first[j] = s->first[k]; s->word_count[j] = (uint32_t)count;
+            continue;
+        }
         s->word_first[j] = (uint32_t)at;
-        s->word_count[j] = join_pieces(s, k, s->word_pieces[j], at);
+        s->word_count[j] = join_pieces(s, k, s->word_pieces[j], s->piece_shifts, at);
         at += lens[j] + 1;
     }
     *out = (tp_words){s->ids, s->starts, s->ends, s->word_first, s->word_count};
@@ -825,7 +840,7 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
     for (size_t j = 0; bpe->cut_len && j < n; j++)
         if (lens[j] >= CUT_MIN) return encode_cut_words(bpe, s, words, lens, n, out);
     size_t spare_at;
-    if (encode_words(bpe, s, words, lens, n, 0, &spare_at)) return -1;
+    if (encode_words(bpe, s, words, lens, n, NULL, 0, &spare_at)) return -1;
     *out = (tp_words){s->ids, s->starts, s->ends, s->first, s->count};
     return 0;
 }
