@@ -51,6 +51,7 @@ struct tp_bpe {
     uint32_t byte_tokens[256];
     uint8_t prefix[TP_BPE_AFFIX_MAX], suffix[TP_BPE_AFFIX_MAX];
     uint8_t cut[4]; size_t cut_len; /* the char long words are cut before (see choose_cut); 0: never cut */
+    uint32_t cut_four, cut_mask; /* the cut char's bytes as a little-endian word, and the mask of its bytes */
     uint32_t *bmp_id; /* char level without affixes: a BMP char's initial symbol (NO_ID: none), else NULL */
     tp_word_cache *words; /* the pool threads' shared word cache */
 };
@@ -324,6 +325,9 @@ static int choose_cut(tp_bpe *bpe, const tp_merge *merges, uint32_t n_merges) {
     for (int byte = 0; safe && bpe->opt.byte_fallback && byte < 256; byte++)
         safe = !token_has_cut(bpe, bpe->byte_tokens[byte], 1);
     if (!safe) bpe->cut_len = 0;
+    bpe->cut_mask = bpe->cut_len >= 4 ? UINT32_MAX : (1u << (8 * bpe->cut_len)) - 1;
+    memcpy(&bpe->cut_four, bpe->cut, 4);
+    bpe->cut_four &= bpe->cut_mask;
     return 0;
 }
 
@@ -753,9 +757,17 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
 
 #define CUT_MIN 32 /* shorter words are merged and cached whole */
 
+/* Whether the cut char starts at word[at] (at + 4 <= len: one load, the char's bytes masked out of it). */
+static int cut_starts(const tp_bpe *bpe, const uint8_t *word, size_t at) {
+    uint32_t four;
+    memcpy(&four, word + at, 4);
+    return (four & bpe->cut_mask) == bpe->cut_four;
+}
+
 /* A cut char starts at word[at] and the char before it is another. */
 static int is_cut_at(const tp_bpe *bpe, const uint8_t *word, size_t len, size_t at) {
     size_t n = bpe->cut_len;
+    if (at + 4 <= len) return cut_starts(bpe, word, at) && !(at >= n && cut_starts(bpe, word, at - n));
     return at + n <= len && tp_same_bytes(word + at, bpe->cut, n) && !(at >= n && tp_same_bytes(word + at - n, bpe->cut, n));
 }
 
