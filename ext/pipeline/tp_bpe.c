@@ -559,14 +559,16 @@ static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
         size_t end = i + utf8_char_len(word[i]);
         if (end > len) end = len;
         uint8_t buf[2 * TP_BPE_AFFIX_MAX + 4];
-        size_t key_len = affixed(bpe, symbol_kind(i, end, len), word + i, end - i, buf);
-        uint32_t id = bpe->bmp_id && key_len <= 3 && key_len == utf8_char_len(buf[0]) ? bpe->bmp_id[utf8_decode(buf, NULL)]
-                                                                                     : vocab_find(bpe, buf, key_len, tp_hash_bytes(buf, key_len));
+        const uint8_t *key = word + i; /* the char with its affixes: the char alone where the BMP table is */
+        size_t key_len = end - i;
+        if (!bpe->bmp_id) { key_len = affixed(bpe, symbol_kind(i, end, len), word + i, end - i, buf); key = buf; }
+        uint32_t id = bpe->bmp_id && key_len <= 3 && key_len == utf8_char_len(key[0]) ? bpe->bmp_id[utf8_decode(key, NULL)]
+                                                                                     : vocab_find(bpe, key, key_len, tp_hash_bytes(key, key_len));
         if (id != NO_ID) {
             if (pending) { add_symbol(s, base, &n, bpe->opt.unk_id, unk_len); pending = 0; }
             add_symbol(s, base, &n, id, end - i);
-        } else if (bpe->opt.byte_fallback && has_byte_tokens(bpe, buf, key_len)) {
-            for (size_t b = 0; b < key_len; b++) add_symbol(s, base, &n, bpe->byte_tokens[buf[b]], 1);
+        } else if (bpe->opt.byte_fallback && has_byte_tokens(bpe, key, key_len)) {
+            for (size_t b = 0; b < key_len; b++) add_symbol(s, base, &n, bpe->byte_tokens[key[b]], 1);
         } else if (bpe->opt.unk_id != NO_ID) {
             if (pending && bpe->opt.fuse_unk) {
                 unk_len += end - i;
