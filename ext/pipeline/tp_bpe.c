@@ -665,16 +665,16 @@ static int from_vocab(const tp_bpe *bpe, tp_bpe_scratch *s, size_t j, const uint
 }
 
 /* A word not cached yet may come twice in one call (a few in a hundred of a cold pass's merged words; more
- * among the pieces of cut words): the repeat's range is the first one's, so the word is merged once. The
- * call's merged words are found by hash in s->twins (mask + 1 slots of todo indexes). Otherwise *slot is
- * where word j goes once it is merged. */
+ * among the pieces of cut words): the repeat's tokens are the first one's (its range too, unless the repeat
+ * keeps its own room to be copied into), so the word is merged once. The call's merged words are found by
+ * hash in s->twins (mask + 1 slots of todo indexes). Otherwise *slot is where word j goes once it is merged. */
 static int is_twin(tp_bpe_scratch *s, size_t j, const uint8_t *const *words, const size_t *lens, uint64_t mask,
-                   uint64_t *slot) {
+                   int own_room, uint64_t *slot) {
     for (*slot = (s->hash[j] >> 24) & mask; s->twins[*slot] != NO_ID; *slot = (*slot + 1) & mask) {
         size_t i = s->todo[s->twins[*slot]].word;
         if (s->hash[i] == s->hash[j] && lens[i] == lens[j] && tp_same_bytes(words[i], words[j], lens[j])) {
             s->twin_of[j] = (uint32_t)i;
-            s->first[j] = s->first[i];
+            if (!own_room) s->first[j] = s->first[i];
             return 1;
         }
     }
@@ -693,11 +693,13 @@ static uint64_t clear_twins(tp_bpe_scratch *s, size_t n) {
     return size - 1;
 }
 
-/* Encode n words into s (word j's tokens at s->first[j], s->count[j]), leaving `spare` symbols of room after
- * theirs, which start at *spare_at. Words found in the cache are packed one after another, their ranges
- * moved by shifts[j] (when shifts is not NULL), and have twin_of NO_ID; the others' ranges are their own. */
+/* Encode n words into s: word j's tokens at s->first[j], s->count[j]. Words found in the cache are packed
+ * one after another. Without shifts, a repeat of a word merged in the call has that word's range. With
+ * shifts (the pieces of cut words), words found in the cache have their ranges moved by shifts[j] and
+ * twin_of NO_ID, the merged ones have their own ranges, and a repeat (twin_of the word it repeats) keeps its
+ * own room at first[j], which holds as many symbols as its bytes, for its tokens to be copied into. */
 static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
-                        size_t n, const uint32_t *shifts, size_t spare, size_t *spare_at) {
+                        size_t n, const uint32_t *shifts) {
     /* room per word: one symbol per byte, two where a byte-level gap byte falls back to <0xXX> tokens */
     const size_t per_byte = bpe->byte_gaps && bpe->opt.byte_fallback ? 2 : 1;
     size_t symbols = 0, longest = 0;
@@ -705,8 +707,7 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
         symbols += per_byte * lens[j] + 1;
         if (lens[j] > longest) longest = lens[j];
     }
-    *spare_at = symbols;
-    if (reserve(s, symbols + spare, n, per_byte * longest + 1) || (!s->pairs && make_pair_cache(s))) return -1;
+    if (reserve(s, symbols, n, per_byte * longest + 1) || (!s->pairs && make_pair_cache(s))) return -1;
     if (tp_caches_begin(&s->caches, bpe->words)) return -1;
     /* Lookups go in rounds, each round's table lines requested before any is read. */
     for (size_t j = 0; j < n; j++) {
@@ -730,7 +731,7 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
     for (size_t k = 0; k < n_missed; k++) {
         size_t j = s->missed[k], base = s->first[j];
         s->twin_of[j] = (uint32_t)j;
-        if (from_vocab(bpe, s, j, words[j], lens[j]) || is_twin(s, j, words, lens, twins_mask, &slot)) continue;
+        if (from_vocab(bpe, s, j, words[j], lens[j]) || is_twin(s, j, words, lens, twins_mask, shifts != NULL, &slot)) continue;
         size_t n_symbols = bpe->opt.char_level ? char_symbols(bpe, s, base, words[j], lens[j])
                                                : byte_symbols(bpe, s, base, words[j], lens[j]);
         s->twins[slot] = (uint32_t)n_todo;
@@ -801,29 +802,38 @@ static int reserve_pieces(tp_bpe_scratch *s, size_t pieces, size_t words) {
     return 0;
 }
 
-/* A cut word's tokens: its pieces' tokens in order, written from `at`, the ranges of pieces not from the cache
- * moved by their place in the word (where HF's Word::add places a symbol: no char of a cut word is dropped,
- * so each piece's symbols end where its bytes do). Returns the count. */
-static uint32_t join_pieces(tp_bpe_scratch *s, size_t first_piece, size_t n_pieces, const uint32_t *shifts,
-                            size_t at) {
-    size_t from_at = at;
+/* A cut word's tokens, in place: each piece's tokens moved down to follow the previous piece's (a piece's
+ * tokens never outnumber the room it was given), their ranges moved into the word (where HF's Word::add
+ * places a symbol: no char of a cut word is dropped, so each piece's symbols end where its bytes do). A piece
+ * found in the cache is there already when no piece before it was merged; a repeat's tokens are copied from
+ * the piece it repeats, which has been placed before (first and twin_of say where, and in whose ranges). */
+static uint32_t join_pieces(tp_bpe_scratch *s, size_t first_piece, size_t n_pieces, const uint32_t *shifts) {
+    size_t start = s->first[first_piece], at = start;
     for (size_t k = first_piece; k < first_piece + n_pieces; k++) {
-        uint32_t shift = s->twin_of[k] == NO_ID ? 0 : shifts[k];
-        for (size_t t = s->first[k]; t < s->first[k] + s->count[k]; t++, at++) {
-            s->ids[at] = s->ids[t]; s->starts[at] = s->starts[t] + shift; s->ends[at] = s->ends[t] + shift;
-        }
+        size_t from = s->twin_of[k] == NO_ID || s->twin_of[k] == k ? k : s->twin_of[k];
+        uint32_t shift = shifts[k] - (s->twin_of[from] == NO_ID ? shifts[from] : 0); /* modulo 2^32 */
+        size_t src = s->first[from], count = s->count[k];
+        if (src != at || shift)
+            for (size_t t = 0; t < count; t++) {
+                s->ids[at + t] = s->ids[src + t];
+                s->starts[at + t] = s->starts[src + t] + shift;
+                s->ends[at + t] = s->ends[src + t] + shift;
+            }
+        s->first[k] = (uint32_t)at;
+        s->twin_of[k] = NO_ID; /* its tokens are now at first[k], in the word's ranges */
+        at += count;
     }
-    return (uint32_t)(at - from_at);
+    return (uint32_t)(at - start);
 }
 
 /* Words of CUT_MIN bytes or more are cut (choose_cut) and their pieces encoded as words; each cut word's
- * tokens are then joined after every piece's. A cut word is not cached whole: its pieces are, and a text
+ * tokens are then joined where its pieces' were. A cut word is not cached whole: its pieces are, and a text
  * seen before is rarely worth the cache's room. */
 static int encode_cut_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
                             size_t n, tp_words *out) {
-    size_t bound = n, room = 0, at;
+    size_t bound = n;
     for (size_t j = 0; j < n; j++)
-        if (lens[j] >= CUT_MIN) { bound += lens[j] / bpe->cut_len; room += lens[j] + 1; }
+        if (lens[j] >= CUT_MIN) bound += lens[j] / bpe->cut_len;
     if (reserve_pieces(s, bound, n)) return -1;
     size_t m = 0;
     for (size_t j = 0; j < n; j++) {
@@ -833,17 +843,10 @@ static int encode_cut_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t 
         s->word_pieces[j] = (uint32_t)got;
         m += got;
     }
-    if (encode_words(bpe, s, s->pieces, s->piece_lens, m, s->piece_shifts, room, &at)) return -1;
+    if (encode_words(bpe, s, s->pieces, s->piece_lens, m, s->piece_shifts)) return -1;
     for (size_t j = 0, k = 0; j < n; k += s->word_pieces[j], j++) {
-        size_t count = 0, cached = 1;
-        for (size_t q = k; q < k + s->word_pieces[j]; q++) { count += s->count[q]; cached &= s->twin_of[q] == NO_ID; }
-        if (cached || s->word_pieces[j] == 1) { /* packed in place (see encode_words); one piece's shift is 0 */
-            s->word_first[j] = s->first[k]; s->word_count[j] = (uint32_t)count;
-            continue;
-        }
-        s->word_first[j] = (uint32_t)at;
-        s->word_count[j] = join_pieces(s, k, s->word_pieces[j], s->piece_shifts, at);
-        at += lens[j] + 1;
+        s->word_first[j] = s->first[k];
+        s->word_count[j] = join_pieces(s, k, s->word_pieces[j], s->piece_shifts);
     }
     *out = (tp_words){s->ids, s->starts, s->ends, s->word_first, s->word_count};
     return 0;
@@ -853,8 +856,7 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
                         size_t n, tp_words *out) {
     for (size_t j = 0; bpe->cut_len && j < n; j++)
         if (lens[j] >= CUT_MIN) return encode_cut_words(bpe, s, words, lens, n, out);
-    size_t spare_at;
-    if (encode_words(bpe, s, words, lens, n, NULL, 0, &spare_at)) return -1;
+    if (encode_words(bpe, s, words, lens, n, NULL)) return -1;
     *out = (tp_words){s->ids, s->starts, s->ends, s->first, s->count};
     return 0;
 }
