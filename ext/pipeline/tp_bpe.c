@@ -146,9 +146,8 @@ static int can_pair(const tp_bpe *bpe, uint32_t left, uint32_t right) {
     return has_bit(bpe->lefts, left) & has_bit(bpe->rights, right);
 }
 
-/* The step of the merge of pair (pair_of) whose merge_hash is given, or NO_STEP. */
+/* The step of the merge of pair (pair_of) whose merge_hash is given, or NO_STEP; the pair may merge. */
 static merge_step merge_find(const tp_bpe *bpe, uint64_t pair, uint64_t hash) {
-    if (!may_merge(bpe, pair)) return NO_STEP;
     for (uint64_t slot = hash & bpe->merge_mask;; slot = (slot + 1) & bpe->merge_mask) {
         const merge_slot *m = &bpe->merges[slot];
         if (m->pair == pair) return m->step;
@@ -162,10 +161,13 @@ static merge_slot *pair_seen(const tp_bpe_scratch *s, uint64_t hash) {
     return &s->pairs[(hash >> 40) & (PAIR_CACHE - 1)];
 }
 
-/* merge_find through the thread's pair cache: text repeats pairs far more often than words. */
+/* merge_find through the thread's pair cache: text repeats pairs far more often than words. The bits per id
+ * and the filter (both small enough for L1 on 32k-token vocabularies) answer most pairs that do not merge
+ * before the pair cache is read. */
 static merge_step pair_step(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
-    if (!can_pair(bpe, left, right)) return NO_STEP;
-    uint64_t pair = pair_of(left, right), hash = merge_hash(pair);
+    uint64_t pair = pair_of(left, right);
+    if (!can_pair(bpe, left, right) || !may_merge(bpe, pair)) return NO_STEP;
+    uint64_t hash = merge_hash(pair);
     merge_slot *seen = pair_seen(s, hash);
     if (seen->pair != pair) *seen = (merge_slot){pair, merge_find(bpe, pair, hash)};
     return seen->step;
@@ -173,8 +175,9 @@ static merge_step pair_step(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t
 
 /* Table probes miss the cache; asking for the line early lets several words' misses overlap. */
 static void prefetch_merge(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
-    if (!can_pair(bpe, left, right)) return;
-    uint64_t pair = pair_of(left, right), hash = merge_hash(pair);
+    uint64_t pair = pair_of(left, right);
+    if (!can_pair(bpe, left, right) || !may_merge(bpe, pair)) return;
+    uint64_t hash = merge_hash(pair);
     if (pair_seen(s, hash)->pair != pair) __builtin_prefetch(&bpe->merges[hash & bpe->merge_mask]);
 }
 
