@@ -99,17 +99,17 @@ def test_merge_across_the_mark_like_stock(seed):
 @pytest.mark.parametrize("unknowns", ["unk", "fused_unk", "byte_fallback", "dropped"])
 def test_chars_in_no_merge_and_cached_pieces_like_stock(unknowns):
     """Chars with a token of their own that no merge has on either side (as SentencePiece leaves most CJK
-    chars), alone, in long runs and at the edges of words and unknown chars; then the same texts again, when
+    chars; one beyond the BMP), alone, in long runs and at the edges of words and unknown chars; then the same texts again, when
     every piece of a long word comes from the cache: ids and offsets equal stock's in both calls."""
     config = _with_unknowns(_trained_config(3, vocab_size=150), unknowns)
     vocab = config["model"]["vocab"]
-    unmerged = ["中", "文", "ж"]
+    unmerged = ["中", "文", "ж", "𝄞"]  # 𝄞: beyond the BMP
     for char in unmerged:
         vocab.setdefault(char, len(vocab))
     merged_chars = {char for merge in config["model"]["merges"] for side in merge for char in side}
     assert not merged_chars & set(unmerged)
     rng = random.Random(7)
-    chars = TEXT_CHARS + unmerged + ["中文" * 20, " 中", "中 ", "ж😀ж"]
+    chars = TEXT_CHARS + unmerged + ["中文" * 20, " 中", "中 ", "ж😀ж", "𝄞😀𝄞"]
     texts = ["".join(rng.choice(chars) for _ in range(rng.randint(1, 120))) for _ in range(300)]
     text = json.dumps(config)
     stock, ours = Tokenizer.from_str(text), hf_tagtok.Tokenizer.from_str(text)

@@ -53,6 +53,8 @@ struct tp_bpe {
     uint8_t cut[4]; size_t cut_len; /* the char long words are cut before (see choose_cut); 0: never cut */
     uint32_t cut_four, cut_mask; /* the cut char's bytes as a little-endian word, and the mask of its bytes */
     uint32_t *bmp_id; /* char level without affixes: a BMP char's initial symbol (NO_ID: none), else NULL */
+    uint32_t (*astral_id)[2]; uint32_t astral_mask; /* with bmp_id: (code point, id) of the vocab's one-char tokens
+                                                     * beyond the BMP, open addressing; code point 0: empty */
     tp_word_cache *words; /* the pool threads' shared word cache */
 };
 
@@ -305,7 +307,30 @@ static int build_bmp_ids(tp_bpe *bpe) {
         uint32_t cp = utf8_decode(bpe->bytes + bpe->offset[id], &char_len);
         if (char_len == len && bpe->bmp_id[cp] == NO_ID) bpe->bmp_id[cp] = id; /* duplicate bytes: first id wins */
     }
+    /* Chars beyond the BMP (emoji...) are few in a vocab: a table of their own keeps their lookups (and those
+     * of the many unknown ones) off the vocab's. */
+    uint32_t n_astral = 0, size = 16;
+    for (uint32_t id = 0; id < bpe->n_tokens; id++)
+        n_astral += bpe->has_bytes[id] && bpe->offset[id + 1] - bpe->offset[id] == 4 && bpe->bytes[bpe->offset[id]] >= 0xF0;
+    while (size < 2 * n_astral) size <<= 1;
+    if (!(bpe->astral_id = calloc(size, sizeof(*bpe->astral_id)))) return -1;
+    bpe->astral_mask = size - 1;
+    for (uint32_t id = 0; id < bpe->n_tokens; id++) {
+        if (!bpe->has_bytes[id] || bpe->offset[id + 1] - bpe->offset[id] != 4 || bpe->bytes[bpe->offset[id]] < 0xF0) continue;
+        uint32_t cp = utf8_decode(bpe->bytes + bpe->offset[id], NULL), at = (uint32_t)tp_mix64(cp) & bpe->astral_mask;
+        while (bpe->astral_id[at][0] && bpe->astral_id[at][0] != cp) at = (at + 1) & bpe->astral_mask;
+        if (!bpe->astral_id[at][0]) { bpe->astral_id[at][0] = cp; bpe->astral_id[at][1] = id; } /* first id wins */
+    }
     return 0;
+}
+
+/* The id of the one-char token of a 4-byte char, or NO_ID. */
+static uint32_t astral_find(const tp_bpe *bpe, const uint8_t *ch) {
+    uint32_t cp = utf8_decode(ch, NULL);
+    for (uint32_t at = (uint32_t)tp_mix64(cp) & bpe->astral_mask;; at = (at + 1) & bpe->astral_mask) {
+        if (bpe->astral_id[at][0] == cp) return bpe->astral_id[at][1];
+        if (!bpe->astral_id[at][0]) return NO_ID;
+    }
 }
 
 /* Char-level vocabularies that mark word starts (SentencePiece's ▁) often see a whole text as one word,
@@ -368,6 +393,7 @@ void tp_bpe_free(tp_bpe *bpe) {
     if (!bpe) return;
     free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes); free(bpe->vocab_slots);
     free(bpe->merges); free(bpe->pair_filter); free(bpe->lefts); free(bpe->rights); free(bpe->bmp_id);
+    free(bpe->astral_id);
     tp_word_cache_free(bpe->words);
     free(bpe);
 }
@@ -565,8 +591,8 @@ static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
         const uint8_t *key = word + i; /* the char with its affixes: the char alone where the BMP table is */
         size_t key_len = end - i;
         if (!bpe->bmp_id) { key_len = affixed(bpe, symbol_kind(i, end, len), word + i, end - i, buf); key = buf; }
-        uint32_t id = bpe->bmp_id && key_len <= 3 && key_len == utf8_char_len(key[0]) ? bpe->bmp_id[utf8_decode(key, NULL)]
-                                                                                     : vocab_find(bpe, key, key_len, tp_hash_bytes(key, key_len));
+        uint32_t id = !bpe->bmp_id || key_len != utf8_char_len(key[0]) ? vocab_find(bpe, key, key_len, tp_hash_bytes(key, key_len))
+                    : key_len <= 3 ? bpe->bmp_id[utf8_decode(key, NULL)] : astral_find(bpe, key);
         if (id != NO_ID) {
             if (pending) { add_symbol(s, base, &n, bpe->opt.unk_id, unk_len); pending = 0; }
             add_symbol(s, base, &n, id, end - i);
