@@ -128,3 +128,27 @@ def test_swapping_normalizer_around_added_tokens_like_stock(scheme):
     rng = random.Random(9)
     texts = [rng.choice(["", " ", "<sep>", "<mid> "]).join(_texts(rng, 3, longest=30)) for _ in range(150)]
     _assert_like_stock(json.loads(stock.to_str()), texts + ["<sep>", "<sep>ab", " <sep> e", "e", ""])
+
+
+@pytest.mark.parametrize("unknowns", ["unk", "fused_unk", "byte_fallback", "dropped"])
+def test_chars_in_no_merge_and_cached_pieces_like_stock(unknowns):
+    """Chars with a token of their own that no merge has on either side (as SentencePiece leaves most CJK
+    chars; one beyond the BMP), alone, in long runs and at the edges of words and unknown chars; then the same texts again, when
+    every piece of a long word comes from the cache: ids and offsets equal stock's in both calls."""
+    config = _with_unknowns(_trained_config(3, vocab_size=150), unknowns)
+    vocab = config["model"]["vocab"]
+    unmerged = ["中", "文", "ж", "𝄞"]  # 𝄞: beyond the BMP
+    for char in unmerged:
+        vocab.setdefault(char, len(vocab))
+    merged_chars = {char for merge in config["model"]["merges"] for side in merge for char in side}
+    assert not merged_chars & set(unmerged)
+    rng = random.Random(7)
+    chars = TEXT_CHARS + unmerged + ["中文" * 20, " 中", "中 ", "ж😀ж", "𝄞😀𝄞"]
+    texts = ["".join(rng.choice(chars) for _ in range(rng.randint(1, 120))) for _ in range(300)]
+    text = json.dumps(config)
+    stock, ours = Tokenizer.from_str(text), hf_tagtok.Tokenizer.from_str(text)
+    expected = stock.encode_batch(texts)
+    for _ in range(2):
+        for got, want in zip(ours.encode_batch(texts), expected):
+            assert (got.ids, got.offsets) == (want.ids, want.offsets), (want.tokens, got.tokens)
+    assert any(char in encoding.tokens for encoding in expected for char in unmerged)

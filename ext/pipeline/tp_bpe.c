@@ -44,13 +44,17 @@ struct tp_bpe {
     vocab_slot *vocab_slots; uint64_t vocab_mask;   /* bytes -> id, one cache line per probe */
     merge_slot *merges; uint64_t merge_mask; /* (left, right) -> step */
     uint64_t *pair_filter; unsigned pair_filter_shift; /* see may_merge */
+    uint64_t *lefts, *rights; /* id -> bit: the id is the left (right) of some merge (see can_pair) */
     uint32_t byte_id[4][256]; /* [symbol_kind(first, last)][byte]: the byte's initial symbol */
     tp_bpe_options opt;
     int byte_gaps; /* byte level: some byte has no initial symbol in some position (see gap_symbols) */
     uint32_t byte_tokens[256];
     uint8_t prefix[TP_BPE_AFFIX_MAX], suffix[TP_BPE_AFFIX_MAX];
     uint8_t cut[4]; size_t cut_len; /* the char long words are cut before (see choose_cut); 0: never cut */
+    uint32_t cut_four, cut_mask; /* the cut char's bytes as a little-endian word, and the mask of its bytes */
     uint32_t *bmp_id; /* char level without affixes: a BMP char's initial symbol (NO_ID: none), else NULL */
+    uint32_t (*astral_id)[2]; uint32_t astral_mask; /* with bmp_id: (code point, id) of the vocab's one-char tokens
+                                                     * beyond the BMP, open addressing; code point 0: empty */
     tp_word_cache *words; /* the pool threads' shared word cache */
 };
 
@@ -86,7 +90,7 @@ struct tp_bpe_scratch {
     size_t cap;
     merge_slot *pairs; /* PAIR_CACHE recent lookups */
     uint32_t *first, *count, *missed;
-    uint32_t *twin_of; /* a missed word: the earlier word of the call it repeats (itself if none) */
+    uint32_t *twin_of; /* a missed word: the earlier word of the call it repeats (itself if none); NO_ID: cached */
     uint64_t *hash;
     merging *todo;
     size_t words_cap;
@@ -95,7 +99,7 @@ struct tp_bpe_scratch {
     size_t long_cap;
     uint32_t *twins; size_t twins_cap; /* todo index by word hash, to find a word merged earlier in the call */
     /* Cut words: the call's pieces (a word not cut is one piece), and each word's tokens by first/count. */
-    const uint8_t **pieces; size_t *piece_lens; uint32_t *word_pieces; size_t pieces_cap;
+    const uint8_t **pieces; size_t *piece_lens; uint32_t *piece_shifts; uint32_t *word_pieces; size_t pieces_cap;
     uint32_t *word_first, *word_count; size_t cut_words_cap;
     tp_word_caches caches;
 };
@@ -135,9 +139,17 @@ static int may_merge(const tp_bpe *bpe, uint64_t pair) {
     return (int)(bpe->pair_filter[bit >> 6] >> (bit & 63) & 1);
 }
 
-/* The step of the merge of pair (pair_of) whose merge_hash is given, or NO_STEP. */
+static int has_bit(const uint64_t *bits, uint32_t id) { return (int)(bits[id >> 6] >> (id & 63) & 1); }
+
+/* Whether some merge has left on its left and right on its right. In SentencePiece vocabularies many chars
+ * (CJK, Thai...) appear in no merge at all: every pair next to one is settled here, from a table of a bit
+ * per id, without the pair cache. */
+static int can_pair(const tp_bpe *bpe, uint32_t left, uint32_t right) {
+    return has_bit(bpe->lefts, left) & has_bit(bpe->rights, right);
+}
+
+/* The step of the merge of pair (pair_of) whose merge_hash is given, or NO_STEP; the pair may merge. */
 static merge_step merge_find(const tp_bpe *bpe, uint64_t pair, uint64_t hash) {
-    if (!may_merge(bpe, pair)) return NO_STEP;
     for (uint64_t slot = hash & bpe->merge_mask;; slot = (slot + 1) & bpe->merge_mask) {
         const merge_slot *m = &bpe->merges[slot];
         if (m->pair == pair) return m->step;
@@ -151,9 +163,13 @@ static merge_slot *pair_seen(const tp_bpe_scratch *s, uint64_t hash) {
     return &s->pairs[(hash >> 40) & (PAIR_CACHE - 1)];
 }
 
-/* merge_find through the thread's pair cache: text repeats pairs far more often than words. */
+/* merge_find through the thread's pair cache: text repeats pairs far more often than words. The bits per id
+ * and the filter (both small enough for L1 on 32k-token vocabularies) answer most pairs that do not merge
+ * before the pair cache is read. */
 static merge_step pair_step(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
-    uint64_t pair = pair_of(left, right), hash = merge_hash(pair);
+    uint64_t pair = pair_of(left, right);
+    if (!can_pair(bpe, left, right) || !may_merge(bpe, pair)) return NO_STEP;
+    uint64_t hash = merge_hash(pair);
     merge_slot *seen = pair_seen(s, hash);
     if (seen->pair != pair) *seen = (merge_slot){pair, merge_find(bpe, pair, hash)};
     return seen->step;
@@ -161,7 +177,9 @@ static merge_step pair_step(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t
 
 /* Table probes miss the cache; asking for the line early lets several words' misses overlap. */
 static void prefetch_merge(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
-    uint64_t pair = pair_of(left, right), hash = merge_hash(pair);
+    uint64_t pair = pair_of(left, right);
+    if (!can_pair(bpe, left, right) || !may_merge(bpe, pair)) return;
+    uint64_t hash = merge_hash(pair);
     if (pair_seen(s, hash)->pair != pair) __builtin_prefetch(&bpe->merges[hash & bpe->merge_mask]);
 }
 
@@ -224,9 +242,25 @@ static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     bpe->pair_filter = calloc((1ULL << log2_bits) / 64, sizeof(uint64_t));
     if (!bpe->pair_filter) return -1;
     bpe->pair_filter_shift = 64 - log2_bits;
+    /* every id a symbol can hold: the vocab's, the merges' (the config reader keeps them inside it), unk */
+    uint64_t ids = bpe->n_tokens;
+    for (uint32_t rank = 0; rank < n; rank++) {
+        if (merges[rank].left >= ids) ids = (uint64_t)merges[rank].left + 1;
+        if (merges[rank].right >= ids) ids = (uint64_t)merges[rank].right + 1;
+        if (merges[rank].merged >= ids) ids = (uint64_t)merges[rank].merged + 1;
+    }
+    if (bpe->opt.unk_id != NO_ID && bpe->opt.unk_id >= ids) ids = (uint64_t)bpe->opt.unk_id + 1;
+    for (int b = 0; b < 256; b++)
+        if (bpe->byte_tokens[b] != NO_ID && bpe->byte_tokens[b] >= ids) ids = (uint64_t)bpe->byte_tokens[b] + 1;
+    bpe->lefts = calloc(ids / 64 + 1, sizeof(uint64_t));
+    bpe->rights = calloc(ids / 64 + 1, sizeof(uint64_t));
+    if (!bpe->lefts || !bpe->rights) return -1;
     for (uint32_t rank = 0; rank < n; rank++) {
         uint64_t bit = pair_filter_bit(bpe, pair_of(merges[rank].left, merges[rank].right));
         bpe->pair_filter[bit >> 6] |= 1ULL << (bit & 63);
+        uint32_t left = merges[rank].left, right = merges[rank].right;
+        bpe->lefts[left >> 6] |= 1ULL << (left & 63);
+        bpe->rights[right >> 6] |= 1ULL << (right & 63);
     }
     return 0;
 }
@@ -273,7 +307,30 @@ static int build_bmp_ids(tp_bpe *bpe) {
         uint32_t cp = utf8_decode(bpe->bytes + bpe->offset[id], &char_len);
         if (char_len == len && bpe->bmp_id[cp] == NO_ID) bpe->bmp_id[cp] = id; /* duplicate bytes: first id wins */
     }
+    /* Chars beyond the BMP (emoji...) are few in a vocab: a table of their own keeps their lookups (and those
+     * of the many unknown ones) off the vocab's. */
+    uint32_t n_astral = 0, size = 16;
+    for (uint32_t id = 0; id < bpe->n_tokens; id++)
+        n_astral += bpe->has_bytes[id] && bpe->offset[id + 1] - bpe->offset[id] == 4 && bpe->bytes[bpe->offset[id]] >= 0xF0;
+    while (size < 2 * n_astral) size <<= 1;
+    if (!(bpe->astral_id = calloc(size, sizeof(*bpe->astral_id)))) return -1;
+    bpe->astral_mask = size - 1;
+    for (uint32_t id = 0; id < bpe->n_tokens; id++) {
+        if (!bpe->has_bytes[id] || bpe->offset[id + 1] - bpe->offset[id] != 4 || bpe->bytes[bpe->offset[id]] < 0xF0) continue;
+        uint32_t cp = utf8_decode(bpe->bytes + bpe->offset[id], NULL), at = (uint32_t)tp_mix64(cp) & bpe->astral_mask;
+        while (bpe->astral_id[at][0] && bpe->astral_id[at][0] != cp) at = (at + 1) & bpe->astral_mask;
+        if (!bpe->astral_id[at][0]) { bpe->astral_id[at][0] = cp; bpe->astral_id[at][1] = id; } /* first id wins */
+    }
     return 0;
+}
+
+/* The id of the one-char token of a 4-byte char, or NO_ID. */
+static uint32_t astral_find(const tp_bpe *bpe, const uint8_t *ch) {
+    uint32_t cp = utf8_decode(ch, NULL);
+    for (uint32_t at = (uint32_t)tp_mix64(cp) & bpe->astral_mask;; at = (at + 1) & bpe->astral_mask) {
+        if (bpe->astral_id[at][0] == cp) return bpe->astral_id[at][1];
+        if (!bpe->astral_id[at][0]) return NO_ID;
+    }
 }
 
 /* Char-level vocabularies that mark word starts (SentencePiece's ▁) often see a whole text as one word,
@@ -296,6 +353,9 @@ static int choose_cut(tp_bpe *bpe, const tp_merge *merges, uint32_t n_merges) {
     for (int byte = 0; safe && bpe->opt.byte_fallback && byte < 256; byte++)
         safe = !token_has_cut(bpe, bpe->byte_tokens[byte], 1);
     if (!safe) bpe->cut_len = 0;
+    bpe->cut_mask = bpe->cut_len >= 4 ? UINT32_MAX : (1u << (8 * bpe->cut_len)) - 1;
+    memcpy(&bpe->cut_four, bpe->cut, 4);
+    bpe->cut_four &= bpe->cut_mask;
     return 0;
 }
 
@@ -332,7 +392,8 @@ fail:
 void tp_bpe_free(tp_bpe *bpe) {
     if (!bpe) return;
     free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes); free(bpe->vocab_slots);
-    free(bpe->merges); free(bpe->pair_filter); free(bpe->bmp_id);
+    free(bpe->merges); free(bpe->pair_filter); free(bpe->lefts); free(bpe->rights); free(bpe->bmp_id);
+    free(bpe->astral_id);
     tp_word_cache_free(bpe->words);
     free(bpe);
 }
@@ -355,7 +416,7 @@ void tp_bpe_scratch_free(tp_bpe_scratch *s) {
     free(s->ids); free(s->starts); free(s->ends); free(s->steps);
     free(s->first); free(s->count); free(s->missed); free(s->twin_of); free(s->hash); free(s->todo);
     free(s->next); free(s->prev); free(s->heap); free(s->twins);
-    free(s->pieces); free(s->piece_lens); free(s->word_pieces); free(s->word_first); free(s->word_count);
+    free(s->pieces); free(s->piece_lens); free(s->piece_shifts); free(s->word_pieces); free(s->word_first); free(s->word_count);
     tp_word_cache_release(&s->caches.own); free(s->pairs);
     free(s);
 }
@@ -527,14 +588,16 @@ static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
         size_t end = i + utf8_char_len(word[i]);
         if (end > len) end = len;
         uint8_t buf[2 * TP_BPE_AFFIX_MAX + 4];
-        size_t key_len = affixed(bpe, symbol_kind(i, end, len), word + i, end - i, buf);
-        uint32_t id = bpe->bmp_id && key_len <= 3 && key_len == utf8_char_len(buf[0]) ? bpe->bmp_id[utf8_decode(buf, NULL)]
-                                                                                     : vocab_find(bpe, buf, key_len, tp_hash_bytes(buf, key_len));
+        const uint8_t *key = word + i; /* the char with its affixes: the char alone where the BMP table is */
+        size_t key_len = end - i;
+        if (!bpe->bmp_id) { key_len = affixed(bpe, symbol_kind(i, end, len), word + i, end - i, buf); key = buf; }
+        uint32_t id = !bpe->bmp_id || key_len != utf8_char_len(key[0]) ? vocab_find(bpe, key, key_len, tp_hash_bytes(key, key_len))
+                    : key_len <= 3 ? bpe->bmp_id[utf8_decode(key, NULL)] : astral_find(bpe, key);
         if (id != NO_ID) {
             if (pending) { add_symbol(s, base, &n, bpe->opt.unk_id, unk_len); pending = 0; }
             add_symbol(s, base, &n, id, end - i);
-        } else if (bpe->opt.byte_fallback && has_byte_tokens(bpe, buf, key_len)) {
-            for (size_t b = 0; b < key_len; b++) add_symbol(s, base, &n, bpe->byte_tokens[buf[b]], 1);
+        } else if (bpe->opt.byte_fallback && has_byte_tokens(bpe, key, key_len)) {
+            for (size_t b = 0; b < key_len; b++) add_symbol(s, base, &n, bpe->byte_tokens[key[b]], 1);
         } else if (bpe->opt.unk_id != NO_ID) {
             if (pending && bpe->opt.fuse_unk) {
                 unk_len += end - i;
@@ -606,14 +669,15 @@ static size_t byte_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
     return len;
 }
 
-/* The word's tokens from the word caches (they also remember words found whole in the vocab); 0 on a miss. */
-static int from_cache(tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len) {
+/* The word's tokens from the word caches (they also remember words found whole in the vocab), their ranges
+ * moved by shift; 0 on a miss. */
+static int from_cache(tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len, uint32_t shift) {
     if (len > TP_CACHE_WORD) return 0;
     const tp_word_cache *cache;
     const tp_cache_slot *slot = tp_caches_find(&s->caches, &cache, word, len, s->hash[j]);
     if (!slot) return 0;
     size_t base = s->first[j];
-    tp_word_cache_load(cache, slot, s->ids + base, s->starts + base, s->ends + base);
+    tp_word_cache_load_at(cache, slot, s->ids + base, s->starts + base, s->ends + base, shift);
     s->count[j] = slot->n;
     return 1;
 }
@@ -630,16 +694,16 @@ static int from_vocab(const tp_bpe *bpe, tp_bpe_scratch *s, size_t j, const uint
 }
 
 /* A word not cached yet may come twice in one call (a few in a hundred of a cold pass's merged words; more
- * among the pieces of cut words): the repeat's range is the first one's, so the word is merged once. The
- * call's merged words are found by hash in s->twins (mask + 1 slots of todo indexes). Otherwise *slot is
- * where word j goes once it is merged. */
+ * among the pieces of cut words): the repeat's tokens are the first one's (its range too, unless the repeat
+ * keeps its own room to be copied into), so the word is merged once. The call's merged words are found by
+ * hash in s->twins (mask + 1 slots of todo indexes). Otherwise *slot is where word j goes once it is merged. */
 static int is_twin(tp_bpe_scratch *s, size_t j, const uint8_t *const *words, const size_t *lens, uint64_t mask,
-                   uint64_t *slot) {
+                   int own_room, uint64_t *slot) {
     for (*slot = (s->hash[j] >> 24) & mask; s->twins[*slot] != NO_ID; *slot = (*slot + 1) & mask) {
         size_t i = s->todo[s->twins[*slot]].word;
         if (s->hash[i] == s->hash[j] && lens[i] == lens[j] && tp_same_bytes(words[i], words[j], lens[j])) {
             s->twin_of[j] = (uint32_t)i;
-            s->first[j] = s->first[i];
+            if (!own_room) s->first[j] = s->first[i];
             return 1;
         }
     }
@@ -658,10 +722,13 @@ static uint64_t clear_twins(tp_bpe_scratch *s, size_t n) {
     return size - 1;
 }
 
-/* Encode n words into s (word j's tokens at s->first[j], s->count[j]), leaving `spare` symbols of room after
- * theirs, which start at *spare_at. */
+/* Encode n words into s: word j's tokens at s->first[j], s->count[j]. Words found in the cache are packed
+ * one after another. Without shifts, a repeat of a word merged in the call has that word's range. With
+ * shifts (the pieces of cut words), words found in the cache have their ranges moved by shifts[j] and
+ * twin_of NO_ID, the merged ones have their own ranges, and a repeat (twin_of the word it repeats) keeps its
+ * own room at first[j], which holds as many symbols as its bytes, for its tokens to be copied into. */
 static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
-                        size_t n, size_t spare, size_t *spare_at) {
+                        size_t n, const uint32_t *shifts) {
     /* room per word: one symbol per byte, two where a byte-level gap byte falls back to <0xXX> tokens */
     const size_t per_byte = bpe->byte_gaps && bpe->opt.byte_fallback ? 2 : 1;
     size_t symbols = 0, longest = 0;
@@ -669,18 +736,22 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
         symbols += per_byte * lens[j] + 1;
         if (lens[j] > longest) longest = lens[j];
     }
-    *spare_at = symbols;
-    if (reserve(s, symbols + spare, n, per_byte * longest + 1) || (!s->pairs && make_pair_cache(s))) return -1;
+    if (reserve(s, symbols, n, per_byte * longest + 1) || (!s->pairs && make_pair_cache(s))) return -1;
     if (tp_caches_begin(&s->caches, bpe->words)) return -1;
     /* Lookups go in rounds, each round's table lines requested before any is read. */
-    for (size_t j = 0, at = 0; j < n; at += per_byte * lens[j] + 1, j++) {
-        s->first[j] = (uint32_t)at;
+    for (size_t j = 0; j < n; j++) {
         s->hash[j] = tp_hash_bytes(words[j], lens[j]);
         __builtin_prefetch(tp_word_cache_home(tp_caches_first(&s->caches), s->hash[j]));
     }
     size_t n_missed = 0, n_todo = 0, n_short = 0;
-    for (size_t j = 0; j < n; j++) {
-        if (from_cache(s, j, words[j], lens[j])) continue;
+    for (size_t j = 0, at = 0; j < n; j++) {
+        s->first[j] = (uint32_t)at;
+        if (from_cache(s, j, words[j], lens[j], shifts ? shifts[j] : 0)) {
+            s->twin_of[j] = NO_ID;
+            at += s->count[j];
+            continue;
+        }
+        at += per_byte * lens[j] + 1;
         s->missed[n_missed++] = (uint32_t)j;
         if (bpe->opt.ignore_merges) __builtin_prefetch(&bpe->vocab_slots[s->hash[j] & bpe->vocab_mask]);
     }
@@ -689,7 +760,7 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
     for (size_t k = 0; k < n_missed; k++) {
         size_t j = s->missed[k], base = s->first[j];
         s->twin_of[j] = (uint32_t)j;
-        if (from_vocab(bpe, s, j, words[j], lens[j]) || is_twin(s, j, words, lens, twins_mask, &slot)) continue;
+        if (from_vocab(bpe, s, j, words[j], lens[j]) || is_twin(s, j, words, lens, twins_mask, shifts != NULL, &slot)) continue;
         size_t n_symbols = bpe->opt.char_level ? char_symbols(bpe, s, base, words[j], lens[j])
                                                : byte_symbols(bpe, s, base, words[j], lens[j]);
         s->twins[slot] = (uint32_t)n_todo;
@@ -718,9 +789,17 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
 
 #define CUT_MIN 32 /* shorter words are merged and cached whole */
 
+/* Whether the cut char starts at word[at] (at + 4 <= len: one load, the char's bytes masked out of it). */
+static int cut_starts(const tp_bpe *bpe, const uint8_t *word, size_t at) {
+    uint32_t four;
+    memcpy(&four, word + at, 4);
+    return (four & bpe->cut_mask) == bpe->cut_four;
+}
+
 /* A cut char starts at word[at] and the char before it is another. */
 static int is_cut_at(const tp_bpe *bpe, const uint8_t *word, size_t len, size_t at) {
     size_t n = bpe->cut_len;
+    if (at + 4 <= len) return cut_starts(bpe, word, at) && !(at >= n && cut_starts(bpe, word, at - n));
     return at + n <= len && tp_same_bytes(word + at, bpe->cut, n) && !(at >= n && tp_same_bytes(word + at - n, bpe->cut, n));
 }
 
@@ -739,7 +818,8 @@ static size_t cut_word(const tp_bpe *bpe, const uint8_t *word, size_t len, const
 static int reserve_pieces(tp_bpe_scratch *s, size_t pieces, size_t words) {
     if (pieces > s->pieces_cap) {
         size_t cap = grow_capacity(s->pieces_cap, pieces);
-        if (grow_to(&s->pieces, cap, sizeof(*s->pieces)) || grow_to(&s->piece_lens, cap, sizeof(size_t))) return -1;
+        if (grow_to(&s->pieces, cap, sizeof(*s->pieces)) || grow_to(&s->piece_lens, cap, sizeof(size_t)) ||
+            grow_to(&s->piece_shifts, cap, 4)) return -1;
         s->pieces_cap = cap;
     }
     if (words > s->cut_words_cap) {
@@ -751,42 +831,51 @@ static int reserve_pieces(tp_bpe_scratch *s, size_t pieces, size_t words) {
     return 0;
 }
 
-/* A cut word's tokens: its pieces' tokens in order, written from `at`, each piece's ranges moved past the end
- * of the tokens before it (as HF's Word::add places a symbol where the previous one ended). Returns the count. */
-static uint32_t join_pieces(tp_bpe_scratch *s, size_t first_piece, size_t n_pieces, size_t at) {
-    size_t from_at = at;
-    uint32_t shift = 0;
+/* A cut word's tokens, in place: each piece's tokens moved down to follow the previous piece's (a piece's
+ * tokens never outnumber the room it was given), their ranges moved into the word (where HF's Word::add
+ * places a symbol: no char of a cut word is dropped, so each piece's symbols end where its bytes do). A piece
+ * found in the cache is there already when no piece before it was merged; a repeat's tokens are copied from
+ * the piece it repeats, which has been placed before (first and twin_of say where, and in whose ranges). */
+static uint32_t join_pieces(tp_bpe_scratch *s, size_t first_piece, size_t n_pieces, const uint32_t *shifts) {
+    size_t start = s->first[first_piece], at = start;
     for (size_t k = first_piece; k < first_piece + n_pieces; k++) {
-        for (size_t t = s->first[k]; t < s->first[k] + s->count[k]; t++, at++) {
-            s->ids[at] = s->ids[t]; s->starts[at] = s->starts[t] + shift; s->ends[at] = s->ends[t] + shift;
-        }
-        if (at > from_at) shift = s->ends[at - 1];
+        size_t from = s->twin_of[k] == NO_ID || s->twin_of[k] == k ? k : s->twin_of[k];
+        uint32_t shift = shifts[k] - (s->twin_of[from] == NO_ID ? shifts[from] : 0); /* modulo 2^32 */
+        size_t src = s->first[from], count = s->count[k];
+        if (src != at || shift)
+            for (size_t t = 0; t < count; t++) {
+                s->ids[at + t] = s->ids[src + t];
+                s->starts[at + t] = s->starts[src + t] + shift;
+                s->ends[at + t] = s->ends[src + t] + shift;
+            }
+        s->first[k] = (uint32_t)at;
+        s->twin_of[k] = NO_ID; /* its tokens are now at first[k], in the word's ranges */
+        at += count;
     }
-    return (uint32_t)(at - from_at);
+    return (uint32_t)(at - start);
 }
 
 /* Words of CUT_MIN bytes or more are cut (choose_cut) and their pieces encoded as words; each cut word's
- * tokens are then joined after every piece's. A cut word is not cached whole: its pieces are, and a text
+ * tokens are then joined where its pieces' were. A cut word is not cached whole: its pieces are, and a text
  * seen before is rarely worth the cache's room. */
 static int encode_cut_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
                             size_t n, tp_words *out) {
-    size_t bound = n, room = 0, at;
+    size_t bound = n;
     for (size_t j = 0; j < n; j++)
-        if (lens[j] >= CUT_MIN) { bound += lens[j] / bpe->cut_len; room += lens[j] + 1; }
+        if (lens[j] >= CUT_MIN) bound += lens[j] / bpe->cut_len;
     if (reserve_pieces(s, bound, n)) return -1;
     size_t m = 0;
     for (size_t j = 0; j < n; j++) {
         size_t got = lens[j] >= CUT_MIN ? cut_word(bpe, words[j], lens[j], s->pieces + m, s->piece_lens + m) : 1;
         if (got == 1) { s->pieces[m] = words[j]; s->piece_lens[m] = lens[j]; }
+        for (size_t k = m; k < m + got; k++) s->piece_shifts[k] = (uint32_t)(s->pieces[k] - words[j]);
         s->word_pieces[j] = (uint32_t)got;
         m += got;
     }
-    if (encode_words(bpe, s, s->pieces, s->piece_lens, m, room, &at)) return -1;
+    if (encode_words(bpe, s, s->pieces, s->piece_lens, m, s->piece_shifts)) return -1;
     for (size_t j = 0, k = 0; j < n; k += s->word_pieces[j], j++) {
-        if (s->word_pieces[j] == 1) { s->word_first[j] = s->first[k]; s->word_count[j] = s->count[k]; continue; }
-        s->word_first[j] = (uint32_t)at;
-        s->word_count[j] = join_pieces(s, k, s->word_pieces[j], at);
-        at += lens[j] + 1;
+        s->word_first[j] = s->first[k];
+        s->word_count[j] = join_pieces(s, k, s->word_pieces[j], s->piece_shifts);
     }
     *out = (tp_words){s->ids, s->starts, s->ends, s->word_first, s->word_count};
     return 0;
@@ -796,8 +885,7 @@ int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
                         size_t n, tp_words *out) {
     for (size_t j = 0; bpe->cut_len && j < n; j++)
         if (lens[j] >= CUT_MIN) return encode_cut_words(bpe, s, words, lens, n, out);
-    size_t spare_at;
-    if (encode_words(bpe, s, words, lens, n, 0, &spare_at)) return -1;
+    if (encode_words(bpe, s, words, lens, n, NULL)) return -1;
     *out = (tp_words){s->ids, s->starts, s->ends, s->first, s->count};
     return 0;
 }

@@ -148,19 +148,25 @@ static inline const tp_cache_slot *tp_word_cache_find(const tp_word_cache *cache
     }
 }
 
-/* Copy a found slot's n tokens out. */
-static inline void tp_word_cache_load(const tp_word_cache *cache, const tp_cache_slot *slot, uint32_t *ids,
-                                      uint32_t *starts, uint32_t *ends) {
+/* Copy a found slot's n tokens out, their ranges moved by shift (the word's place in a longer one). */
+static inline void tp_word_cache_load_at(const tp_word_cache *cache, const tp_cache_slot *slot, uint32_t *ids,
+                                         uint32_t *starts, uint32_t *ends, uint32_t shift) {
     if (slot->len & TP_CACHE_INLINE) {
-        ids[0] = slot->at; starts[0] = 0; ends[0] = slot->len & ~TP_CACHE_INLINE;
+        ids[0] = slot->at; starts[0] = shift; ends[0] = shift + (slot->len & ~TP_CACHE_INLINE);
         return;
     }
     const uint8_t *entry = cache->arena + slot->at;
     const uint16_t *from = (const uint16_t *)(entry + (size_t)slot->n * 4), *to = from + slot->n;
     const uint32_t *cached = (const uint32_t *)entry;
     for (size_t k = 0; k < slot->n; k++) { /* a few tokens: a loop beats a memcpy call */
-        ids[k] = cached[k]; starts[k] = from[k]; ends[k] = to[k];
+        ids[k] = cached[k]; starts[k] = shift + from[k]; ends[k] = shift + to[k];
     }
+}
+
+/* Copy a found slot's n tokens out. */
+static inline void tp_word_cache_load(const tp_word_cache *cache, const tp_cache_slot *slot, uint32_t *ids,
+                                      uint32_t *starts, uint32_t *ends) {
+    tp_word_cache_load_at(cache, slot, ids, starts, ends, 0);
 }
 
 /* Put meta (and key) into the word's slot unless the word is there already. Returns 0 when no slot was
