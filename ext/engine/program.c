@@ -313,6 +313,8 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
                        (behavior == TT_BEHAVIOR_REMOVED || behavior == TT_BEHAVIOR_ISOLATED ||
                         behavior == TT_BEHAVIOR_CONTIGUOUS);
     int regex_pieces = !bs && s->kind == TT_STEP_SPLIT_REGEX && !invert && behavior == TT_BEHAVIOR_ISOLATED;
+    int compiled_pieces = !bs && rx && tt_rx_uses_dfa(rx) && !invert && behavior == TT_BEHAVIOR_ISOLATED;
+    if (compiled_pieces && !sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return -1;
     size_t out = 0;
     /* with bs->skips: start_at is the first byte that starts a match at or after the piece it was
      * looked for from (once `scanned`); pieces are in text order, so one scan over the text serves them all */
@@ -344,6 +346,12 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
         }
         if (regex_pieces) {
             out += tt_fsm_regex_pieces(v, lo, hi, s->regex, sc->next + out);
+            continue;
+        }
+        if (compiled_pieces) {
+            size_t got = tt_fsm_compiled_pieces(rx, v, lo, hi, sc->rx_mem, sc->next + out);
+            if (got == TT_RX_OOM) return -1;
+            out += got;
             continue;
         }
         size_t n_segs;

@@ -397,12 +397,13 @@ static inline uint32_t skip_to_start(const tt_rx *rx, const uint16_t *byte_col, 
     return hi;
 }
 
-/* tt_rx_segments over [lo, hi), each match found by the DFA. */
+/* tt_rx_segments over [lo, hi) into out (or, with pieces, as Isolated pieces), each match found by the DFA. */
 static inline size_t dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint16_t *byte_col, const uint8_t *text,
-                                  uint32_t lo, uint32_t hi, tt_seg *out) {
+                                  uint32_t lo, uint32_t hi, tt_seg *out, tt_piece *pieces) {
     tt_rx_dfa *d = dfa_for(rx, m);
     if (!d) return TT_RX_OOM;
     tt_rx_segments it = tt_rx_segments_begin(out, lo);
+    it.pieces = pieces;
     while (it.search <= hi) {
         int64_t end = -1;
         uint32_t start = it.search;
@@ -422,7 +423,12 @@ static inline size_t dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint16_t 
 
 size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
                           tt_seg *out) {
-    return dfa_segments(rx, m, NULL, text, lo, hi, out);
+    return dfa_segments(rx, m, NULL, text, lo, hi, out, NULL);
+}
+
+size_t tt_fsm_compiled_pieces(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *m,
+                              tt_piece *out) {
+    return dfa_segments(rx, m, NULL, v->text, lo, hi, NULL, out);
 }
 
 void tt_rx_byte_classes(const tt_rx *rx, const uint32_t char_of_byte[256], uint16_t byte_col[256]) {
@@ -435,5 +441,5 @@ void tt_rx_byte_starts(const tt_rx *rx, const uint16_t byte_col[256], uint8_t st
 
 size_t tt_fsm_compiled_bytes(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
                              const uint16_t byte_col[256], tt_seg *out) {
-    return dfa_segments(rx, m, byte_col, text, lo, hi, out);
+    return dfa_segments(rx, m, byte_col, text, lo, hi, out, NULL);
 }
