@@ -451,16 +451,17 @@ static int run_metaspace(const tt_program *prog, const tt_view *v, size_t len, t
  * space; a match that is only that space becomes a prefix-only piece (start == end). */
 static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *sc, size_t *n) {
     const tt_step *b = &prog->final;
+    if (!b->use_regex) { /* the pieces stay, each marked where the prefix space goes */
+        for (size_t i = 0; i < *n; i++)
+            sc->cur[i].flags = b->add_prefix_space && v->text[sc->cur[i].start] != ' ' ? TT_PIECE_PREFIX : 0;
+        return 0;
+    }
     size_t out = 0;
     for (size_t i = 0; i < *n; i++) {
         uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
         int prefix = b->add_prefix_space && v->text[lo] != ' ';
         size_t bound = TT_MAX_SEGS(hi - lo + 1);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
-        if (!b->use_regex) {
-            sc->next[out++] = (tt_piece){lo, hi, prefix ? TT_PIECE_PREFIX : 0};
-            continue;
-        }
         if (!prefix) {
             out += tt_fsm_regex_pieces(v, lo, hi, TT_REGEX_GPT2, sc->next + out);
             continue;
