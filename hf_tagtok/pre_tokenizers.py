@@ -520,6 +520,12 @@ class Split(PreTokenizer):
             return [{"kind": "split_compiled", **self._compiled.step_fields, **common}]
         return [{"kind": "stock", "stock": self._stock()}]
 
+    def _isolated_class_run(self):
+        """The pattern text when this split isolates runs of one char set (see Sequence._steps), else None."""
+        if self._compiled is None or self._behavior != "isolated" or self._invert:
+            return None
+        return self._pattern if self._compiled.class_run is not None else None
+
     def to_json_dict(self):
         return {"type": "Split", "pattern": {self._pattern_type: self._pattern},
                 "behavior": _BEHAVIOR_JSON[self._behavior], "invert": self._invert}
@@ -623,7 +629,34 @@ class Sequence(PreTokenizer):
         return f"Sequence([{', '.join(map(repr, self._pretokenizers))}])"
 
     def _steps(self):
-        return [step for item in self._pretokenizers for step in item._steps()]
+        # Consecutive Isolated splits by runs of pairwise disjoint char sets (DeepSeek-V3's digits, then its
+        # CJK runs) cut the text as one Isolated split by their alternation: one pass instead of one per split.
+        steps, run = [], []  # run: the current such splits, as (item, pattern)
+
+        def flush():
+            fused = None
+            if len(run) > 1:
+                try:
+                    fused = regex_compiler.compile_alternatives(tuple(pattern for _, pattern in run))
+                except regex_compiler.UnsupportedRegex:  # e.g. too big together: each runs on its own
+                    pass
+            if fused is not None:
+                steps.append({"kind": "split_compiled", **fused.step_fields, "behavior": "isolated", "invert": False})
+            else:
+                steps.extend(step for item, _ in run for step in item._steps())
+            run.clear()
+
+        for item in self._pretokenizers:
+            pattern = item._isolated_class_run() if isinstance(item, Split) else None
+            if pattern is None:
+                flush()
+                steps.extend(item._steps())
+                continue
+            if not regex_compiler.disjoint_class_runs((*(p for _, p in run), pattern)):
+                flush()
+            run.append((item, pattern))
+        flush()
+        return steps
 
     def to_json_dict(self):
         return {"type": "Sequence", "pretokenizers": [item.to_json_dict() for item in self._pretokenizers]}

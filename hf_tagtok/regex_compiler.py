@@ -11,7 +11,7 @@ so callers fall back to stock with a readable reason.
 import functools
 import struct
 
-__all__ = ["UnsupportedRegex", "compile_pattern", "CompiledRegex"]
+__all__ = ["UnsupportedRegex", "compile_pattern", "compile_alternatives", "disjoint_class_runs", "CompiledRegex"]
 
 MAX_CP = 0x10FFFF
 MAX_INSTRUCTIONS = 50000
@@ -592,12 +592,27 @@ def _two_level(bounds, interval_class):
     return np.array(stage1, dtype=np.uint16), b"".join(blocks)
 
 
+def _class_run(node):
+    """The code points of a pattern whose matches are runs of that one set (at least one char), each decided
+    by the chars from its start on within the run; None for any other pattern."""
+    kind = node[0]
+    if kind == "set":
+        return node[1]
+    if kind == "run" and node[2] >= 1:
+        return node[1]
+    if kind == "rep" and node[2] >= 1 and node[1][0] == "set":
+        return node[1][1]
+    return None
+
+
 class CompiledRegex:
     """A compiled pattern: program words, class map and set bitmaps, as bytes for the engine step."""
 
-    def __init__(self, pattern):
+    def __init__(self, pattern, tree=None):
         self.pattern = pattern
-        tree = _Parser(pattern).parse()
+        if tree is None:
+            tree = _Parser(pattern).parse()
+        self.class_run = _class_run(tree)
         em = _Emitter()
         em.gen(tree)
         n_main_splits = em.n_splits
@@ -637,3 +652,23 @@ class CompiledRegex:
 def compile_pattern(pattern):
     """CompiledRegex for `pattern`, or UnsupportedRegex naming what the compiler cannot express."""
     return CompiledRegex(pattern)
+
+
+@functools.lru_cache(maxsize=256)
+def compile_alternatives(patterns):
+    """One CompiledRegex trying `patterns` (a tuple) in order at each position, as their `|` would, each
+    parsed on its own (so a flag such as `(?i)` stays inside its pattern)."""
+    tree = ("alt", [_Parser(pattern).parse() for pattern in patterns])
+    return CompiledRegex("|".join(f"(?:{pattern})" for pattern in patterns), tree)
+
+
+def disjoint_class_runs(patterns):
+    """Whether every pattern only matches runs of its own char set and no two sets share a code point.
+
+    Then no match of one pattern can touch a char another pattern matches, and each match depends only on
+    its run: splitting by each pattern in turn (Isolated) cuts where splitting once by their alternation does."""
+    runs = [compile_pattern(pattern).class_run for pattern in patterns]
+    if any(ranges is None for ranges in runs):
+        return False
+    edges = sorted(r for ranges in runs for r in ranges)
+    return all(prev[1] < cur[0] for prev, cur in zip(edges, edges[1:]))

@@ -31,6 +31,13 @@ TWINS = [
     pt.Sequence([pt.WhitespaceSplit(), pt.Metaspace(prepend_scheme="first")]),
     pt.Sequence([pt.ByteLevel(use_regex=False), pt.Digits(True)]),  # transform first: composed in Python
     pt.Sequence([]),
+    # Isolated splits by runs of disjoint sets, fused into one step (DeepSeek-V3's first two), and ones that
+    # must not fuse (sets sharing chars; another behavior between them)
+    pt.Sequence([pt.Split(Regex(r"\p{N}{1,3}"), "isolated"), pt.Split(Regex("[一-龥぀-ゟ゠-ヿ]+"), "isolated"),
+                 pt.Split(Regex("[a-c]{2,3}?"), "isolated"), pt.Split(Regex("x++"), "isolated"), pt.ByteLevel(False)]),
+    pt.Sequence([pt.Split(Regex(r"\p{N}{2}"), "isolated"), pt.Split(Regex(r"\d+"), "isolated"),
+                 pt.Split(Regex(r"[\s]"), "isolated"), pt.Split(Regex(r"\p{L}+"), "removed"),
+                 pt.Split(Regex(r"é+"), "isolated")]),
 ]
 IDS = [repr(twin)[:70] for twin in TWINS]
 
@@ -184,6 +191,15 @@ def test_other_regexes_compile_and_equal_stock():
         assert twin.regex_kind is None and [s["kind"] for s in twin._steps()] == ["split_compiled"]
         for text in EDGE_CASES + ["x1\nx22"]:
             assert twin.pre_tokenize_str(text) == twin.stock().pre_tokenize_str(text)
+
+
+def test_isolated_splits_by_disjoint_runs_run_as_one_step():
+    digits, cjk, spaces = (pt.Split(Regex(p), "isolated") for p in (r"\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+", r"\s+"))
+    kinds = lambda *items: [step["kind"] for step in pt.Sequence(list(items))._steps()]
+    assert kinds(digits, cjk, spaces, pt.ByteLevel(False)) == ["split_compiled", "bytelevel"]
+    assert kinds(digits, pt.Split(Regex(r"\d+"), "isolated"), cjk) == ["split_compiled", "split_compiled"]
+    assert kinds(digits, pt.Split(Regex(r"\s+(?!\S)"), "isolated"), cjk) == ["split_compiled"] * 3
+    assert kinds(digits, pt.Split(Regex(r"[一-龥]+"), "removed")) == ["split_compiled"] * 2
 
 
 def test_recognised_patterns_run_as_fsm_steps():

@@ -122,6 +122,20 @@ def test_tokens_added_one_call_at_a_time_encode_like_stock():
         assert tokenizer_mode.encoding_diff(ours.encode(text), expected) is None
 
 
+@pytest.mark.parametrize("firsts", ["<", "<｜", "<｜[{", "<｜[{#"])
+def test_added_tokens_with_few_first_bytes_found_at_every_offset_like_stock(firsts):
+    # one to five distinct first bytes ('｜' starts with the same byte as '，'); each token lands at every
+    # offset of a sixteen-byte block and past the last whole block
+    reference = tokenizer_zoo.load("small_bytelevel")
+    ours = hf_tagtok.Tokenizer.from_hf(reference)
+    names = [f"{c}tok{c}" for c in firsts]
+    assert ours.add_tokens(names) == reference.add_tokens(names)
+    texts = [("x" * pad + name + " a，b" * reps) for name in names for pad in range(19) for reps in (0, 1, 5)]
+    texts += ["，".join(names) * 3, "<tok" + "，" * 20 + names[-1], "a" * 40 + names[0]]
+    for text, expected in zip(texts, reference.encode_batch(texts)):
+        assert tokenizer_mode.encoding_diff(ours.encode(text), expected) is None, text
+
+
 def test_from_hf_copies_settings_then_shares_nothing():
     stock = tokenizer_zoo.load("small_added_flags")
     stock.encode_special_tokens = True

@@ -119,6 +119,9 @@ tt_rx_mem *tt_rx_mem_new(void);
 void tt_rx_mem_free(tt_rx_mem *mem);
 size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *mem,
                        tt_seg *out);
+/* tt_fsm_compiled then tt_apply_behavior (Isolated, no invert) in one pass, for a program run as a DFA. */
+size_t tt_fsm_compiled_pieces(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *mem,
+                              tt_piece *out);
 
 /* A compiled regex run as a DFA (tt_rx_uses_dfa) over bytes that each stand for one char, as the text
  * after ByteLevel does: byte_col (tt_rx_byte_classes) holds the class of each byte's char. */

@@ -313,6 +313,8 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
                        (behavior == TT_BEHAVIOR_REMOVED || behavior == TT_BEHAVIOR_ISOLATED ||
                         behavior == TT_BEHAVIOR_CONTIGUOUS);
     int regex_pieces = !bs && s->kind == TT_STEP_SPLIT_REGEX && !invert && behavior == TT_BEHAVIOR_ISOLATED;
+    int compiled_pieces = !bs && rx && tt_rx_uses_dfa(rx) && !invert && behavior == TT_BEHAVIOR_ISOLATED;
+    if (compiled_pieces && !sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return -1;
     size_t out = 0;
     /* with bs->skips: start_at is the first byte that starts a match at or after the piece it was
      * looked for from (once `scanned`); pieces are in text order, so one scan over the text serves them all */
@@ -344,6 +346,12 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
         }
         if (regex_pieces) {
             out += tt_fsm_regex_pieces(v, lo, hi, s->regex, sc->next + out);
+            continue;
+        }
+        if (compiled_pieces) {
+            size_t got = tt_fsm_compiled_pieces(rx, v, lo, hi, sc->rx_mem, sc->next + out);
+            if (got == TT_RX_OOM) return -1;
+            out += got;
             continue;
         }
         size_t n_segs;
@@ -443,16 +451,17 @@ static int run_metaspace(const tt_program *prog, const tt_view *v, size_t len, t
  * space; a match that is only that space becomes a prefix-only piece (start == end). */
 static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *sc, size_t *n) {
     const tt_step *b = &prog->final;
+    if (!b->use_regex) { /* the pieces stay, each marked where the prefix space goes */
+        for (size_t i = 0; i < *n; i++)
+            sc->cur[i].flags = b->add_prefix_space && v->text[sc->cur[i].start] != ' ' ? TT_PIECE_PREFIX : 0;
+        return 0;
+    }
     size_t out = 0;
     for (size_t i = 0; i < *n; i++) {
         uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
         int prefix = b->add_prefix_space && v->text[lo] != ' ';
         size_t bound = TT_MAX_SEGS(hi - lo + 1);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
-        if (!b->use_regex) {
-            sc->next[out++] = (tt_piece){lo, hi, prefix ? TT_PIECE_PREFIX : 0};
-            continue;
-        }
         if (!prefix) {
             out += tt_fsm_regex_pieces(v, lo, hi, TT_REGEX_GPT2, sc->next + out);
             continue;

@@ -373,6 +373,32 @@ static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint16_t *
     }
 }
 
+/* Whether a match can start on the char at p, whose first byte is in byte_starts. */
+static inline int starts_at(const tt_rx *rx, const uint8_t *text, uint32_t p, uint32_t hi) {
+    uint8_t b = text[p];
+    if (b < 0x80) return 1;
+    if (p + 1 < hi && !(rx->second_starts[b - 0xC0] >> (text[p + 1] & 0x3F) & 1)) return 0; /* none of these chars */
+    return rx->class_starts[tt_rx_class(rx, utf8_decode(text + p, NULL))];
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* From the char start p, sixteen bytes at a time: the first char on which a match can start, else where
+ * fewer than sixteen bytes are left (possibly inside a char). Each block's candidate bytes are tested in
+ * turn from its bit mask, so a text whose chars are mostly candidates costs no branch per char. */
+__attribute__((target("ssse3"))) static uint32_t skip_blocks_ssse3(const tt_rx *rx, const uint8_t *text, uint32_t p,
+                                                                 uint32_t hi) {
+    const __m128i lo_tbl = _mm_loadu_si128((const __m128i *)rx->start_set.lo);
+    const __m128i hi_tbl = _mm_loadu_si128((const __m128i *)rx->start_set.hi);
+    for (; p + 16 <= hi; p += 16) {
+        for (uint32_t bits = tt_nibble_bits16(lo_tbl, hi_tbl, text + p); bits; bits &= bits - 1) {
+            uint32_t q = p + (uint32_t)__builtin_ctz(bits);
+            if (rx->byte_starts[text[q]] && starts_at(rx, text, q, hi)) return q;
+        }
+    }
+    return p;
+}
+#endif
+
 /* The first char start >= p (or hi) on which a match can start. */
 static inline uint32_t skip_to_start(const tt_rx *rx, const uint16_t *byte_col, const uint8_t *text, uint32_t p,
                                      uint32_t hi) {
@@ -380,6 +406,9 @@ static inline uint32_t skip_to_start(const tt_rx *rx, const uint16_t *byte_col, 
         while (p < hi && !rx->class_starts[byte_col[text[p]]]) p++;
         return p;
     }
+#if defined(__x86_64__) || defined(__i386__)
+    if (rx->start_set.simd) p = skip_blocks_ssse3(rx, text, p, hi);
+#endif
     while (p < hi) {
         uint8_t b = text[p];
         if (!rx->byte_starts[b]) { /* continuation bytes are stepped over too: never starts */
@@ -397,12 +426,13 @@ static inline uint32_t skip_to_start(const tt_rx *rx, const uint16_t *byte_col, 
     return hi;
 }
 
-/* tt_rx_segments over [lo, hi), each match found by the DFA. */
+/* tt_rx_segments over [lo, hi) into out (or, with pieces, as Isolated pieces), each match found by the DFA. */
 static inline size_t dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint16_t *byte_col, const uint8_t *text,
-                                  uint32_t lo, uint32_t hi, tt_seg *out) {
+                                  uint32_t lo, uint32_t hi, tt_seg *out, tt_piece *pieces) {
     tt_rx_dfa *d = dfa_for(rx, m);
     if (!d) return TT_RX_OOM;
     tt_rx_segments it = tt_rx_segments_begin(out, lo);
+    it.pieces = pieces;
     while (it.search <= hi) {
         int64_t end = -1;
         uint32_t start = it.search;
@@ -422,7 +452,12 @@ static inline size_t dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint16_t 
 
 size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
                           tt_seg *out) {
-    return dfa_segments(rx, m, NULL, text, lo, hi, out);
+    return dfa_segments(rx, m, NULL, text, lo, hi, out, NULL);
+}
+
+size_t tt_fsm_compiled_pieces(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *m,
+                              tt_piece *out) {
+    return dfa_segments(rx, m, NULL, v->text, lo, hi, NULL, out);
 }
 
 void tt_rx_byte_classes(const tt_rx *rx, const uint32_t char_of_byte[256], uint16_t byte_col[256]) {
@@ -435,5 +470,5 @@ void tt_rx_byte_starts(const tt_rx *rx, const uint16_t byte_col[256], uint8_t st
 
 size_t tt_fsm_compiled_bytes(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
                              const uint16_t byte_col[256], tt_seg *out) {
-    return dfa_segments(rx, m, byte_col, text, lo, hi, out);
+    return dfa_segments(rx, m, byte_col, text, lo, hi, out, NULL);
 }

@@ -65,13 +65,19 @@ void tt_rx_dfa_free_all(tt_rx_mem *m);
  * (shared by the VM and the DFA, which differ only in how they find a match). */
 typedef struct {
     tt_seg *out;
+    tt_piece *pieces; /* instead of out: what Isolated (no invert) makes of the segments, the non-empty ones */
     size_t n;
     uint32_t prev, search, last_end;
     int have_last;
 } tt_rx_segments;
 
 static inline tt_rx_segments tt_rx_segments_begin(tt_seg *out, uint32_t lo) {
-    return (tt_rx_segments){out, 0, lo, lo, 0, 0};
+    return (tt_rx_segments){out, NULL, 0, lo, lo, 0, 0};
+}
+
+static inline void tt_rx_segments_push(tt_rx_segments *it, uint32_t start, uint32_t end, uint32_t match) {
+    if (!it->pieces) it->out[it->n++] = (tt_seg){start, end, match};
+    else if (end > start) it->pieces[it->n++] = (tt_piece){start, end, 0};
 }
 
 /* A match [start, end) found searching from it->search (byte_chars: every byte is one char). An empty match right where the previous one ended
@@ -84,16 +90,16 @@ static inline int tt_rx_segments_take(tt_rx_segments *it, const uint8_t *text, u
         it->search += byte_chars ? 1 : utf8_char_len(text[it->search]);
         return 0;
     }
-    if (it->prev != start) it->out[it->n++] = (tt_seg){it->prev, start, 0};
-    it->out[it->n++] = (tt_seg){start, end, 1};
+    if (it->prev != start) tt_rx_segments_push(it, it->prev, start, 0);
+    tt_rx_segments_push(it, start, end, 1);
     it->prev = it->last_end = it->search = end;
     it->have_last = 1;
     return 1;
 }
 
-/* The segment count, with the unmatched tail up to hi. */
+/* The segment (or piece) count, with the unmatched tail up to hi. */
 static inline size_t tt_rx_segments_end(tt_rx_segments *it, uint32_t hi) {
-    if (it->prev != hi) it->out[it->n++] = (tt_seg){it->prev, hi, 0};
+    if (it->prev != hi) tt_rx_segments_push(it, it->prev, hi, 0);
     return it->n;
 }
 

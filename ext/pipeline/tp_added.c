@@ -6,11 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "tagtok.h"
 #include "tagtok_tables.h"
 #include "tp_hash.h"
 
 #define NONE UINT32_MAX
+#define FEW_FIRSTS 4 /* up to this many distinct first bytes, the scan compares sixteen bytes at a time */
 
 typedef struct {
     uint64_t *keys; uint32_t *child; uint64_t mask; /* (node << 8 | byte) -> child node */
@@ -18,7 +23,7 @@ typedef struct {
     uint32_t n_nodes;
     uint8_t first[256];   /* bytes a token starts with */
     int n_first;          /* how many; with one, memchr finds the candidates */
-    uint8_t only_first;
+    uint8_t firsts[FEW_FIRSTS]; /* the first n_first of them */
     int empty;
 } trie;
 
@@ -94,7 +99,12 @@ static int trie_build(trie *t, const uint8_t *const *contents, const uint32_t *l
     for (size_t i = 0; i < n; i++) {
         if (pass[i] != which || lens[i] == 0) continue;
         t->empty = 0;
-        if (!t->first[contents[i][0]]) { t->first[contents[i][0]] = 1; t->n_first++; t->only_first = contents[i][0]; }
+        uint8_t b0 = contents[i][0];
+        if (!t->first[b0]) {
+            if (t->n_first < FEW_FIRSTS) t->firsts[t->n_first] = b0;
+            t->first[b0] = 1;
+            t->n_first++;
+        }
         uint32_t node = 0;
         for (uint32_t k = 0; k < lens[i]; k++) {
             uint32_t next = trie_child(t, node, contents[i][k]);
@@ -149,9 +159,22 @@ void tp_added_free(tp_added *added) {
 /* The first position from `at` where a token may start (`end` when none). */
 static size_t next_candidate(const trie *t, const uint8_t *text, size_t at, size_t end) {
     if (t->n_first == 1) {
-        const uint8_t *hit = at < end ? memchr(text + at, t->only_first, end - at) : NULL;
+        const uint8_t *hit = at < end ? memchr(text + at, t->firsts[0], end - at) : NULL;
         return hit ? (size_t)(hit - text) : end;
     }
+#if defined(__SSE2__)
+    if (t->n_first <= FEW_FIRSTS) { /* unused lanes repeat the first byte */
+        __m128i want[FEW_FIRSTS];
+        for (int k = 0; k < FEW_FIRSTS; k++) want[k] = _mm_set1_epi8((char)t->firsts[k < t->n_first ? k : 0]);
+        for (; at + 16 <= end; at += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(text + at));
+            __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, want[0]), _mm_cmpeq_epi8(x, want[1])),
+                                       _mm_or_si128(_mm_cmpeq_epi8(x, want[2]), _mm_cmpeq_epi8(x, want[3])));
+            uint32_t bits = (uint32_t)_mm_movemask_epi8(hit);
+            if (bits) return at + (size_t)__builtin_ctz(bits);
+        }
+    }
+#endif
     while (at < end && !t->first[text[at]]) at++;
     return at;
 }
