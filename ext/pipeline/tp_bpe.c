@@ -44,7 +44,8 @@ struct tp_bpe {
     vocab_slot *vocab_slots; uint64_t vocab_mask;   /* bytes -> id, one cache line per probe */
     merge_slot *merges; uint64_t merge_mask; /* (left, right) -> step */
     uint64_t *pair_filter; unsigned pair_filter_shift; /* see may_merge */
-    uint64_t *lefts, *rights; /* id -> bit: the id is the left (right) of some merge (see can_pair) */
+    uint64_t *lefts, *rights; /* char level: id -> bit, the id is the left (right) of some merge (see can_pair);
+                               * else NULL */
     uint32_t byte_id[4][256]; /* [symbol_kind(first, last)][byte]: the byte's initial symbol */
     tp_bpe_options opt;
     int byte_gaps; /* byte level: some byte has no initial symbol in some position (see gap_symbols) */
@@ -143,9 +144,10 @@ static int has_bit(const uint64_t *bits, uint32_t id) { return (int)(bits[id >> 
 
 /* Whether some merge has left on its left and right on its right. In SentencePiece vocabularies many chars
  * (CJK, Thai...) appear in no merge at all: every pair next to one is settled here, from a table of a bit
- * per id, without the pair cache. */
+ * per id, without the pair cache. Byte-level vocabularies have no such table: nearly every byte symbol is
+ * in some merge, and the test cost their passes more than it saved. */
 static int can_pair(const tp_bpe *bpe, uint32_t left, uint32_t right) {
-    return has_bit(bpe->lefts, left) & has_bit(bpe->rights, right);
+    return !bpe->lefts || (has_bit(bpe->lefts, left) & has_bit(bpe->rights, right));
 }
 
 /* The step of the merge of pair (pair_of) whose merge_hash is given, or NO_STEP; the pair may merge. */
@@ -252,13 +254,16 @@ static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     if (bpe->opt.unk_id != NO_ID && bpe->opt.unk_id >= ids) ids = (uint64_t)bpe->opt.unk_id + 1;
     for (int b = 0; b < 256; b++)
         if (bpe->byte_tokens[b] != NO_ID && bpe->byte_tokens[b] >= ids) ids = (uint64_t)bpe->byte_tokens[b] + 1;
-    bpe->lefts = calloc(ids / 64 + 1, sizeof(uint64_t));
-    bpe->rights = calloc(ids / 64 + 1, sizeof(uint64_t));
-    if (!bpe->lefts || !bpe->rights) return -1;
+    if (bpe->opt.char_level) {
+        bpe->lefts = calloc(ids / 64 + 1, sizeof(uint64_t));
+        bpe->rights = calloc(ids / 64 + 1, sizeof(uint64_t));
+        if (!bpe->lefts || !bpe->rights) return -1;
+    }
     for (uint32_t rank = 0; rank < n; rank++) {
         uint64_t bit = pair_filter_bit(bpe, pair_of(merges[rank].left, merges[rank].right));
         bpe->pair_filter[bit >> 6] |= 1ULL << (bit & 63);
         uint32_t left = merges[rank].left, right = merges[rank].right;
+        if (!bpe->lefts) continue;
         bpe->lefts[left >> 6] |= 1ULL << (left & 63);
         bpe->rights[right >> 6] |= 1ULL << (right & 63);
     }
@@ -744,14 +749,20 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
         __builtin_prefetch(tp_word_cache_home(tp_caches_first(&s->caches), s->hash[j]));
     }
     size_t n_missed = 0, n_todo = 0, n_short = 0;
+    /* Cut pieces' hits are packed (join_pieces then moves nothing); other words keep rooms by their length,
+     * so no word's place waits on the token count loaded for the word before it. */
     for (size_t j = 0, at = 0; j < n; j++) {
         s->first[j] = (uint32_t)at;
-        if (from_cache(s, j, words[j], lens[j], shifts ? shifts[j] : 0)) {
+        if (!shifts) {
+            at += per_byte * lens[j] + 1;
+            if (from_cache(s, j, words[j], lens[j], 0)) continue;
+        } else if (from_cache(s, j, words[j], lens[j], shifts[j])) {
             s->twin_of[j] = NO_ID;
             at += s->count[j];
             continue;
+        } else {
+            at += per_byte * lens[j] + 1;
         }
-        at += per_byte * lens[j] + 1;
         s->missed[n_missed++] = (uint32_t)j;
         if (bpe->opt.ignore_merges) __builtin_prefetch(&bpe->vocab_slots[s->hash[j] & bpe->vocab_mask]);
     }
