@@ -521,10 +521,10 @@ class Split(PreTokenizer):
         return [{"kind": "stock", "stock": self._stock()}]
 
     def _isolated_class_run(self):
-        """The pattern text when this split isolates runs of one char set (see Sequence._steps), else None."""
+        """This split's compiled pattern when it isolates runs of one char set (see Sequence._steps), else None."""
         if self._compiled is None or self._behavior != "isolated" or self._invert:
             return None
-        return self._pattern if self._compiled.class_run is not None else None
+        return self._compiled if self._compiled.class_run is not None else None
 
     def to_json_dict(self):
         return {"type": "Split", "pattern": {self._pattern_type: self._pattern},
@@ -631,13 +631,13 @@ class Sequence(PreTokenizer):
     def _steps(self):
         # Consecutive Isolated splits by runs of pairwise disjoint char sets (DeepSeek-V3's digits, then its
         # CJK runs) cut the text as one Isolated split by their alternation: one pass instead of one per split.
-        steps, run = [], []  # run: the current such splits, as (item, pattern)
+        steps, run = [], []  # run: the current such splits, as (item, its CompiledRegex)
 
         def flush():
             fused = None
             if len(run) > 1:
                 try:
-                    fused = regex_compiler.compile_alternatives(tuple(pattern for _, pattern in run))
+                    fused = regex_compiler.compile_alternatives(tuple(compiled.pattern for _, compiled in run))
                 except regex_compiler.UnsupportedRegex:  # e.g. too big together: each runs on its own
                     pass
             if fused is not None:
@@ -647,14 +647,14 @@ class Sequence(PreTokenizer):
             run.clear()
 
         for item in self._pretokenizers:
-            pattern = item._isolated_class_run() if isinstance(item, Split) else None
-            if pattern is None:
+            compiled = item._isolated_class_run() if isinstance(item, Split) else None
+            if compiled is None:
                 flush()
                 steps.extend(item._steps())
                 continue
-            if not regex_compiler.disjoint_class_runs((*(p for _, p in run), pattern)):
+            if not regex_compiler.disjoint_class_runs((*(c for _, c in run), compiled)):
                 flush()
-            run.append((item, pattern))
+            run.append((item, compiled))
         flush()
         return steps
 

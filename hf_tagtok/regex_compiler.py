@@ -662,12 +662,12 @@ def compile_alternatives(patterns):
     return CompiledRegex("|".join(f"(?:{pattern})" for pattern in patterns), tree)
 
 
-def disjoint_class_runs(patterns):
-    """Whether every pattern only matches runs of its own char set and no two sets share a code point.
+def disjoint_class_runs(compiled):
+    """Whether every CompiledRegex only matches runs of its own char set and no two sets share a code point.
 
     Then no match of one pattern can touch a char another pattern matches, and each match depends only on
     its run: splitting by each pattern in turn (Isolated) cuts where splitting once by their alternation does."""
-    runs = [compile_pattern(pattern).class_run for pattern in patterns]
+    runs = [regex.class_run for regex in compiled]
     if any(ranges is None for ranges in runs):
         return False
     edges = sorted(r for ranges in runs for r in ranges)

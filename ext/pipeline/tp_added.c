@@ -168,8 +168,8 @@ static size_t next_candidate(const trie *t, const uint8_t *text, size_t at, size
         for (int k = 0; k < FEW_FIRSTS; k++) want[k] = _mm_set1_epi8((char)t->firsts[k < t->n_first ? k : 0]);
         for (; at + 16 <= end; at += 16) {
             __m128i x = _mm_loadu_si128((const __m128i *)(text + at));
-            __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, want[0]), _mm_cmpeq_epi8(x, want[1])),
-                                       _mm_or_si128(_mm_cmpeq_epi8(x, want[2]), _mm_cmpeq_epi8(x, want[3])));
+            __m128i hit = _mm_cmpeq_epi8(x, want[0]);
+            for (int k = 1; k < FEW_FIRSTS; k++) hit = _mm_or_si128(hit, _mm_cmpeq_epi8(x, want[k]));
             uint32_t bits = (uint32_t)_mm_movemask_epi8(hit);
             if (bits) return at + (size_t)__builtin_ctz(bits);
         }

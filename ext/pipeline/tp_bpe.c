@@ -244,6 +244,16 @@ static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     bpe->pair_filter = calloc((1ULL << log2_bits) / 64, sizeof(uint64_t));
     if (!bpe->pair_filter) return -1;
     bpe->pair_filter_shift = 64 - log2_bits;
+    for (uint32_t rank = 0; rank < n; rank++) {
+        uint64_t bit = pair_filter_bit(bpe, pair_of(merges[rank].left, merges[rank].right));
+        bpe->pair_filter[bit >> 6] |= 1ULL << (bit & 63);
+    }
+    return 0;
+}
+
+/* lefts and rights (see can_pair), for char-level vocabularies. */
+static int build_merge_sides(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
+    if (!bpe->opt.char_level) return 0;
     /* every id a symbol can hold: the vocab's, the merges' (the config reader keeps them inside it), unk */
     uint64_t ids = bpe->n_tokens;
     for (uint32_t rank = 0; rank < n; rank++) {
@@ -254,16 +264,11 @@ static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     if (bpe->opt.unk_id != NO_ID && bpe->opt.unk_id >= ids) ids = (uint64_t)bpe->opt.unk_id + 1;
     for (int b = 0; b < 256; b++)
         if (bpe->byte_tokens[b] != NO_ID && bpe->byte_tokens[b] >= ids) ids = (uint64_t)bpe->byte_tokens[b] + 1;
-    if (bpe->opt.char_level) {
-        bpe->lefts = calloc(ids / 64 + 1, sizeof(uint64_t));
-        bpe->rights = calloc(ids / 64 + 1, sizeof(uint64_t));
-        if (!bpe->lefts || !bpe->rights) return -1;
-    }
+    bpe->lefts = calloc(ids / 64 + 1, sizeof(uint64_t));
+    bpe->rights = calloc(ids / 64 + 1, sizeof(uint64_t));
+    if (!bpe->lefts || !bpe->rights) return -1;
     for (uint32_t rank = 0; rank < n; rank++) {
-        uint64_t bit = pair_filter_bit(bpe, pair_of(merges[rank].left, merges[rank].right));
-        bpe->pair_filter[bit >> 6] |= 1ULL << (bit & 63);
         uint32_t left = merges[rank].left, right = merges[rank].right;
-        if (!bpe->lefts) continue;
         bpe->lefts[left >> 6] |= 1ULL << (left & 63);
         bpe->rights[right >> 6] |= 1ULL << (right & 63);
     }
@@ -378,7 +383,7 @@ tp_bpe *tp_bpe_new(const uint8_t *const *tokens, const uint32_t *lens, uint32_t 
     if (options->suffix_len) memcpy(bpe->suffix, options->suffix, options->suffix_len);
     bpe->opt.prefix = bpe->prefix; bpe->opt.suffix = bpe->suffix;
     if (build_vocab(bpe, tokens, lens, n_tokens) || build_merges(bpe, merges, n_merges) ||
-        choose_cut(bpe, merges, n_merges) || build_bmp_ids(bpe)) goto fail;
+        build_merge_sides(bpe, merges, n_merges) || choose_cut(bpe, merges, n_merges) || build_bmp_ids(bpe)) goto fail;
     if (!(bpe->words = tp_word_cache_new())) goto fail;
     if (options->char_level) return bpe;
     for (unsigned kind = 0; kind < 4; kind++)

@@ -1391,14 +1391,18 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
         }
         nz->expand[k] = expansion(st);
     }
-    if (build_prefix(nz, steps) || build_char_table(nz)) { tp_normalizer_free(nz); return NULL; }
-    const tp_norm_step *swap = &steps[nz->lead];
-    if (nz->lead + 1 == n && swap->kind == TP_NORM_REPLACE && swap->text_len == 1 && swap->text[0] < 0x80
-        && nz->steps[nz->lead].content_n == 1 && swap->content_len <= sizeof nz->swap) {
-        nz->swap_byte = swap->text[0];
-        memcpy(nz->swap, swap->content, swap->content_len);
-        nz->swap_len = swap->content_len;
+    if (build_prefix(nz, steps)) { tp_normalizer_free(nz); return NULL; }
+    if (nz->lead + 1 == n) {
+        const tp_norm_step *swap = &steps[nz->lead];
+        if (swap->kind == TP_NORM_REPLACE && swap->text_len == 1 && swap->text[0] < 0x80
+            && nz->steps[nz->lead].content_n == 1 && swap->content_len <= sizeof nz->swap) {
+            nz->swap_byte = swap->text[0];
+            memcpy(nz->swap, swap->content, swap->content_len);
+            nz->swap_len = swap->content_len;
+            return nz; /* normalize_swapping needs no per-char table */
+        }
     }
+    if (build_char_table(nz)) { tp_normalizer_free(nz); return NULL; }
     return nz;
 }
 
