@@ -145,6 +145,9 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         const tp_normalizer *normalizer
         const tp_wordpiece *wordpiece
         const tp_unigram *unigram
+        const uint8_t *replay_bytes
+        const uint32_t *replay_starts
+        size_t n_replay_ids
     ctypedef struct tp_columns:
         uint32_t *ids
         uint32_t *type_ids
@@ -163,7 +166,9 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         const void *data
         size_t len
         int unit
-    enum: TP_TEXT_SURROGATE
+        const uint32_t *replay
+        size_t n_replay
+    enum: TP_TEXT_SURROGATE, TP_REPLAY_MISMATCH
     enum: TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE
     int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n,
                         int add_special, int offsets, int words, tp_columns *out, int64_t *lengths)
@@ -443,21 +448,14 @@ cdef class Pipeline:
     cdef tp_workspace **_workspaces
     cdef int _n_workspaces
     cdef Program _program, _program_later
-    cdef bytes _trim_lead, _trim_trail, _trim_ids, _model_ids
+    cdef bytes _trim_lead, _trim_trail, _trim_ids, _model_ids, _replay_bytes, _replay_starts
 
     def __cinit__(self, spec):
         """spec: hf_tagtok.planner.PipelineSpec."""
-        self._program = Program(spec.pre_tokenizer.steps)
-        steps = list(spec.pre_tokenizer.steps)
-        final = steps.pop() if steps else {}  # (no negative indexing: wraparound is off)
-        if final.get("kind") == "metaspace" and final.get("prepend_scheme") == "first":
-            # stock prepends only on the split at original offset 0
-            self._program_later = Program([*steps, {**final, "prepend_scheme": "never"}])
-            self._p.program_later = self._program_later._prog
-        if self._program.render == "metaspace":
-            replacement = self._program._prefix.encode("utf-8")
-            memcpy(self._p.replacement, <const char *>replacement, len(replacement))
-            self._p.n_replacement = len(replacement)
+        if spec.pre_tokenizer is None:
+            self._replay_from(spec.spellings)
+        else:
+            self._build_program(spec.pre_tokenizer.steps)
         model = spec.model
         if model.kind in ("WordPiece", "WordLevel"):
             self._wordpiece = _build_wordpiece(model)
@@ -475,7 +473,6 @@ cdef class Pipeline:
         self._p.unigram = self._unigram
         self._build_added(list(spec.added_tokens), spec.encode_special_tokens)
         post = spec.post_processor
-        self._p.program = self._program._prog
         self._p.bpe = self._bpe
         self._p.added = self._added
         for add_special in range(2):
@@ -502,6 +499,33 @@ cdef class Pipeline:
         self._workspaces = <tp_workspace **>calloc(self._n_workspaces, sizeof(tp_workspace *))
         if self._workspaces == NULL:
             raise MemoryError()
+
+    cdef _build_program(self, list steps):
+        self._program = Program(steps)
+        self._p.program = self._program._prog
+        steps = list(steps)
+        final = steps.pop() if steps else {}  # (no negative indexing: wraparound is off)
+        if final.get("kind") == "metaspace" and final.get("prepend_scheme") == "first":
+            # stock prepends only on the split at original offset 0
+            self._program_later = Program([*steps, {**final, "prepend_scheme": "never"}])
+            self._p.program_later = self._program_later._prog
+        if self._program.render == "metaspace":
+            replacement = self._program._prefix.encode("utf-8")
+            memcpy(self._p.replacement, <const char *>replacement, len(replacement))
+            self._p.n_replacement = len(replacement)
+
+    cdef _replay_from(self, spellings):
+        """No program: each text's tokens come with it (`encode`'s replay). spellings: planner.Spellings."""
+        self._replay_bytes = spellings.blob
+        self._replay_starts = spellings.starts.astype(np.uint32).tobytes()
+        self._p.replay_bytes = <const uint8_t *><const char *>self._replay_bytes
+        self._p.replay_starts = <const uint32_t *><const char *>self._replay_starts
+        self._p.n_replay_ids = len(spellings.starts) - 1
+
+    @property
+    def replayed(self):
+        """Whether texts must come with their tokens (`encode`'s replay): the pipeline has no pre-tokenizer."""
+        return self._p.program == NULL
 
     cdef _build_bpe(self, model):
         """model: hf_tagtok.models.BpeSpec."""
@@ -595,12 +619,16 @@ cdef class Pipeline:
                 _side_free(&self._assembly.pair[add_special][sequence])
 
     def encode(self, list texts, bint add_special_tokens=True, bint offsets=True, bint words=True,
-               bint columnar=False):
+               bint columnar=False, list replay=None):
         """(ids u32, type_ids u32, offsets (n,2) or None when not `offsets`, special u8, words i32 or None
         when not `words`, lengths i64) for texts. Offsets are u32 (char offsets fit: texts are under 4 GiB),
-        i64 when `columnar` (for flat arrays)."""
+        i64 when `columnar` (for flat arrays).
+
+        A `replayed` pipeline needs `replay`: per text, the list of its own token ids as stock encodes it
+        without special tokens. It returns None when those tokens do not spell the text (stock must run)."""
         cdef size_t n = len(texts), i
-        cdef tp_text *c_texts = <tp_text *>malloc((n or 1) * sizeof(tp_text))
+        cdef tp_text *c_texts = <tp_text *>calloc(n or 1, sizeof(tp_text))
+        cdef uint32_t *replayed = NULL
         cdef tp_columns out
         cdef int rc
         cdef const char *end
@@ -610,16 +638,23 @@ cdef class Pipeline:
         cdef int64_t[::1] lengths_view = lengths
         if c_texts == NULL:
             raise MemoryError()
+        if (replay is None) != (self._p.program != NULL) or (replay is not None and len(replay) != n):
+            raise ValueError("a replayed pipeline takes one token list per text, any other none")
         try:
             for i in range(n):
                 _text_units(texts[i], &c_texts[i])
+            if replay is not None:
+                replayed = _replayed_tokens(replay, c_texts)
             with nogil:
                 rc = tp_encode_batch(&self._p, self._workspaces, c_texts, n, add_special_tokens, offsets_kind, words,
                                      &out, &lengths_view[0] if n else NULL)
         finally:
             free(c_texts)
+            free(replayed)
         if rc == TP_TEXT_SURROGATE:
             raise UnicodeEncodeError("utf-8", "", 0, 1, "surrogates not allowed")
+        if rc == TP_REPLAY_MISMATCH:
+            return None
         if rc:
             raise MemoryError()
         rows = out.n
@@ -724,6 +759,29 @@ _DTYPES = {kind: np.dtype(kind) for kind in (np.uint8, np.uint32, np.int32, np.i
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
+
+
+cdef uint32_t *_replayed_tokens(list replay, tp_text *texts) except NULL:
+    """The token lists in one malloc'ed array (free it), each text's replay pointing into it."""
+    cdef size_t total = 0, at = 0, i, k, n_row
+    cdef list row
+    for row in replay:
+        total += len(row)
+    cdef uint32_t *ids = <uint32_t *>malloc((total or 1) * sizeof(uint32_t))
+    if ids == NULL:
+        raise MemoryError()
+    try:
+        for i in range(len(replay)):
+            row = replay[i]
+            n_row = len(row)
+            texts[i].replay, texts[i].n_replay = ids + at, n_row
+            for k in range(n_row):
+                ids[at + k] = row[k]
+            at += n_row
+    except BaseException:
+        free(ids)
+        raise
+    return ids
 
 
 cdef int _text_units(object text, tp_text *out) except -1:

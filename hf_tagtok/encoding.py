@@ -262,9 +262,8 @@ class Encoding:
                 tokens.append(post_names[-2 - word])
             elif word == -1:
                 tokens.append(batch.pad_token)
-            elif token_id in native.strip_ids:  # a stripping added token's string is the text it matched
-                tokens.append(batch.source(self._item, index >= split, word)[start:end])
-            elif token_id == native.piece_named_id:  # a Unigram unk token's string is its piece's text
+            elif token_id in native.strip_ids or token_id == native.piece_named_id:
+                # a stripping added token's string is the text it matched, a Unigram unk token's its piece's
                 tokens.append(native.piece_name(batch, self._item, index >= split, word, start, end, token_id))
             else:
                 tokens.append(names[token_id])

@@ -36,6 +36,25 @@ class BpeSpec:
 
 
 @dataclass(frozen=True)
+class Spellings:
+    """The bytes each vocabulary id spells (tp_pipeline's replay_*): id k spells blob[starts[k]:starts[k + 1]],
+    empty for ids with no byte string."""
+    blob: bytes
+    starts: np.ndarray  # uint32, largest id + 2 entries
+
+
+def spellings(bpe: BpeSpec) -> Spellings:
+    ids = range(len(bpe.tokens)) if bpe.model_ids is None else bpe.model_ids.tolist()
+    by_id = dict(zip(ids, bpe.tokens))
+    spelled = [by_id.get(token_id) or b"" for token_id in range(max(by_id, default=-1) + 1)]
+    starts = np.zeros(len(spelled) + 1, dtype=np.uint64)
+    np.cumsum([len(token) for token in spelled], out=starts[1:])
+    if starts[-1] >= 1 << 32:
+        raise Unsupported("the vocabulary spells more than 4 GiB")
+    return Spellings(b"".join(spelled), starts.astype(np.uint32))
+
+
+@dataclass(frozen=True)
 class VocabSpec:
     """What tp_wordpiece_new builds (ext/pipeline/tp_wordpiece.h): WordPiece, or WordLevel (whole words only)."""
     kind: str  # "WordPiece" or "WordLevel"

@@ -3,8 +3,11 @@
 `analyse` asks each stage module (normalizers, added_tokens, pre_tokenizers, models, processors: one per
 C stage of ext/pipeline/) for its spec and says for each stage whether the native pipeline covers it and
 why not; `plan` builds the native pipeline (`hf_tagtok._native.Pipeline` over a `PipelineSpec`) when
-every stage is covered, else returns None (stock then runs the whole encode). `plan_key` tells when a
-plan is stale; `NativeEncoder` is a built pipeline plus what encodings need to name their tokens.
+every stage is covered, else returns None (stock then runs the whole encode). When only the pre-tokenizer
+is not covered, but it keeps every byte in order, `plan` also builds a replaying pipeline: it runs every
+other stage natively on the byte-level BPE tokens stock's fast call gives per text, for the columnar call
+(offsets and post-processing from our side, at the cost of stock's ids). `plan_key` tells when a plan is
+stale; `NativeEncoder` is a built pipeline plus what encodings need to name their tokens.
 """
 import functools
 import json
@@ -40,6 +43,7 @@ class PipelineSpec:
     encode_special_tokens: bool  # special added tokens are not matched
     trim: TrimSpec  # None: offsets are not trimmed
     added: tuple  # tokens the post-processor adds to a single sequence and to a pair
+    spellings: models.Spellings = None  # a replaying pipeline's (pre_tokenizer None): what each token spells
 
 
 def _token_names(stock, added_tokens):
@@ -101,8 +105,9 @@ class NativeEncoder:
         self._piece_names = (None, None)  # ((batch, item, second), names) of the last sequence read
 
     def piece_name(self, batch, item, second, word, start, end, token_id):
-        """Stock's token string for a piece-named token: read from stock's own encoding of that sequence
-        (without truncation), which equals the native one token for token."""
+        """Stock's token string for a piece-named or stripping token: read from stock's own encoding of that
+        sequence (without truncation), which equals the native one token for token but for the offsets of a
+        window's first token, which keep the one space trim_offsets leaves at a sequence's start."""
         (last, names), key = self._piece_names, (item, second)
         if last is None or last[0] is not batch or last[1:] != key:
             sequence = batch.pairs[item] if second else batch.texts[item]
@@ -112,7 +117,8 @@ class NativeEncoder:
             names = {(w, s, e, i): token for w, (s, e), i, token
                      in zip(encoding.word_ids, encoding.offsets, encoding.ids, encoding.tokens)}
             self._piece_names = ((batch, *key), names)  # tokens are read encoding by encoding
-        return names[(word, start, end, token_id)]
+        key = (word, start, end, token_id)
+        return names[key] if key in names else names[(word, min(start + 1, end), end, token_id)]
 
     @functools.cached_property
     def _untruncated(self):
@@ -172,16 +178,16 @@ def config_text(stock):
 
 
 def analyse(stock, text=None):
-    """(per-stage report, {stage name: its spec, "encode_special_tokens": bool} or None): the specs are
-    complete only when every stage is native."""
+    """(per-stage report, {stage name: its spec, for the native stages; "encode_special_tokens": bool},
+    the tokenizer's JSON dict) (spec and config None when it cannot be read)."""
     if text is None:
         try:
             text = config_text(stock)
         except Unsupported as error:
-            return {name: {"native": False, "reason": str(error)} for name in _PIPELINE_STAGES}, None
+            return {name: {"native": False, "reason": str(error)} for name in _PIPELINE_STAGES}, None, None
         except Exception as error:  # Python (custom) components: stock cannot write them, nor can we read them
             reason = f"stock cannot serialize this tokenizer ({error}), so stock runs everything"
-            return {name: {"native": False, "reason": reason} for name in _PIPELINE_STAGES}, None
+            return {name: {"native": False, "reason": reason} for name in _PIPELINE_STAGES}, None, None
     config = models.load_config(text)
     report, spec = {}, {}
 
@@ -205,36 +211,57 @@ def analyse(stock, text=None):
     byte_level = '"ByteLevel"' in json.dumps(config.get("pre_tokenizer"))
     stage("model", lambda: models.spec(models.loaded(stock, config["model"]), byte_level, config.get("pre_tokenizer")))
     stage("post_processor", lambda: processors.spec(config.get("post_processor")))
-    complete = all(report[name]["native"] for name in _PIPELINE_STAGES)
     spec["encode_special_tokens"] = bool(stock.encode_special_tokens)
-    return report, (spec if complete else None)
+    return report, spec, config
 
 
 def plan(stock, text=None):
-    """(per-stage report, native encoder or None when some stage is not covered)."""
-    report, spec = analyse(stock, text)
-    if spec is None:
-        return report, None
+    """(per-stage report, native encoder or None when some stage is not covered, replaying encoder or None)."""
+    report, spec, config = analyse(stock, text)
+    missing = [] if spec is None else [name for name in _PIPELINE_STAGES if not report[name]["native"]]
+    replay = missing == ["pre_tokenizer"] and _replayable(spec["model"], config.get("pre_tokenizer"))
+    if spec is None or missing and not replay:
+        return report, None, None
     try:
         native = native_module()
     except Unsupported as error:
         report["model"] = {"native": False, "reason": str(error)}
-        return report, None
+        return report, None, None
+    if replay:
+        spec = {**spec, "pre_tokenizer": None, "spellings": models.spellings(spec["model"])}
+        report["pre_tokenizer"]["reason"] += ("; encode_batch_arrays takes stock's token ids (its fast call) and "
+                                              "runs the other stages natively")
+        return report, None, _encoder(native, stock, spec)
+    from hf_tagtok.errors import UnsupportedShape  # the compiled engine's, once it is loaded
+    try:
+        return report, _encoder(native, stock, spec), None
+    except UnsupportedShape as error:
+        report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
+        return report, None, None
+
+
+def _replayable(model, pre_tokenizer):
+    """Whether stock's token ids spell the text stretch by stretch: byte-level BPE tokens (no unk, byte
+    fallback or affixes) after a pre-tokenizer that keeps every byte in order."""
+    return (model.kind == "BPE" and not model.char_level and model.unk_id is None and model.byte_tokens is None
+            and not model.prefix and not model.suffix and pre_tokenizers.keeps_every_byte(pre_tokenizer))
+
+
+def _encoder(native, stock, spec):
+    """The NativeEncoder of a complete spec dict (the pipeline's pre-tokenizer may raise UnsupportedShape)."""
     trim = spec["post_processor"].trim
     if trim is not None:
-        ids, lead, trail = _space_counts(_token_names(stock, spec["added_tokens"]))
+        names = _token_names(stock, spec["added_tokens"])
+        for token in spec["added_tokens"]:  # a stripping token's string is its match: the pipeline counts those
+            if token.lstrip or token.rstrip:
+                names[token.id] = None
+        ids, lead, trail = _space_counts(names)
         trim = TrimSpec(trim.add_prefix_space, lead, trail, ids)
     added = (stock.num_special_tokens_to_add(False), stock.num_special_tokens_to_add(True))
     spec = PipelineSpec(**spec, trim=trim, added=added)
-    from hf_tagtok.errors import UnsupportedShape  # the compiled engine's, once it is loaded
-    try:
-        pipeline = native.Pipeline(spec)
-    except UnsupportedShape as error:
-        report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
-        return report, None
+    pipeline = native.Pipeline(spec)
     model = spec.model
     unigram = model.kind == "Unigram"
     piece_named_id = model.unk_id if unigram else None
     stock_raises_id = native.UNIGRAM_RAISES if unigram and model.unk_id is None else None
-    return report, NativeEncoder(pipeline, stock, spec.added_tokens, spec.post_processor, piece_named_id,
-                                 stock_raises_id)
+    return NativeEncoder(pipeline, stock, spec.added_tokens, spec.post_processor, piece_named_id, stock_raises_id)

@@ -710,6 +710,19 @@ def engine_steps(config):
     return steps
 
 
+def keeps_every_byte(config):
+    """Whether a pre-tokenizer JSON dict only cuts its text: its pieces, in order, are the text (no piece
+    removed, nothing prepended, every byte its own). Byte-level rendering counts as keeping bytes."""
+    kind = config.get("type")
+    if kind == "Sequence":
+        return all(map(keeps_every_byte, config["pretokenizers"]))
+    if kind in ("Split", "Punctuation"):
+        return config.get("behavior") != "Removed"
+    if kind == "ByteLevel":
+        return not config.get("add_prefix_space")
+    return kind in ("Digits", "UnicodeScripts", "FixedLength")
+
+
 @dataclass(frozen=True)
 class PreTokenizerSpec:
     """The native pipeline's pre-tokenizer: one engine program (hf_tagtok._engine.Program)."""

@@ -74,8 +74,8 @@ class Tokenizer:
         self._plan = None
 
     def _planned(self):
-        """(per-stage report, native encoder or None) for the stock tokenizer as it is now; a component
-        changed on a shared stock object is seen here (planner.plan_key)."""
+        """(per-stage report, native encoder or None, replaying encoder or None) for the stock tokenizer as it
+        is now; a component changed on a shared stock object is seen here (planner.plan_key)."""
         if self._plan_key is not None:
             key = planner.plan_key(self._stock)
             if key != self._plan_key:
@@ -91,6 +91,10 @@ class Tokenizer:
     @property
     def _native(self):
         return self._planned()[1]
+
+    @property
+    def _replay(self):
+        return self._planned()[2]
 
     def _checked(self):
         """self, after a FallbackWarning (pointing at the caller's caller) when it is not fully native."""
@@ -174,6 +178,8 @@ class Tokenizer:
         split = _split_batch(inputs, is_pretokenized, add_special_tokens)
         batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized,
                                                                  overflowing, offsets, words=False, columnar=True)
+        if batch is None and split is not None and not is_pretokenized and split[1].count(None) == len(inputs):
+            batch = self._replayed_batch(split[0], add_special_tokens, offsets)
         if batch is not None:
             arrays = batch.arrays(overflowing)
             return arrays if offsets else arrays._replace(offsets=None)
@@ -185,6 +191,16 @@ class Tokenizer:
             encode = self._stock.encode_batch_fast
         encodings = encode(inputs, is_pretokenized=is_pretokenized, add_special_tokens=add_special_tokens)
         return _columns(encodings, overflowing, offsets, padded=self._stock.padding is not None)
+
+    def _replayed_batch(self, texts, add_special_tokens, offsets):
+        """The columnar `_Batch` of single texts from stock's token ids (its fast call, which costs less than
+        the encodings the columns would be read from) and the replaying pipeline, or None: stock must run."""
+        replay = self._replay
+        if replay is None or self._stock.truncation is not None or self._stock.padding is not None:
+            return None
+        encodings = self._stock.encode_batch_fast(texts, add_special_tokens=False)
+        return _Batch.plain(replay, texts, add_special_tokens, offsets, words=False, columnar=True,
+                            replay=[encoding.ids for encoding in encodings])
 
     def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True, offsets=True,
                       words=True, settings=None, columnar=False):
@@ -466,9 +482,13 @@ class _Batch:
                  "pretokenized", "pad_token")
 
     @classmethod
-    def plain(cls, native, texts, add_special_tokens, offsets=True, words=True, columnar=False):
-        ids, type_ids, offsets, special, words, lengths = native.pipeline.encode(texts, add_special_tokens, offsets,
-                                                                                 words, columnar)
+    def plain(cls, native, texts, add_special_tokens, offsets=True, words=True, columnar=False, replay=None):
+        """The batch of single texts with no truncation or padding; None when a replaying pipeline's `replay`
+        (per text, stock's token ids) does not spell the texts."""
+        columns = native.pipeline.encode(texts, add_special_tokens, offsets, words, columnar, replay)
+        if columns is None:
+            return None
+        ids, type_ids, offsets, special, words, lengths = columns
         side = native.single[bool(add_special_tokens)]
         before, after = len(side.before), len(side.after)
         if len(texts) == 1:  # a single `encode`: plain ints cost less than seven tiny numpy operations

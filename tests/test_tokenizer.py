@@ -327,3 +327,27 @@ def test_fallen_back_columnar_call_reads_padding_masks_from_stock():
     assert 0 in arrays.attention_mask  # the shorter texts are padded
     assert np.array_equal(arrays.attention_mask, [i for e in expected for i in e.attention_mask])
     assert np.array_equal(arrays.ids, [i for e in expected for i in e.ids])
+
+
+@pytest.mark.parametrize("post", ["roberta", "byte_level"])
+def test_stripping_added_tokens_trim_their_match_like_stock(post):
+    # trim_offsets reads a stripping token's string, which is the text it matched (its stripped whitespace
+    # included), so the trim differs from match to match; windows of a truncated sequence trim on their own
+    from tokenizers import AddedToken, processors
+
+    post = (processors.RobertaProcessing(("</s>", 1), ("<s>", 0), trim_offsets=True, add_prefix_space=True)
+            if post == "roberta" else processors.ByteLevel(trim_offsets=True, add_prefix_space=False))
+    stock = tokenizer_zoo._small_byte_bpe(tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=True), post)
+    stock.add_special_tokens([AddedToken("<mask>", lstrip=True, special=True, normalized=False),
+                              AddedToken("<r>", rstrip=True, normalized=False),
+                              AddedToken("\u0120x", lstrip=True, normalized=False)])
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    assert ours._native is not None
+    texts = ["Hello <mask> world", "Hello\u00a0\u00a0<mask>", "a \u3000<mask>b", " <mask>", "<mask>", "x  <r>  y",
+             " <r> ", "  <r>  <mask> <r>", "ab <mask> <mask>", "a \u0120x\u0120x \u0120x", " \u0120x"]
+    for max_length in (None, 5, 6, 8):
+        for tokenizer in (stock, ours):
+            if max_length:
+                tokenizer.enable_truncation(max_length, stride=1)
+        assert tokenizer_mode.diff_tokenizer(stock, texts, ours=ours) == []
+        assert tokenizer_mode.columns_diff(ours.encode_batch_arrays(texts), stock.encode_batch(texts)) is None

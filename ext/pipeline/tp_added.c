@@ -190,14 +190,15 @@ static uint32_t longest_at(const trie *t, const uint8_t *text, size_t len, size_
     return found;
 }
 
-static int push(tp_segment **segments, size_t *cap, size_t n, uint32_t start, uint32_t end, uint32_t id) {
+static int push(tp_segment **segments, size_t *cap, size_t n, uint32_t start, uint32_t end, uint32_t id,
+                uint32_t strips) {
     if (n == *cap) {
         size_t grown = *cap ? *cap * 2 : 64;
         tp_segment *bigger = realloc(*segments, grown * sizeof(tp_segment));
         if (!bigger) return -1;
         *segments = bigger; *cap = grown;
     }
-    (*segments)[n] = (tp_segment){start, end, id};
+    (*segments)[n] = (tp_segment){start, end, id, strips};
     return 0;
 }
 
@@ -224,12 +225,13 @@ static long split_range(const tp_added *added, const trie *t, const view *v, siz
             if (from < gap) from = gap;
         }
         if (added->rstrip[token]) to = spaces_after(v, to, end);
-        if (gap < from && push(segments, cap, n++, (uint32_t)gap, (uint32_t)from, TP_ADDED_TEXT)) return -1;
-        if (push(segments, cap, n++, (uint32_t)from, (uint32_t)to, added->ids[token])) return -1;
+        if (gap < from && push(segments, cap, n++, (uint32_t)gap, (uint32_t)from, TP_ADDED_TEXT, 0)) return -1;
+        uint32_t strips = added->lstrip[token] || added->rstrip[token];
+        if (push(segments, cap, n++, (uint32_t)from, (uint32_t)to, added->ids[token], strips)) return -1;
         gap = to;
         at = next; /* as stock: a match may start inside the previous rstrip (the splits then overlap) */
     }
-    if (gap < end && push(segments, cap, n++, (uint32_t)gap, (uint32_t)end, TP_ADDED_TEXT)) return -1;
+    if (gap < end && push(segments, cap, n++, (uint32_t)gap, (uint32_t)end, TP_ADDED_TEXT, 0)) return -1;
     return n;
 }
 
@@ -237,7 +239,7 @@ long tp_added_split(const tp_added *added, int pass, const uint8_t *text, size_t
                     size_t *cap) {
     if (!added || added->passes[pass].empty) {
         if (len == 0) return 0;
-        return push(segments, cap, 0, 0, (uint32_t)len, TP_ADDED_TEXT) ? -1 : 1;
+        return push(segments, cap, 0, 0, (uint32_t)len, TP_ADDED_TEXT, 0) ? -1 : 1;
     }
     view v = {text, NULL};
     if (added->needs_tags) {
@@ -248,4 +250,31 @@ long tp_added_split(const tp_added *added, int pass, const uint8_t *text, size_t
     long n = split_range(added, &added->passes[pass], &v, 0, len, segments, cap, 0);
     free(v.tags);
     return n;
+}
+
+/* The byte-level alphabet renders the space byte as U+0120 'Ġ' (hf_tagtok.pre_tokenizers.byte_chars). */
+static int is_trimmed_space(const view *v, size_t b, size_t len) {
+    return is_space_at(v, b) || (b + 1 < len && v->text[b] == 0xC4 && v->text[b + 1] == 0xA0);
+}
+
+int tp_added_space_runs(const uint8_t *text, size_t len, uint32_t *lead, uint32_t *trail) {
+    view v = {text, malloc(len ? len : 1)};
+    if (!v.tags) return -1;
+    tp_engine->classify(TT_ALPHABET_ATOMS, text, len, v.tags, NULL);
+    uint32_t leading = 0, trailing = 0;
+    int in_lead = 1;
+    for (size_t b = 0; b < len; b++) {
+        if (v.tags[b] == TT_TAG_CONT) continue;
+        if (is_trimmed_space(&v, b, len)) {
+            trailing++;
+            leading += in_lead;
+        } else {
+            trailing = 0;
+            in_lead = 0;
+        }
+    }
+    free(v.tags);
+    *lead = leading;
+    *trail = trailing;
+    return 0;
 }

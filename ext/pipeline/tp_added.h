@@ -17,6 +17,7 @@ typedef struct tp_added tp_added;
 typedef struct {
     uint32_t start, end; /* byte range */
     uint32_t id;         /* TP_ADDED_TEXT for a stretch of ordinary text */
+    uint32_t strips;     /* a token with lstrip or rstrip: its token string is the text it matched */
 } tp_segment;
 
 #define TP_ADDED_TEXT UINT32_MAX
@@ -32,5 +33,9 @@ void tp_added_free(tp_added *added);
  * stretch; a token segment may overlap the previous token's rstrip, as in stock). *segments is realloc'ed as needed (capacity in *cap). Returns the count, or -1 on OOM. */
 long tp_added_split(const tp_added *added, int pass, const uint8_t *text, size_t len, tp_segment **segments,
                     size_t *cap);
+
+/* HF's ByteLevel trim_offsets counts, at each end of a token string, the chars that are the byte-level
+ * space 'Ġ' or whitespace: those of text[0, len) (a stripping token's match). -1 on OOM. */
+int tp_added_space_runs(const uint8_t *text, size_t len, uint32_t *lead, uint32_t *trail);
 
 #endif

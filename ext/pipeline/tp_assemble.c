@@ -106,7 +106,7 @@ static int put_part(const tp_assembly *a, tp_columns *out, const tp_side *side, 
             memset(out->special + first, 0, n);
             for (size_t k = first; k < first + n; k++) out->type_ids[k] = type;
             out->n += n;
-            if (a->p->trim_lead) tp_trim_offsets(a->p, out, first, out->n);
+            if (a->p->trim_lead) tp_trim_offsets(a->p, out, first, out->n, src, w.start);
             if (main ? side->main_range : side->window_range) {
                 range[0] = (int64_t)first - enc_start;
                 range[1] = (int64_t)out->n - enc_start;
@@ -164,7 +164,7 @@ typedef struct {
 /* Sequence `side` of item t: its pieces encoded one after another; pre-tokenized, each piece is a word
  * (word id = its index, offsets within it), as stock encodes a pre-tokenized sequence. */
 static int encode_side(const assemble_job *job, tp_workspace *ws, size_t t, int side, tp_columns *c) {
-    c->n = 0;
+    c->n = c->n_strips = 0;
     size_t from = job->bounds[2 * t + side], to = job->bounds[2 * t + side + 1];
     for (size_t k = from; k < to; k++) {
         size_t first = c->n;

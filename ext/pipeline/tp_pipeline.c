@@ -41,6 +41,8 @@ struct tp_workspace {
     tp_columns sequences[2];           /* tp_assemble: the item's sequences A and B */
     uint8_t *utf8;                     /* a text transcoded from code units */
     size_t utf8_cap;
+    const uint32_t *replay;            /* replayed pipelines: the text's own tokens ... */
+    size_t n_replay, replay_first;     /* ... and where the text's first token went in the columns */
     uint64_t *cont_bits;               /* char offsets: a text's continuation bytes, one bit a byte ... */
     uint32_t *cont_before;             /* ... and their count before each 64-byte block */
     size_t cont_cap;
@@ -88,6 +90,7 @@ tp_columns *tp_workspace_sequences(tp_workspace *ws) { return ws->sequences; }
 void tp_columns_free(tp_columns *c) {
     if (c->block) free(c->block);
     else { free(c->ids); free(c->type_ids); free(c->offsets); free(c->wide_offsets); free(c->special); free(c->words); }
+    free(c->strips);
     memset(c, 0, sizeof(*c));
 }
 
@@ -378,24 +381,66 @@ static size_t trim_entry(const tp_pipeline *p, uint32_t id) {
     return lo < p->trim_len && p->trim_ids[lo] == id ? lo : p->trim_len;
 }
 
-void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t end) {
-    for (size_t k = first; k < end; k++) {
-        uint32_t *o = &c->offsets[2 * k];
-        size_t entry = trim_entry(p, c->ids[k]);
-        if (entry == p->trim_len) continue;
-        uint32_t lead = p->trim_lead[entry], trail = p->trim_trail[entry];
-        if (lead > 0) {
-            if ((k == first || o[0] == 0) && p->trim_add_prefix_space && lead == 1) lead = 0;
-            o[0] = (uint64_t)o[0] + lead < o[1] ? o[0] + lead : o[1];
-        }
-        if (trail > 0 && o[1] >= trail) o[1] = o[1] - trail > o[0] ? o[1] - trail : o[0];
+static void trim_token(const tp_pipeline *p, uint32_t *o, int first, uint32_t lead, uint32_t trail) {
+    if (lead > 0) {
+        if ((first || o[0] == 0) && p->trim_add_prefix_space && lead == 1) lead = 0;
+        o[0] = (uint64_t)o[0] + lead < o[1] ? o[0] + lead : o[1];
     }
+    if (trail > 0 && o[1] >= trail) o[1] = o[1] - trail > o[0] ? o[1] - trail : o[0];
+}
+
+void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t end, const tp_columns *src,
+                     size_t src_first) {
+    for (size_t k = first; k < end; k++) { /* stripping tokens have no entry */
+        size_t entry = trim_entry(p, c->ids[k]);
+        if (entry != p->trim_len) trim_token(p, &c->offsets[2 * k], k == first, p->trim_lead[entry], p->trim_trail[entry]);
+    }
+    for (size_t i = 0; i < src->n_strips; i++) {
+        const tp_strip_trim *s = &src->strips[i];
+        if (s->row < src_first || s->row - src_first >= end - first) continue;
+        size_t k = first + (s->row - src_first);
+        trim_token(p, &c->offsets[2 * k], k == first, s->lead, s->trail);
+    }
+}
+
+/* Records the trim of the stripping added token just put, which matched text[0, len), when offsets are
+ * trimmed. */
+static int note_strip(const tp_pipeline *p, tp_columns *c, const uint8_t *text, size_t len) {
+    if (!p->trim_lead || c->no_offsets) return 0;
+    if (c->n_strips == c->strips_cap) {
+        size_t cap = grow_capacity(c->strips_cap, c->n_strips + 1);
+        if (grow_to(&c->strips, cap, sizeof(tp_strip_trim))) return -1;
+        c->strips_cap = cap;
+    }
+    tp_strip_trim *s = &c->strips[c->n_strips++];
+    s->row = c->n - 1;
+    return tp_added_space_runs(text, len, &s->lead, &s->trail);
+}
+
+/* A replayed stretch: the text's next tokens must spell bytes[s, e) one after another. Each token's bytes
+ * are then its offsets, as stock's pre-tokenizer (which keeps every byte, in order) and model made them. */
+static int replay_stretch(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
+                          const uint8_t *bytes, size_t s, size_t e, const alignment *al) {
+    size_t k = c->n - ws->replay_first; /* every token so far, added ones too, was replayed in order */
+    while (s < e) {
+        if (k >= ws->n_replay) return TP_REPLAY_MISMATCH;
+        uint32_t id = ws->replay[k++];
+        if (id >= p->n_replay_ids) return TP_REPLAY_MISMATCH;
+        size_t from = p->replay_starts[id], len = p->replay_starts[id + 1] - from;
+        if (len == 0 || len > e - s || memcmp(p->replay_bytes + from, bytes + s, len)) return TP_REPLAY_MISMATCH;
+        if (tp_columns_reserve(c, 1)) return -1;
+        put_aligned(p, c, st, id, s, s + len, al);
+        s += len;
+    }
+    st->word++;
+    return 0;
 }
 
 /* Pre-tokenize and encode bytes[s, e) (the text, or a normalized stretch when al is set); at_start:
  * it begins at original offset 0 (Metaspace "first" prepends only there). */
 static int encode_stretch(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
                           const uint8_t *bytes, size_t s, size_t e, int at_start, const alignment *al) {
+    if (!p->program) return replay_stretch(p, ws, c, st, bytes, s, e, al);
     const tt_piece *pieces;
     size_t n_pieces;
     const tt_program *program = at_start || !p->program_later ? p->program : p->program_later;
@@ -427,9 +472,11 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
             if (tp_columns_reserve(c, 1)) return -1;
             put_aligned(p, c, st, ws->inner[i].id, s, e, aligned);
             st->word++;
+            if (ws->inner[i].strips && note_strip(p, c, bytes + s, e - s)) return -1;
         } else {
             size_t original = aligned ? original_start(aligned, s) : s;
-            if (encode_stretch(p, ws, c, st, bytes, s, e, original == 0, aligned)) return -1;
+            int code = encode_stretch(p, ws, c, st, bytes, s, e, original == 0, aligned);
+            if (code) return code;
         }
     }
     return 0;
@@ -504,9 +551,15 @@ static int to_char_offsets(tp_workspace *ws, const uint8_t *text, size_t len, ui
     return 0;
 }
 
+/* A replayed text's tokens are exactly those replayed: as many, and its added tokens where stock put them. */
+static int replayed_whole(const tp_workspace *ws, const tp_columns *c) {
+    size_t n = c->n - ws->replay_first;
+    return n == ws->n_replay && !memcmp(c->ids + ws->replay_first, ws->replay, n * sizeof(uint32_t));
+}
+
 int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len, tp_columns *c) {
     text_state st = {0};
-    size_t first = c->n;
+    size_t first = ws->replay_first = c->n;
     long n_segments = tp_added_split(p->added, 0, text, len, &ws->segments, &ws->segments_cap);
     if (n_segments < 0) return -1;
     for (long i = 0; i < n_segments; i++) {
@@ -515,10 +568,13 @@ int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *te
             if (tp_columns_reserve(c, 1)) return -1;
             put_token(p, c, &st, seg.id, seg.start, seg.end);
             st.word++;
-        } else if (encode_gap(p, ws, c, &st, text, seg)) {
-            return -1;
+            if (seg.strips && note_strip(p, c, text + seg.start, seg.end - seg.start)) return -1;
+        } else {
+            int code = encode_gap(p, ws, c, &st, text, seg);
+            if (code) return code;
         }
     }
+    if (!p->program && !replayed_whole(ws, c)) return TP_REPLAY_MISMATCH;
     return c->no_offsets ? 0 : to_char_offsets(ws, text, len, c->offsets + 2 * first, c->n - first);
 }
 
@@ -529,8 +585,10 @@ static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *te
         tp_put_specials(c, p->before, p->n_before);
     }
     size_t first = c->n;
-    if (tp_encode_sequence(p, ws, text, len, c)) return -1;
-    if (p->trim_lead && !c->no_offsets) tp_trim_offsets(p, c, first, c->n);
+    c->n_strips = 0;
+    int code = tp_encode_sequence(p, ws, text, len, c);
+    if (code) return code;
+    if (p->trim_lead && !c->no_offsets) tp_trim_offsets(p, c, first, c->n, c, first);
     if (add_special) {
         if (tp_columns_reserve(c, p->n_after)) return -1;
         tp_put_specials(c, p->after, p->n_after);
@@ -705,8 +763,11 @@ static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
         if (code) return code;
         /* one token per byte plus the special tokens bounds every text but a rare normalizer expansion
          * (then the columns grow as needed), so they are not regrown midway */
-        if (tp_columns_reserve(c, len + job->p->n_before + job->p->n_after) ||
-            encode_text(job->p, ws, bytes, len, job->add_special, c)) return -1;
+        if (tp_columns_reserve(c, len + job->p->n_before + job->p->n_after)) return -1;
+        ws->replay = job->texts[t].replay;
+        ws->n_replay = job->texts[t].n_replay;
+        code = encode_text(job->p, ws, bytes, len, job->add_special, c);
+        if (code) return code;
         job->lengths[t] = (int64_t)(c->n - before);
     }
     job->chunk_n[chunk] = c->n - job->chunk_first[chunk];

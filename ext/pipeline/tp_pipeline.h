@@ -26,7 +26,8 @@ typedef struct {
 } tp_special;
 
 typedef struct {
-    const tt_program *program; /* must render bytelevel or none (bytes go to the model unchanged) */
+    /* must render bytelevel or none (bytes go to the model unchanged); NULL: stretches are replayed */
+    const tt_program *program;
     const tt_program *program_later; /* for stretches not at the text's start (Metaspace prepend_scheme
                                       * "first" there is "never"); NULL: program */
     const tp_bpe *bpe;
@@ -51,7 +52,20 @@ typedef struct {
     const tp_normalizer *normalizer; /* NULL: none */
     const tp_wordpiece *wordpiece;   /* non-NULL: the model instead of bpe */
     const tp_unigram *unigram;       /* non-NULL: the model instead of bpe */
+    /* Replay (program NULL): each text comes with its own tokens as stock encoded them (tp_text.replay);
+     * vocabulary id k spells replay_bytes[replay_starts[k], replay_starts[k + 1]) (empty: no spelling),
+     * for k < n_replay_ids. */
+    const uint8_t *replay_bytes;
+    const uint32_t *replay_starts;
+    size_t n_replay_ids;
 } tp_pipeline;
+
+/* A stripping added token's own trim: HF's trim_offsets reads its token string, the text it matched
+ * (tp_added_space_runs), so its counts vary from match to match. */
+typedef struct {
+    size_t row;            /* its row in the columns */
+    uint32_t lead, trail;
+} tp_strip_trim;
 
 /* Output columns; token k of the batch. words[k] < 0 for tokens that are no word: -2 - name for
  * post-processor tokens (see tp_special), -1 for padding (tp_assemble). */
@@ -67,6 +81,8 @@ typedef struct {
     int lean;           /* likewise: only ids (and offsets) are kept; type ids, special flags and words stay
                          * NULL (the caller knows them from the layout) */
     uint8_t *block;     /* non-NULL: every column lives in this one allocation (tp_encode_batch's output) */
+    tp_strip_trim *strips; /* while offsets are trimmed: the trims of its stripping added tokens, by row */
+    size_t n_strips, strips_cap;
 } tp_columns;
 
 void tp_columns_free(tp_columns *columns);
@@ -96,26 +112,32 @@ typedef struct {
     const void *data;
     size_t len;
     int unit;
+    const uint32_t *replay; /* replayed pipelines only: the text's own tokens (no post-processor ones) */
+    size_t n_replay;
 } tp_text;
 
 #define TP_TEXT_SURROGATE 2 /* a text holds a surrogate code point: it has no UTF-8 form */
+#define TP_REPLAY_MISMATCH 3 /* a replayed text's tokens do not spell its stretches, or miss its added tokens */
 
 enum { TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE }; /* which offsets column an output gets */
 
 /* Encode n texts into out, its columns malloc'ed to the exact size (free with tp_columns_free): offsets
  * (TP_OFFSETS_*: none, out->offsets or out->wide_offsets), word indices only when `words` (else NULL). lengths[i] receives the token count of
  * text i. workspaces: tp_pool_threads() entries (NULL entries are created on demand). Safe to call from
- * several threads at once. Returns 0, -1 on OOM, or TP_TEXT_SURROGATE. */
+ * several threads at once. Returns 0, -1 on OOM, TP_TEXT_SURROGATE or TP_REPLAY_MISMATCH. */
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n, int add_special,
                     int offsets, int words, tp_columns *out, int64_t *lengths);
 
 /* to[k] = from[k] for k < n: narrow offsets into an int64 column. */
 void tp_widen(int64_t *to, const uint32_t *from, size_t n);
 
-/* One text's own tokens (no post-processor tokens, no offset trimming), appended to c. -1 on OOM. */
+/* One text's own tokens (no post-processor tokens, no offset trimming), appended to c. -1 on OOM. Not for
+ * replayed pipelines (their tokens come with the texts of tp_encode_batch). */
 int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t len, tp_columns *c);
-/* ByteLevel trim_offsets over tokens [first, end) of c, token `first` counting as the sequence start. */
-void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t end);
+/* ByteLevel trim_offsets over tokens [first, end) of c, token `first` counting as the sequence start; they
+ * are rows [src_first, src_first + end - first) of src (maybe c itself), whose strips they take. */
+void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t end, const tp_columns *src,
+                     size_t src_first);
 
 /* The batch driver: items cut into chunks of consecutive items (by byte size), chunks claimed by the pool
  * threads; work(job, ws, chunk) handles items [chunk_start[chunk], chunk_start[chunk + 1]) and returns
