@@ -288,23 +288,27 @@ static int render_group(const tp_pipeline *p, tp_workspace *ws, const uint8_t *t
 }
 
 /* The word's tokens (byte ranges [from, to) of the model word) into the columns (room reserved), with
- * the piece's original offsets; metaspace: the words were rendered (p->n_replacement). */
+ * the piece's original offsets; metaspace: the words were rendered (p->n_replacement). The piece and the
+ * tables are read into locals once: the columns' byte stores could alias them. */
 static inline __attribute__((always_inline)) void emit_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c,
-                                                            text_state *st, const piece_word *pw, size_t word_len,
+                                                            text_state *st, const piece_word *piece, size_t word_len,
                                                             const uint32_t *ids, const uint32_t *from,
                                                             const uint32_t *to, size_t n, const alignment *al,
                                                             int metaspace) {
     if (metaspace && word_len == 0) return; /* an empty Metaspace piece is no word */
+    const piece_word pw = *piece;
+    const uint32_t *model_ids = p->model_ids, *render_from = metaspace ? ws->render_from + pw.rendered : NULL;
+    const size_t n_replacement = p->n_replacement;
     for (size_t k = 0; k < n; k++) {
         size_t s, e;
         if (metaspace) { /* a prefix ends where the char it precedes does */
-            s = ws->render_from[pw->rendered + from[k]];
-            e = pw->prefix && to[k] <= p->n_replacement ? pw->prefix_end : ws->render_from[pw->rendered + to[k] - 1] + 1;
+            s = render_from[from[k]];
+            e = pw.prefix && to[k] <= n_replacement ? pw.prefix_end : render_from[to[k] - 1] + 1;
         } else {
-            s = from[k] < pw->prefix ? pw->start : pw->start + from[k] - pw->prefix;
-            e = to[k] <= pw->prefix ? pw->prefix_end : pw->start + to[k] - pw->prefix;
+            s = from[k] < pw.prefix ? pw.start : pw.start + from[k] - pw.prefix;
+            e = to[k] <= pw.prefix ? pw.prefix_end : pw.start + to[k] - pw.prefix;
         }
-        put_aligned(p, c, st, p->model_ids ? p->model_ids[ids[k]] : ids[k], s, e, al);
+        put_aligned(p, c, st, model_ids ? model_ids[ids[k]] : ids[k], s, e, al);
     }
     st->word++;
 }
@@ -329,17 +333,19 @@ static int put_ids(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, 
 }
 
 /* The group's words (room reserved). Always inlined with constant al and metaspace where those are
- * known, so the commonest case gets a loop of its own; the word count is a local for the group (the
- * column stores cannot alias it, so it stays in a register). */
+ * known, so the commonest case gets a loop of its own. The word count and the columns are locals for the
+ * group: the column stores cannot alias them, so their pointers, flags and count stay in registers. */
 static inline __attribute__((always_inline)) void emit_words(const tp_pipeline *p, const tp_workspace *ws,
                                                              tp_columns *c, text_state *st, const tp_words *out,
                                                              size_t n, const alignment *al, int metaspace) {
     text_state at = *st;
+    tp_columns local = *c;
     for (size_t j = 0; j < n; j++) {
         size_t first = out->first[j];
-        emit_word(p, ws, c, &at, &ws->group[j], ws->word_lens[j], out->ids + first, out->starts + first,
+        emit_word(p, ws, &local, &at, &ws->group[j], ws->word_lens[j], out->ids + first, out->starts + first,
                   out->ends + first, out->count[j], al, metaspace);
     }
+    c->n = local.n;
     *st = at;
 }
 
