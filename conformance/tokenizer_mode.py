@@ -144,14 +144,18 @@ def _batch_diff(reference, ours, inputs, label="", **options):
 
 def path_label(ours, sample):
     """"native" when ours encodes `sample` (a text or a pair) natively under its current settings, else
-    "stock" with the report's reasons: an encoding of stock's own class means stock ran."""
+    "stock" (an encoding of stock's own class means stock ran; "stock, columnar replayed" when the columnar
+    call replays it) with the report's reasons."""
     import tokenizers
 
     if not isinstance(ours.encode_batch([sample])[0], tokenizers.Encoding):
         return "native"
+    path = "stock"
+    if isinstance(sample, str) and ours._replayed_batch([sample], True, True) is not None:
+        path = "stock, columnar replayed"
     reasons = [f"{stage}: {entry['reason']}" for stage, entry in ours.acceleration.items()
                if not entry["native"] and not entry["reason"].startswith("native here")]
-    return "stock; " + ("; ".join(reasons) or "the report names no stage (input kind not native)")
+    return f"{path}; " + ("; ".join(reasons) or "the report names no stage (input kind not native)")
 
 
 def run(args) -> int:
