@@ -174,6 +174,9 @@ class Tokenizer:
         them, when `is_pretokenized`) into flat columns, no Python object per token, with the current
         truncation and padding. Overflow is dropped unless `overflowing` (see BatchArrays). With
         `offsets=False` the offsets column is None (not computed when the native pipeline runs)."""
+        if isinstance(inputs, (str, bytes)):  # a text would be read as a batch of one-char texts
+            raise TypeError(f"encode_batch_arrays takes a sequence of inputs, not a single {type(inputs).__name__} "
+                            "(wrap it in a list)")
         inputs = list(inputs)
         split = _split_batch(inputs, is_pretokenized, add_special_tokens)
         batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized,

@@ -157,6 +157,11 @@ def test_bad_input_raises_like_stock():
             ours.encode_batch([bad])
         with pytest.raises(Exception):
             ours.encode_batch_arrays([bad])
+    for text in ("a single text", b"bytes"):  # stock's encode_batch refuses both; no batch of one-char texts
+        with pytest.raises(TypeError):
+            stock.encode_batch(text)
+        with pytest.raises(TypeError, match="not a single"):
+            ours.encode_batch_arrays(text)
     with pytest.raises(TypeError):
         hf_tagtok.Tokenizer.from_hf("not a tokenizer")
 
