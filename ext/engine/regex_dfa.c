@@ -473,11 +473,13 @@ static inline size_t dfa_segments(const tt_rx *rx, tt_rx_dfa *d, const uint16_t 
  * Isolated pieces of a program that never matches empty and has no first set, the text read once: a
  * match that ends where the DFA dies (the char that ends it cannot extend it) is the common case, and
  * there the next match starts on that same char, so one step (from `cuts`) both ends a piece and moves
- * from START on the char, without a branch. Any other end (a match given back to an earlier char, or no
- * match from where the search stands) is found again by the general search (next_match) from the
- * search's start. */
+ * from START on the char, without a branch. A match given back to an earlier char (`\s+(?!\S)` before a
+ * word) ends at the last step that recorded one; no match from where the search stands goes to the
+ * general search (next_match). */
 
-#define CUT 1           /* a cut step's low bit: the match ends before this char, which starts the next search */
+#define CUT 1           /* a step's bit: the match ends before this char, which starts the next search */
+#define CUT_MATCHED 2   /* a step's bit: a match of the search ends before this char, which goes on */
+#define CUT_SHIFT 2     /* a step's next state (row offset) above its bits */
 #define CUT_MISSING (-1) /* not computed yet */
 #define CUT_SLOW (-2)    /* the DFA dies here without a match ending before this char */
 #define CUT_OOM (-3)
@@ -488,18 +490,18 @@ static inline int32_t trans_at(tt_rx_dfa *d, const tt_rx *rx, uint32_t row, uint
     return t >= 0 ? t : compute(d, rx, row / d->n_cols, col);
 }
 
-/* The cut step of row on col, the next state's row offset << 1 | CUT, or CUT_SLOW (stored unless the cache
- * was emptied meanwhile), or CUT_OOM. */
+/* The cut step of row on col, the next state's row offset << CUT_SHIFT with CUT or CUT_MATCHED, or CUT_SLOW
+ * (stored unless the cache was emptied meanwhile), or CUT_OOM. */
 __attribute__((noinline, cold)) static int32_t fill_cut(tt_rx_dfa *d, const tt_rx *rx, uint32_t row, uint32_t col) {
     uint32_t resets = d->resets;
     int32_t t = trans_at(d, rx, row, col);
     if (t < 0) return CUT_OOM;
     uint32_t next = (uint32_t)t >> 1;
-    int32_t step = (int32_t)(next << 1);
+    int32_t step = (int32_t)(next << CUT_SHIFT | (t & 1 ? CUT_MATCHED : 0));
     if (next == DEAD) {
         int32_t t0 = t & 1 ? trans_at(d, rx, START * d->n_cols, col) : 0;
         if (t0 < 0) return CUT_OOM;
-        step = (uint32_t)t0 >> 1 == DEAD ? CUT_SLOW : (int32_t)((uint32_t)t0 >> 1 << 1 | CUT);
+        step = (uint32_t)t0 >> 1 == DEAD ? CUT_SLOW : (int32_t)((uint32_t)t0 >> 1 << CUT_SHIFT | CUT);
     }
     if (d->resets == resets) d->cuts[row + col] = step;
     return step;
@@ -543,6 +545,7 @@ static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uin
     const int32_t *cuts = d->cuts;
     size_t n = 0;
     uint32_t search = lo, p = lo, row = start_row;
+    uint32_t last = lo; /* where the latest CUT_MATCHED step stood: a match of the search when past its start */
     for (;;) {
         if (p < hi) {
             uint32_t len, col = col_at(rx, NULL, text, p, &len);
@@ -556,7 +559,8 @@ static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uin
                 out[n] = (tt_piece){search, p, 0};
                 n += cut;
                 search = cut ? p : search;
-                row = (uint32_t)step >> 1;
+                last = step & CUT_MATCHED ? p : last;
+                row = (uint32_t)step >> CUT_SHIFT;
                 p += len;
                 continue;
             }
@@ -568,6 +572,12 @@ static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uin
                 out[n++] = (tt_piece){search, hi, 0};
                 return n;
             }
+        }
+        if (last > search) { /* the search's match gave chars back */
+            out[n++] = (tt_piece){search, last, 0};
+            search = p = last;
+            row = start_row;
+            continue;
         }
         uint32_t next = search; /* a copy: the loop's own values never have their address taken */
         if ((n = search_again(d, rx, text, &next, hi, out, n)) == TT_RX_OOM) return TT_RX_OOM;
