@@ -522,17 +522,17 @@ static int cut_suits(tt_rx_dfa *d, const tt_rx *rx) {
     return d->can_cut;
 }
 
-/* Where the cut loop's search from *search ended before a char it could not cut at: its match, or the
- * next one, found again by the general search and appended to out[n...] (with the gap before it). Moves
- * *search to where the next search starts (hi when no match is left); returns the new piece count, or
- * TT_RX_OOM. Kept out of the loop so the loop's values stay in registers. */
+/* Where the cut loop's search from *search found no match: the next match from the char after it, found
+ * by the general search and appended to out[n...] after the gap before it. Moves *search to where the next
+ * search starts (hi when no match is left); returns the new piece count, or TT_RX_OOM. Kept out of the loop
+ * so the loop's values stay in registers. */
 __attribute__((noinline)) static size_t search_again(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text,
                                                      uint32_t *search, uint32_t hi, tt_piece *out, size_t n) {
-    uint32_t start = *search;
-    int64_t end = next_match(d, rx, NULL, text, &start, hi);
+    uint32_t start = *search + utf8_char_len(text[*search]);
+    int64_t end = start < hi ? next_match(d, rx, NULL, text, &start, hi) : -1;
     if (end == -2) return TT_RX_OOM;
     if (end < 0) start = hi;
-    if (start > *search) out[n++] = (tt_piece){*search, start, 0};
+    out[n++] = (tt_piece){*search, start, 0};
     if (end >= 0) out[n++] = (tt_piece){start, (uint32_t)end, 0};
     *search = end < 0 ? hi : (uint32_t)end;
     return n;
