@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 from tokenizers import Regex, Tokenizer, models, normalizers
 from tokenizers import pre_tokenizers as hf
 
+from hf_tagtok import _engine
 from hf_tagtok import pre_tokenizers as pt
 from hf_tagtok.sample_text import multiscript_texts
 
@@ -202,11 +203,16 @@ def test_isolated_splits_by_disjoint_runs_run_as_one_step():
     assert kinds(digits, pt.Split(Regex(r"[一-龥]+"), "removed")) == ["split_compiled"] * 2
 
 
-def test_recognised_patterns_run_as_fsm_steps():
+def test_recognised_patterns_run_isolated_as_dfa_else_as_fsm_steps():
     for kind, text in PATTERNS.items():
         assert pt.Split(Regex(text), "isolated").regex_kind == kind
-        assert pt.engine_steps({"type": "Split", "pattern": {"Regex": text}, "behavior": "Isolated", "invert": False}) == [
-            {"kind": "split_regex", "regex": kind, "behavior": "isolated", "invert": False}]
+        isolated = pt.engine_steps({"type": "Split", "pattern": {"Regex": text}, "behavior": "Isolated", "invert": False})
+        assert [step["kind"] for step in isolated] == ["split_compiled"]
+        assert _engine.Program(isolated).dfa_steps == 1
+        assert pt.engine_steps({"type": "Split", "pattern": {"Regex": text}, "behavior": "Removed", "invert": False}) == [
+            {"kind": "split_regex", "regex": kind, "behavior": "removed", "invert": False}]
+        assert pt.engine_steps({"type": "Split", "pattern": {"Regex": text}, "behavior": "Isolated", "invert": True}) == [
+            {"kind": "split_regex", "regex": kind, "behavior": "isolated", "invert": True}]
 
 
 def test_recognised_patterns_are_the_texts_upstream_ships():
@@ -232,7 +238,7 @@ def test_llama3_tokenizer_json_is_recognised():
     config = json.loads((pathlib.Path(llama3.__file__).parent / "tokenizer.json").read_text(encoding="utf-8"))
     twin = pt.from_hf(config["pre_tokenizer"])
     assert twin[0].regex_kind == "cl100k"
-    assert [step["kind"] for step in pt.engine_steps(config["pre_tokenizer"])] == ["split_regex", "bytelevel"]
+    assert [step["kind"] for step in pt.engine_steps(config["pre_tokenizer"])] == ["split_compiled", "bytelevel"]
 
 
 # ---------------------------------------------------------------- config round-trip and pickling

@@ -341,6 +341,31 @@ def test_dfa_state_cache_refills_when_full(pattern):
     _assert_same(ours, stock, texts, pattern)
 
 
+CUT_LOOP_PATTERNS = [FAMILY_PATTERNS["deepseek-v3"][2], FAMILY_PATTERNS["tekken"][0], r"\s+(?!\S)|\s+|[^\s\d]+"]
+CUT_LOOP_PARTS = ["word", "Word", "  ", " ", "\n", "\r\n", "123", "!!", "'s", "日本", "é", "😀", "\t", ".A", "7b"]
+
+
+@pytest.mark.parametrize("pattern", CUT_LOOP_PATTERNS)
+def test_isolated_cuts_at_every_kind_of_match_end(pattern):
+    """A program that never matches empty and can start on any char writes its Isolated pieces in one pass,
+    cutting where the DFA dies; the other match ends (a match that gives back chars, as `\s+(?!\S)` before
+    a word; no match where the search stands; the end of the piece, after a match or inside a gap) go back
+    to the general search. Every join of three parts, against stock."""
+    ours, stock = _pairs(pattern)
+    texts = ["".join(parts) for parts in itertools.product(CUT_LOOP_PARTS, repeat=3)]
+    _assert_same(ours, stock, texts, pattern)
+
+
+def test_isolated_cuts_while_the_state_cache_refills():
+    """The one-pass Isolated cut over a text whose match visits more DFA states than the cache holds: the
+    cache empties and refills under the pass and the pieces stay stock's."""
+    pattern = r"[ab]*a[ab]{17}|[\s\S]"
+    rng = random.Random(6)
+    texts = ["".join(rng.choice("ab") for _ in range(150_000)) + tail for tail in ("", "a" + "b" * 20)]
+    ours, stock = _pairs(pattern)
+    _assert_same(ours, stock, texts, pattern)
+
+
 def test_fuzz_random_patterns_equal_stock():
     """HF_TAGTOK_REGEX_FUZZ=<patterns> runs a longer fuzz (the default keeps CI time modest)."""
     n_patterns = int(os.environ.get("HF_TAGTOK_REGEX_FUZZ", "120"))

@@ -31,6 +31,9 @@ struct tt_rx_dfa {
     uint64_t serial;
     uint32_t n_cols;                     /* classes, then end of text */
     int32_t *trans; uint32_t trans_rows; /* [state * n_cols + col]: next << 1 | matched, or -1 */
+    int32_t *cuts;                       /* [state * n_cols + col]: the step of the cut loop (CUT_*), or -1 */
+    uint32_t resets;                     /* times the cache was emptied (a state id from before names another) */
+    int can_cut;                         /* the program suits the cut loop (cut_pieces): 1, 0, or -1 unknown */
     uint32_t n_states, max_states;
     uint32_t *state_start;               /* [state]: first thread; [n_states]: end */
     uint32_t *threads; size_t threads_cap;
@@ -163,7 +166,7 @@ int tt_rx_uses_dfa(const tt_rx *rx) { return rx->key_base != NULL; }
 
 static void dfa_free(tt_rx_dfa *d) {
     if (!d) return;
-    free(d->trans); free(d->state_start); free(d->threads); free(d->slots);
+    free(d->trans); free(d->cuts); free(d->state_start); free(d->threads); free(d->slots);
     free(d->seen); free(d->emitted); free(d->stack); free(d->out);
     free(d);
 }
@@ -195,10 +198,14 @@ static uint32_t intern(tt_rx_dfa *d, const uint32_t *keys, uint32_t n) {
                 uint32_t rows = d->trans_rows ? 2 * d->trans_rows : 16;
                 if (rows > d->max_states) rows = d->max_states;
                 int32_t *t = realloc(d->trans, (size_t)rows * d->n_cols * sizeof(int32_t));
-                if (!t) return UINT32_MAX;
+                if (t) d->trans = t;
+                int32_t *c = t ? realloc(d->cuts, (size_t)rows * d->n_cols * sizeof(int32_t)) : NULL;
+                if (!c) return UINT32_MAX;
+                d->cuts = c;
                 memset(t + (size_t)d->trans_rows * d->n_cols, 0xFF,
                        (size_t)(rows - d->trans_rows) * d->n_cols * sizeof(int32_t));
-                d->trans = t;
+                memset(c + (size_t)d->trans_rows * d->n_cols, 0xFF,
+                       (size_t)(rows - d->trans_rows) * d->n_cols * sizeof(int32_t));
                 d->trans_rows = rows;
             }
             d->state_start[id + 1] = at + n;
@@ -215,6 +222,8 @@ static uint32_t intern(tt_rx_dfa *d, const uint32_t *keys, uint32_t n) {
 static int reset(tt_rx_dfa *d, const tt_rx *rx) {
     memset(d->slots, 0, ((size_t)d->slot_mask + 1) * sizeof(uint32_t));
     if (d->trans) memset(d->trans, 0xFF, (size_t)d->trans_rows * d->n_cols * sizeof(int32_t));
+    if (d->cuts) memset(d->cuts, 0xFF, (size_t)d->trans_rows * d->n_cols * sizeof(int32_t));
+    d->resets++;
     d->n_states = 0;
     d->state_start[0] = 0;
     uint32_t start = rx->key_base[0];
@@ -232,6 +241,7 @@ static tt_rx_dfa *dfa_for(const tt_rx *rx, tt_rx_mem *m) {
     if (!d) return NULL;
     d->serial = rx->serial;
     d->n_cols = rx->n_classes + 1;
+    d->can_cut = -1;
     uint32_t by_budget = TRANS_BUDGET / (d->n_cols * (uint32_t)sizeof(int32_t)); /* row offsets fit 30 bits */
     d->max_states = by_budget < 64 ? 64 : by_budget > (1u << 16) ? (1u << 16) : by_budget;
     uint32_t slots = 1;
@@ -426,38 +436,170 @@ static inline uint32_t skip_to_start(const tt_rx *rx, const uint16_t *byte_col, 
     return hi;
 }
 
+/* The first match at or after the char start `*start` (moved to where it starts): its end, -1 none, -2 out
+ * of memory. */
+static inline int64_t next_match(tt_rx_dfa *d, const tt_rx *rx, const uint16_t *byte_col, const uint8_t *text,
+                                 uint32_t *start, uint32_t hi) {
+    uint32_t p = *start;
+    for (;;) {
+        if (rx->first_set >= 0) {
+            if ((p = skip_to_start(rx, byte_col, text, p, hi)) >= hi) return -1;
+        }
+        int64_t end = match_from(d, rx, byte_col, text, p, hi);
+        if (end != -1 || p >= hi) {
+            *start = p;
+            return end;
+        }
+        p += byte_col ? 1 : utf8_char_len(text[p]);
+    }
+}
+
 /* tt_rx_segments over [lo, hi) into out (or, with pieces, as Isolated pieces), each match found by the DFA. */
-static inline size_t dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint16_t *byte_col, const uint8_t *text,
+static inline size_t dfa_segments(const tt_rx *rx, tt_rx_dfa *d, const uint16_t *byte_col, const uint8_t *text,
                                   uint32_t lo, uint32_t hi, tt_seg *out, tt_piece *pieces) {
-    tt_rx_dfa *d = dfa_for(rx, m);
-    if (!d) return TT_RX_OOM;
     tt_rx_segments it = tt_rx_segments_begin(out, lo);
     it.pieces = pieces;
     while (it.search <= hi) {
-        int64_t end = -1;
         uint32_t start = it.search;
-        for (;;) {
-            if (rx->first_set >= 0) {
-                if ((start = skip_to_start(rx, byte_col, text, start, hi)) >= hi) break;
-            }
-            end = match_from(d, rx, byte_col, text, start, hi);
-            if (end == -2) return TT_RX_OOM;
-            if (end >= 0 || start >= hi) break;
-            start += byte_col ? 1 : utf8_char_len(text[start]);
-        }
+        int64_t end = next_match(d, rx, byte_col, text, &start, hi);
+        if (end == -2) return TT_RX_OOM;
         if (end < 0 || tt_rx_segments_take(&it, text, hi, start, (uint32_t)end, byte_col != NULL) < 0) break;
     }
     return tt_rx_segments_end(&it, hi);
 }
 
+/* ---------------------------------------------------------------- the cut loop
+ *
+ * Isolated pieces of a program that never matches empty and has no first set, the text read once: a
+ * match that ends where the DFA dies (the char that ends it cannot extend it) is the common case, and
+ * there the next match starts on that same char, so one step (from `cuts`) both ends a piece and moves
+ * from START on the char, without a branch. A match given back to an earlier char (`\s+(?!\S)` before a
+ * word) ends at the last step that recorded one; no match from where the search stands goes to the
+ * general search (next_match). */
+
+#define CUT 1           /* a step's bit: the match ends before this char, which starts the next search */
+#define CUT_MATCHED 2   /* a step's bit: a match of the search ends before this char, which goes on */
+#define CUT_SHIFT 2     /* a step's next state (row offset) above its bits */
+#define CUT_MISSING (-1) /* not computed yet */
+#define CUT_SLOW (-2)    /* the DFA dies here without a match ending before this char */
+#define CUT_OOM (-3)
+
+/* The transition of row on col, computed when missing: -1 on OOM. */
+static inline int32_t trans_at(tt_rx_dfa *d, const tt_rx *rx, uint32_t row, uint32_t col) {
+    int32_t t = d->trans[row + col];
+    return t >= 0 ? t : compute(d, rx, row / d->n_cols, col);
+}
+
+/* The cut step of row on col, the next state's row offset << CUT_SHIFT with CUT or CUT_MATCHED, or CUT_SLOW
+ * (stored unless the cache was emptied meanwhile), or CUT_OOM. */
+__attribute__((noinline, cold)) static int32_t fill_cut(tt_rx_dfa *d, const tt_rx *rx, uint32_t row, uint32_t col) {
+    uint32_t resets = d->resets;
+    int32_t t = trans_at(d, rx, row, col);
+    if (t < 0) return CUT_OOM;
+    uint32_t next = (uint32_t)t >> 1;
+    int32_t step = (int32_t)(next << CUT_SHIFT | (t & 1 ? CUT_MATCHED : 0));
+    if (next == DEAD) {
+        int32_t t0 = t & 1 ? trans_at(d, rx, START * d->n_cols, col) : 0;
+        if (t0 < 0) return CUT_OOM;
+        step = (uint32_t)t0 >> 1 == DEAD ? CUT_SLOW : (int32_t)((uint32_t)t0 >> 1 << CUT_SHIFT | CUT);
+    }
+    if (d->resets == resets) d->cuts[row + col] = step;
+    return step;
+}
+
+/* Whether the cut loop runs rx: no first set, and no transition from START records a match (one would be
+ * an empty match). -1 on OOM. */
+static int cut_suits(tt_rx_dfa *d, const tt_rx *rx) {
+    if (d->can_cut < 0) {
+        int ok = rx->first_set < 0;
+        for (uint32_t col = 0; ok && col < d->n_cols; col++) {
+            int32_t t = trans_at(d, rx, START * d->n_cols, col);
+            if (t < 0) return -1;
+            ok = !(t & 1);
+        }
+        d->can_cut = ok;
+    }
+    return d->can_cut;
+}
+
+/* Where the cut loop's search from *search found no match: the next match from the char after it, found
+ * by the general search and appended to out[n...] after the gap before it. Moves *search to where the next
+ * search starts (hi when no match is left); returns the new piece count, or TT_RX_OOM. Kept out of the loop
+ * so the loop's values stay in registers. */
+__attribute__((noinline)) static size_t search_again(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text,
+                                                     uint32_t *search, uint32_t hi, tt_piece *out, size_t n) {
+    uint32_t start = *search + utf8_char_len(text[*search]);
+    int64_t end = start < hi ? next_match(d, rx, NULL, text, &start, hi) : -1;
+    if (end == -2) return TT_RX_OOM;
+    if (end < 0) start = hi;
+    out[n++] = (tt_piece){*search, start, 0};
+    if (end >= 0) out[n++] = (tt_piece){start, (uint32_t)end, 0};
+    *search = end < 0 ? hi : (uint32_t)end;
+    return n;
+}
+
+/* The Isolated pieces of [lo, hi) by the cut loop, or TT_RX_OOM. */
+static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uint32_t lo, uint32_t hi,
+                         tt_piece *out) {
+    const uint32_t start_row = START * d->n_cols;
+    const int32_t *cuts = d->cuts;
+    size_t n = 0;
+    uint32_t search = lo, p = lo, row = start_row;
+    uint32_t last = lo; /* where the latest CUT_MATCHED step stood: a match of the search when past its start */
+    for (;;) {
+        if (p < hi) {
+            uint32_t len, col = col_at(rx, NULL, text, p, &len);
+            int32_t step = cuts[row + col];
+            if (__builtin_expect(step < 0, 0)) {
+                if (step == CUT_MISSING && (step = fill_cut(d, rx, row, col)) == CUT_OOM) return TT_RX_OOM;
+                cuts = d->cuts;
+            }
+            if (__builtin_expect(step >= 0, 1)) {
+                uint32_t cut = (uint32_t)step & CUT;
+                out[n] = (tt_piece){search, p, 0};
+                n += cut;
+                search = cut ? p : search;
+                last = step & CUT_MATCHED ? p : last;
+                row = (uint32_t)step >> CUT_SHIFT;
+                p += len;
+                continue;
+            }
+        } else {
+            if (search == hi) return n;
+            int32_t t = trans_at(d, rx, row, d->n_cols - 1);
+            if (t < 0) return TT_RX_OOM;
+            if (t & 1) { /* a match ending at hi takes the rest */
+                out[n++] = (tt_piece){search, hi, 0};
+                return n;
+            }
+        }
+        if (last > search) { /* the search's match gave chars back */
+            out[n++] = (tt_piece){search, last, 0};
+            search = p = last;
+            row = start_row;
+            continue;
+        }
+        uint32_t next = search; /* a copy: the loop's own values never have their address taken */
+        if ((n = search_again(d, rx, text, &next, hi, out, n)) == TT_RX_OOM) return TT_RX_OOM;
+        search = p = next;
+        row = start_row;
+        cuts = d->cuts;
+    }
+}
+
 size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
                           tt_seg *out) {
-    return dfa_segments(rx, m, NULL, text, lo, hi, out, NULL);
+    tt_rx_dfa *d = dfa_for(rx, m);
+    return d ? dfa_segments(rx, d, NULL, text, lo, hi, out, NULL) : TT_RX_OOM;
 }
 
 size_t tt_fsm_compiled_pieces(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *m,
                               tt_piece *out) {
-    return dfa_segments(rx, m, NULL, v->text, lo, hi, NULL, out);
+    tt_rx_dfa *d = dfa_for(rx, m);
+    if (!d) return TT_RX_OOM;
+    int cut = cut_suits(d, rx);
+    if (cut < 0) return TT_RX_OOM;
+    return cut ? cut_pieces(d, rx, v->text, lo, hi, out) : dfa_segments(rx, d, NULL, v->text, lo, hi, NULL, out);
 }
 
 void tt_rx_byte_classes(const tt_rx *rx, const uint32_t char_of_byte[256], uint16_t byte_col[256]) {
@@ -470,5 +612,6 @@ void tt_rx_byte_starts(const tt_rx *rx, const uint16_t byte_col[256], uint8_t st
 
 size_t tt_fsm_compiled_bytes(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
                              const uint16_t byte_col[256], tt_seg *out) {
-    return dfa_segments(rx, m, byte_col, text, lo, hi, out, NULL);
+    tt_rx_dfa *d = dfa_for(rx, m);
+    return d ? dfa_segments(rx, d, byte_col, text, lo, hi, out, NULL) : TT_RX_OOM;
 }
