@@ -619,16 +619,16 @@ cdef class Pipeline:
                 _side_free(&self._assembly.pair[add_special][sequence])
 
     def encode(self, list texts, bint add_special_tokens=True, bint offsets=True, bint words=True,
-               bint columnar=False, list replay=None):
+               bint columnar=False, replay=None):
         """(ids u32, type_ids u32, offsets (n,2) or None when not `offsets`, special u8, words i32 or None
         when not `words`, lengths i64) for texts. Offsets are u32 (char offsets fit: texts are under 4 GiB),
         i64 when `columnar` (for flat arrays).
 
-        A `replayed` pipeline needs `replay`: per text, the list of its own token ids as stock encodes it
-        without special tokens. It returns None when those tokens do not spell the text (stock must run)."""
+        A `replayed` pipeline needs `replay`: (ids u32, lengths i64), each text's own token ids as stock
+        encodes it without special tokens, one after another (hf_tagtok._lists.flat_ids). It returns None when
+        those tokens do not spell the texts (stock must run)."""
         cdef size_t n = len(texts), i
         cdef tp_text *c_texts = <tp_text *>calloc(n or 1, sizeof(tp_text))
-        cdef uint32_t *replayed = NULL
         cdef tp_columns out
         cdef int rc
         cdef const char *end
@@ -638,19 +638,18 @@ cdef class Pipeline:
         cdef int64_t[::1] lengths_view = lengths
         if c_texts == NULL:
             raise MemoryError()
-        if (replay is None) != (self._p.program != NULL) or (replay is not None and len(replay) != n):
-            raise ValueError("a replayed pipeline takes one token list per text, any other none")
+        if (replay is None) != (self._p.program != NULL):
+            raise ValueError("a replayed pipeline takes its texts' tokens, any other none")
         try:
             for i in range(n):
                 _text_units(texts[i], &c_texts[i])
             if replay is not None:
-                replayed = _replayed_tokens(replay, c_texts)
+                _replay_into(replay[0], replay[1], c_texts, n)
             with nogil:
                 rc = tp_encode_batch(&self._p, self._workspaces, c_texts, n, add_special_tokens, offsets_kind, words,
                                      &out, &lengths_view[0] if n else NULL)
         finally:
             free(c_texts)
-            free(replayed)
         if rc == TP_TEXT_SURROGATE:
             raise UnicodeEncodeError("utf-8", "", 0, 1, "surrogates not allowed")
         if rc == TP_REPLAY_MISMATCH:
@@ -761,27 +760,17 @@ cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
 
 
-cdef uint32_t *_replayed_tokens(list replay, tp_text *texts) except NULL:
-    """The token lists in one malloc'ed array (free it), each text's replay pointing into it."""
-    cdef size_t total = 0, at = 0, i, k, n_row
-    cdef list row
-    for row in replay:
-        total += len(row)
-    cdef uint32_t *ids = <uint32_t *>malloc((total or 1) * sizeof(uint32_t))
-    if ids == NULL:
-        raise MemoryError()
-    try:
-        for i in range(len(replay)):
-            row = replay[i]
-            n_row = len(row)
-            texts[i].replay, texts[i].n_replay = ids + at, n_row
-            for k in range(n_row):
-                ids[at + k] = row[k]
-            at += n_row
-    except BaseException:
-        free(ids)
-        raise
-    return ids
+cdef int _replay_into(const uint32_t[::1] ids, const int64_t[::1] lengths, tp_text *texts, size_t n) except -1:
+    """Points each text's replay at its run of ids (the caller keeps ids alive through the call)."""
+    cdef size_t i, at = 0
+    if <size_t>lengths.shape[0] != n:
+        raise ValueError("one token count per text")
+    for i in range(n):
+        texts[i].replay, texts[i].n_replay = &ids[at] if lengths[i] else NULL, <size_t>lengths[i]
+        at += <size_t>lengths[i]
+    if at != <size_t>ids.shape[0]:
+        raise ValueError("the token counts must add up to the ids")
+    return 0
 
 
 cdef int _text_units(object text, tp_text *out) except -1:

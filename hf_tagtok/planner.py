@@ -12,6 +12,7 @@ stale; `NativeEncoder` is a built pipeline plus what encodings need to name thei
 import functools
 import json
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -215,29 +216,36 @@ def analyse(stock, text=None):
     return report, spec, config
 
 
-def plan(stock, text=None):
-    """(per-stage report, native encoder or None when some stage is not covered, replaying encoder or None)."""
+class Plan(NamedTuple):
+    report: dict  # per stage: {"native": bool, "reason": str}
+    native: "NativeEncoder"  # None when some stage is not covered
+    replay: "NativeEncoder"  # the replaying encoder when only a byte-keeping pre-tokenizer is not, else None
+    layout: tuple  # a single text's post-processor Sides (processors.ProcessorSpec.single) when it is native
+
+
+def plan(stock, text=None) -> Plan:
     report, spec, config = analyse(stock, text)
     missing = [] if spec is None else [name for name in _PIPELINE_STAGES if not report[name]["native"]]
+    layout = spec["post_processor"].single if spec is not None and "post_processor" in spec else None
     replay = missing == ["pre_tokenizer"] and _replayable(spec["model"], config.get("pre_tokenizer"))
     if spec is None or missing and not replay:
-        return report, None, None
+        return Plan(report, None, None, layout)
     try:
         native = native_module()
     except Unsupported as error:
         report["model"] = {"native": False, "reason": str(error)}
-        return report, None, None
+        return Plan(report, None, None, layout)
     if replay:
         spec = {**spec, "pre_tokenizer": None, "spellings": models.spellings(spec["model"])}
         report["pre_tokenizer"]["reason"] += ("; encode_batch_arrays takes stock's token ids (its fast call) and "
                                               "runs the other stages natively")
-        return report, None, _encoder(native, stock, spec)
+        return Plan(report, None, _encoder(native, stock, spec), layout)
     from hf_tagtok.errors import UnsupportedShape  # the compiled engine's, once it is loaded
     try:
-        return report, _encoder(native, stock, spec), None
+        return Plan(report, _encoder(native, stock, spec), None, layout)
     except UnsupportedShape as error:
         report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
-        return report, None, None
+        return Plan(report, None, None, layout)
 
 
 def _replayable(model, pre_tokenizer):

@@ -73,9 +73,9 @@ class Tokenizer:
         # tokenizer the next encode makes it, so adding tokens one call at a time pays it once.
         self._plan = None
 
-    def _planned(self):
-        """(per-stage report, native encoder or None, replaying encoder or None) for the stock tokenizer as it
-        is now; a component changed on a shared stock object is seen here (planner.plan_key)."""
+    def _planned(self) -> planner.Plan:
+        """The plan for the stock tokenizer as it is now; a component changed on a shared stock object is
+        seen here (planner.plan_key)."""
         if self._plan_key is not None:
             key = planner.plan_key(self._stock)
             if key != self._plan_key:
@@ -86,15 +86,15 @@ class Tokenizer:
 
     @property
     def _report(self):
-        return self._planned()[0]
+        return self._planned().report
 
     @property
     def _native(self):
-        return self._planned()[1]
+        return self._planned().native
 
     @property
     def _replay(self):
-        return self._planned()[2]
+        return self._planned().replay
 
     def _checked(self):
         """self, after a FallbackWarning (pointing at the caller's caller) when it is not fully native."""
@@ -181,11 +181,14 @@ class Tokenizer:
         split = _split_batch(inputs, is_pretokenized, add_special_tokens)
         batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized,
                                                                  overflowing, offsets, words=False, columnar=True)
-        if batch is None and split is not None and not is_pretokenized and split[1].count(None) == len(inputs):
+        single_texts = split is not None and not is_pretokenized and split[1].count(None) == len(inputs)
+        if batch is None and single_texts:
             batch = self._replayed_batch(split[0], add_special_tokens, offsets)
         if batch is not None:
             arrays = batch.arrays(overflowing)
             return arrays if offsets else arrays._replace(offsets=None)
+        if single_texts and not offsets and self._plain_layout() is not None:
+            return self._ids_in_layout(split[0], add_special_tokens)
         # stock encodes this input, or raises exactly what it raises for it; without offsets, single texts go
         # to its fast call (the same encodings without offsets and word ids)
         if offsets or overflowing or is_pretokenized or not all(map(_is_text, inputs)):
@@ -198,12 +201,38 @@ class Tokenizer:
     def _replayed_batch(self, texts, add_special_tokens, offsets):
         """The columnar `_Batch` of single texts from stock's token ids (its fast call, which costs less than
         the encodings the columns would be read from) and the replaying pipeline, or None: stock must run."""
+        from hf_tagtok._lists import flat_ids
+
         replay = self._replay
         if replay is None or self._stock.truncation is not None or self._stock.padding is not None:
             return None
         encodings = self._stock.encode_batch_fast(texts, add_special_tokens=False)
         return _Batch.plain(replay, texts, add_special_tokens, offsets, words=False, columnar=True,
-                            replay=[encoding.ids for encoding in encodings])
+                            replay=flat_ids([encoding.ids for encoding in encodings]))
+
+    def _plain_layout(self):
+        """A single text's post-processor layouts when they alone place its special tokens (a native
+        post-processor, no truncation or padding), else None."""
+        if self._stock.truncation is not None or self._stock.padding is not None:
+            return None
+        return self._planned().layout
+
+    def _ids_in_layout(self, texts, add_special_tokens) -> BatchArrays:
+        """The columnar call without offsets on stock's fast call, reading only its ids: type ids and special
+        flags follow from the layout (post-processor tokens around each text's own, whose flags stock leaves 0)."""
+        from hf_tagtok._lists import flat_ids
+
+        side = self._plain_layout()[bool(add_special_tokens)]
+        encodings = self._stock.encode_batch_fast(texts, add_special_tokens=add_special_tokens)
+        ids, lengths = flat_ids([encoding.ids for encoding in encodings])
+        type_ids = np.full(len(ids), side.main_type, dtype=np.uint32)
+        special = np.zeros(len(ids), dtype=np.uint8)
+        starts = np.cumsum(lengths) - lengths
+        for at, tokens in ((starts, side.before), (starts + lengths - len(side.after), side.after)):
+            for k, (_, type_id, _) in enumerate(tokens):
+                type_ids[at + k], special[at + k] = type_id, 1
+        return BatchArrays(ids, type_ids, None, special, np.ones(len(ids), dtype=np.uint8), lengths,
+                           np.arange(len(texts), dtype=np.int64))
 
     def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True, offsets=True,
                       words=True, settings=None, columnar=False):

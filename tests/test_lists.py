@@ -194,3 +194,17 @@ def test_rows_survive_a_collection_and_keep_gc_state():
 def test_bad_layouts_raise(call, error):
     with pytest.raises(error):
         call()
+
+
+def test_flat_ids_chains_rows_like_numpy():
+    rows = [[1, 2, 3], [], [4294967295], list(range(1000))]
+    ids, lengths = _lists.flat_ids(rows)
+    assert ids.dtype == np.uint32 and lengths.dtype == np.int64
+    assert ids.tolist() == [i for row in rows for i in row]
+    assert lengths.tolist() == [len(row) for row in rows]
+    assert _lists.flat_ids([])[0].tolist() == []
+    for bad in ([[-1]], [[1 << 32]]):
+        with pytest.raises(OverflowError):
+            _lists.flat_ids(bad)
+    with pytest.raises(TypeError):
+        _lists.flat_ids([["1"]])

@@ -301,12 +301,16 @@ def test_fallen_back_columnar_call_matches_stock_with_and_without_offsets():
     # a backreference is outside the regex compiler's grammar: the pre-tokenizer, so the call, stays on stock
     stock.pre_tokenizer = tokenizers.pre_tokenizers.Sequence([
         tokenizers.pre_tokenizers.Split(tokenizers.Regex(r"(b)\1"), "isolated"), tokenizers.pre_tokenizers.Metaspace()])
+    stock.add_special_tokens(["<s>", "</s>"])
+    stock.post_processor = tokenizers.processors.TemplateProcessing(
+        single="<s>:2 $A:1 </s>:3", special_tokens=[("<s>", stock.token_to_id("<s>")), ("</s>", stock.token_to_id("</s>"))])
     ours = hf_tagtok.Tokenizer(tokenizers.Tokenizer.from_str(stock.to_str()))
     assert not ours.acceleration["pre_tokenizer"]["native"]
-    texts = ["ab a b", "ba abb xyz", "", "a" * 50]
-    expected = stock.encode_batch(texts)
-    for offsets in (True, False):
-        arrays = ours.encode_batch_arrays(texts, offsets=offsets)
+    assert ours._plain_layout() is not None  # without offsets, only stock's ids are read
+    texts = ["ab a b", "ba abb xyz", "", "a" * 50, "a <s> b </s>"]
+    for offsets, add in ((True, True), (False, True), (False, False)):
+        expected = stock.encode_batch(texts, add_special_tokens=add)
+        arrays = ours.encode_batch_arrays(texts, offsets=offsets, add_special_tokens=add)
         assert np.array_equal(arrays.ids, [i for e in expected for i in e.ids])
         assert np.array_equal(arrays.type_ids, [i for e in expected for i in e.type_ids])
         assert np.array_equal(arrays.special_tokens_mask, [i for e in expected for i in e.special_tokens_mask])
