@@ -12,6 +12,10 @@
 #include "tp_word_cache.h"
 #include "utf8.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define NO_ID UINT32_MAX
 
 typedef struct {
@@ -44,8 +48,8 @@ struct tp_bpe {
     vocab_slot *vocab_slots; uint64_t vocab_mask;   /* bytes -> id, one cache line per probe */
     merge_slot *merges; uint64_t merge_mask; /* (left, right) -> step */
     uint64_t *pair_filter; unsigned pair_filter_shift; /* see may_merge */
-    uint64_t *lefts, *rights; /* char level: id -> bit, the id is the left (right) of some merge (see can_pair);
-                               * else NULL */
+    uint8_t *sides; /* char level: id -> IS_LEFT | IS_RIGHT, the id is the left (right) of some merge (see
+                     * can_pair); else NULL */
     uint32_t byte_id[4][256]; /* [symbol_kind(first, last)][byte]: the byte's initial symbol */
     tp_bpe_options opt;
     int byte_gaps; /* byte level: some byte has no initial symbol in some position (see gap_symbols) */
@@ -85,9 +89,8 @@ typedef struct {
 
 struct tp_bpe_scratch {
     /* Symbols of every word of one call: word j starts at first[j] and has room for its length in
-     * bytes (no word has more symbols than bytes). steps[i]: the merge step of the pair at symbol i. */
+     * bytes (no word has more symbols than bytes). */
     uint32_t *ids, *starts, *ends;
-    merge_step *steps;
     size_t cap;
     merge_slot *pairs; /* PAIR_CACHE recent lookups */
     uint32_t *first, *count, *missed;
@@ -140,14 +143,16 @@ static int may_merge(const tp_bpe *bpe, uint64_t pair) {
     return (int)(bpe->pair_filter[bit >> 6] >> (bit & 63) & 1);
 }
 
-static int has_bit(const uint64_t *bits, uint32_t id) { return (int)(bits[id >> 6] >> (id & 63) & 1); }
+#define IS_LEFT 1
+#define IS_RIGHT 2
 
 /* Whether some merge has left on its left and right on its right. In SentencePiece vocabularies many chars
- * (CJK, Thai...) appear in no merge at all: every pair next to one is settled here, from a table of a bit
- * per id, without the pair cache. Byte-level vocabularies have no such table: nearly every byte symbol is
- * in some merge, and the test cost their passes more than it saved. */
+ * (CJK, Thai...) appear in no merge at all: every pair next to one is settled here, from a byte per id (two
+ * byte loads: fewer instructions than two bit tests), without the pair cache. Byte-level vocabularies have
+ * no such table: nearly every byte symbol is in some merge, and the test cost their passes more than it
+ * saved. */
 static int can_pair(const tp_bpe *bpe, uint32_t left, uint32_t right) {
-    return !bpe->lefts || (has_bit(bpe->lefts, left) & has_bit(bpe->rights, right));
+    return !bpe->sides || (bpe->sides[left] & bpe->sides[right] >> 1 & IS_LEFT);
 }
 
 /* The step of the merge of pair (pair_of) whose merge_hash is given, or NO_STEP; the pair may merge. */
@@ -159,30 +164,25 @@ static merge_step merge_find(const tp_bpe *bpe, uint64_t pair, uint64_t hash) {
     }
 }
 
-#define PAIR_CACHE (1u << 14) /* per thread: recent pair lookups (256 KiB: stays in L2) */
+#define PAIR_CACHE_BITS 14
+#define PAIR_CACHE (1u << PAIR_CACHE_BITS) /* per thread: recent pair lookups (256 KiB: stays in L2) */
 
-static merge_slot *pair_seen(const tp_bpe_scratch *s, uint64_t hash) {
-    return &s->pairs[(hash >> 40) & (PAIR_CACHE - 1)];
+/* The pair cache's slot for a pair: one multiply (a hit then costs no merge_hash), by another constant than
+ * the filter's, so the pairs the filter lets through spread over every slot. */
+static merge_slot *pair_seen(const tp_bpe_scratch *s, uint64_t pair) {
+    return &s->pairs[(pair * 0xD6E8FEB86659FD93ULL) >> (64 - PAIR_CACHE_BITS)];
 }
 
-/* merge_find through the thread's pair cache: text repeats pairs far more often than words. The bits per id
- * and the filter (both small enough for L1 on 32k-token vocabularies) answer most pairs that do not merge
- * before the pair cache is read. */
-static merge_step pair_step(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
+/* merge_find through the thread's pair cache: text repeats pairs far more often than words. The sides per
+ * id and the filter (both small enough for L1 on 32k-token vocabularies) answer most pairs that do not merge
+ * before the pair cache is read. Inlined where it is asked: the call was a fifth of its instructions. */
+static inline __attribute__((always_inline)) merge_step pair_step(const tp_bpe *bpe, const tp_bpe_scratch *s,
+                                                                  uint32_t left, uint32_t right) {
     uint64_t pair = pair_of(left, right);
     if (!can_pair(bpe, left, right) || !may_merge(bpe, pair)) return NO_STEP;
-    uint64_t hash = merge_hash(pair);
-    merge_slot *seen = pair_seen(s, hash);
-    if (seen->pair != pair) *seen = (merge_slot){pair, merge_find(bpe, pair, hash)};
+    merge_slot *seen = pair_seen(s, pair);
+    if (seen->pair != pair) *seen = (merge_slot){pair, merge_find(bpe, pair, merge_hash(pair))};
     return seen->step;
-}
-
-/* Table probes miss the cache; asking for the line early lets several words' misses overlap. */
-static void prefetch_merge(const tp_bpe *bpe, const tp_bpe_scratch *s, uint32_t left, uint32_t right) {
-    uint64_t pair = pair_of(left, right);
-    if (!can_pair(bpe, left, right) || !may_merge(bpe, pair)) return;
-    uint64_t hash = merge_hash(pair);
-    if (pair_seen(s, hash)->pair != pair) __builtin_prefetch(&bpe->merges[hash & bpe->merge_mask]);
 }
 
 static uint64_t table_size(uint64_t n) {
@@ -251,7 +251,7 @@ static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     return 0;
 }
 
-/* lefts and rights (see can_pair), for char-level vocabularies. */
+/* sides (see can_pair), for char-level vocabularies. */
 static int build_merge_sides(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     if (!bpe->opt.char_level) return 0;
     /* every id a symbol can hold: the vocab's, the merges' (the config reader keeps them inside it), unk */
@@ -264,13 +264,11 @@ static int build_merge_sides(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     if (bpe->opt.unk_id != NO_ID && bpe->opt.unk_id >= ids) ids = (uint64_t)bpe->opt.unk_id + 1;
     for (int b = 0; b < 256; b++)
         if (bpe->byte_tokens[b] != NO_ID && bpe->byte_tokens[b] >= ids) ids = (uint64_t)bpe->byte_tokens[b] + 1;
-    bpe->lefts = calloc(ids / 64 + 1, sizeof(uint64_t));
-    bpe->rights = calloc(ids / 64 + 1, sizeof(uint64_t));
-    if (!bpe->lefts || !bpe->rights) return -1;
+    if (!(bpe->sides = calloc(ids, 1))) return -1;
     for (uint32_t rank = 0; rank < n; rank++) {
         uint32_t left = merges[rank].left, right = merges[rank].right;
-        bpe->lefts[left >> 6] |= 1ULL << (left & 63);
-        bpe->rights[right >> 6] |= 1ULL << (right & 63);
+        bpe->sides[left] |= IS_LEFT;
+        bpe->sides[right] |= IS_RIGHT;
     }
     return 0;
 }
@@ -402,7 +400,7 @@ fail:
 void tp_bpe_free(tp_bpe *bpe) {
     if (!bpe) return;
     free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes); free(bpe->vocab_slots);
-    free(bpe->merges); free(bpe->pair_filter); free(bpe->lefts); free(bpe->rights); free(bpe->bmp_id);
+    free(bpe->merges); free(bpe->pair_filter); free(bpe->sides); free(bpe->bmp_id);
     free(bpe->astral_id);
     tp_word_cache_free(bpe->words);
     free(bpe);
@@ -423,7 +421,7 @@ static int make_pair_cache(tp_bpe_scratch *s) {
 
 void tp_bpe_scratch_free(tp_bpe_scratch *s) {
     if (!s) return;
-    free(s->ids); free(s->starts); free(s->ends); free(s->steps);
+    free(s->ids); free(s->starts); free(s->ends);
     free(s->first); free(s->count); free(s->missed); free(s->twin_of); free(s->hash); free(s->todo);
     free(s->next); free(s->prev); free(s->heap); free(s->twins);
     free(s->pieces); free(s->piece_lens); free(s->piece_shifts); free(s->word_pieces); free(s->word_first); free(s->word_count);
@@ -434,8 +432,7 @@ void tp_bpe_scratch_free(tp_bpe_scratch *s) {
 static int reserve(tp_bpe_scratch *s, size_t symbols, size_t words, size_t longest) {
     if (symbols > s->cap) {
         size_t cap = grow_capacity(s->cap, symbols);
-        if (grow_to(&s->ids, cap, 4) || grow_to(&s->starts, cap, 4) || grow_to(&s->ends, cap, 4) ||
-            grow_to(&s->steps, cap, sizeof(merge_step))) return -1;
+        if (grow_to(&s->ids, cap, 4) || grow_to(&s->starts, cap, 4) || grow_to(&s->ends, cap, 4)) return -1;
         s->cap = cap;
     }
     if (words > s->words_cap) {
@@ -479,7 +476,6 @@ static heap_entry heap_pop(heap_entry *heap, size_t *n) {
 
 #define NONE_POS UINT32_MAX
 #define SHORT_WORD 32   /* words of more symbols merge with a heap, shorter ones by scanning */
-#define PREFETCH_WORDS 4 /* initial pair ranks: how many words ahead their table lines are requested */
 
 /* Long words: symbols as a linked list over positions and a (rank, position) min-heap, as HF does;
  * a popped entry is stale unless the same pair of ids is still at its position. Returns the symbol count. */
@@ -489,9 +485,9 @@ static size_t merge_long(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, size
     merge_step step;
     heap_entry *heap = s->heap;
     size_t heap_n = 0;
-    for (size_t i = 0; i < n; i++) { next[i] = i + 1 < n ? (uint32_t)i + 1 : NONE_POS; prev[i] = i ? (uint32_t)i - 1 : NONE_POS; }
+    for (size_t i = 0; i < n; i++) { next[i] = (uint32_t)i + 1; prev[i] = (uint32_t)i - 1; } /* prev[0]: NONE_POS */
+    next[n - 1] = NONE_POS;
     for (size_t i = 0; i + 1 < n; i++) {
-        if (i + 9 < n) prefetch_merge(bpe, s, ids[i + 8], ids[i + 9]);
         if ((step = pair_step(bpe, s, ids[i], ids[i + 1])) != NO_STEP)
             heap_push(heap, &heap_n, (heap_entry){step, (uint32_t)i, ids[i], ids[i + 1]});
     }
@@ -517,39 +513,74 @@ static size_t merge_long(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, size
     return out;
 }
 
-static void step_pair(const tp_bpe *bpe, tp_bpe_scratch *s, size_t at) {
-    s->steps[at] = pair_step(bpe, s, s->ids[at], s->ids[at + 1]);
-}
+/* A short word's pairs for the scan for the next merge: the rank of each as an int32 with its top bit
+ * flipped, so that signed compares (all SSE2 has) order keys as ranks; NO_KEY: a hole or a pair that does
+ * not merge. */
+typedef int32_t rank_key;
+#define NO_KEY INT32_MAX
 
-static void prefetch_pairs(const tp_bpe *bpe, const tp_bpe_scratch *s, const merging *w) {
-    for (uint32_t i = 0; i + 1 < w->n; i++) prefetch_merge(bpe, s, s->ids[w->base + i], s->ids[w->base + i + 1]);
+static rank_key key_of(merge_step step) { return (rank_key)((uint32_t)(step >> 32) ^ 0x80000000u); }
+
+#if defined(__SSE2__)
+static __m128i least_of(__m128i a, __m128i b) {
+    __m128i a_greater = _mm_cmpgt_epi32(a, b);
+    return _mm_or_si128(_mm_and_si128(a_greater, b), _mm_andnot_si128(a_greater, a));
+}
+#endif
+
+/* The first position of the smallest of keys[0, n): four keys a step (keys holds SHORT_WORD, NO_KEY past
+ * n). A scalar scan's compare mispredicts about as often as it finds a new least. */
+static size_t first_least(const rank_key *keys, size_t n) {
+#if defined(__SSE2__)
+    const __m128i *lanes = (const __m128i *)keys;
+    size_t n_lanes = (n + 3) / 4;
+    __m128i least = _mm_load_si128(lanes);
+    for (size_t v = 1; v < n_lanes; v++) least = least_of(least, _mm_load_si128(lanes + v));
+    least = least_of(least, _mm_shuffle_epi32(least, _MM_SHUFFLE(1, 0, 3, 2)));
+    least = least_of(least, _mm_shuffle_epi32(least, _MM_SHUFFLE(2, 3, 0, 1)));
+    for (size_t v = 0;; v++) {
+        int at = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(_mm_load_si128(lanes + v), least)));
+        if (at) return 4 * v + (size_t)__builtin_ctz((unsigned)at);
+    }
+#else
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++)
+        if (keys[i] < keys[best]) best = i;
+    return best;
+#endif
 }
 
 /* A short word merges in place, in the heap's order (leftmost lowest-rank pair first): the symbol a merge
- * absorbs becomes a hole (id NO_ID, step NO_STEP) that the scans pass over, so a merge moves nothing, and
- * the word is compacted once at the end. steps[i]: the pair of live symbol i and the next live one. Returns
- * the symbol count. */
+ * absorbs becomes a hole (id NO_ID, key NO_KEY) that the scans pass over, so a merge moves nothing, and the
+ * word is compacted once at the end. keys[i] and made[i]: the pair of live symbol i and the next live one.
+ * Returns the symbol count. */
 static size_t merge_in_place(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *w) {
     uint32_t *ids = s->ids + w->base, *starts = s->starts + w->base, *ends = s->ends + w->base;
-    merge_step *steps = s->steps + w->base;
     size_t n = w->n;
     if (n < 2) return n;
+    _Alignas(16) rank_key keys[SHORT_WORD];
+    uint32_t made[SHORT_WORD];
+    merge_step step;
+    for (size_t i = 0; i < (n + 2) / 4 * 4; i++) { /* the n - 1 pairs, NO_KEY to the end of their last lane */
+        step = i + 1 < n ? pair_step(bpe, s, ids[i], ids[i + 1]) : NO_STEP;
+        keys[i] = key_of(step); made[i] = step_merged(step);
+    }
     for (;;) {
-        size_t best = 0;
-        for (size_t i = 1; i + 1 < n; i++)
-            if (steps[i] < steps[best]) best = i;
-        if (steps[best] == NO_STEP) break;
+        size_t best = first_least(keys, n - 1);
+        if (keys[best] == NO_KEY) break;
         size_t right = best + 1, after, left = best;
         while (ids[right] == NO_ID) right++;
-        ids[best] = step_merged(steps[best]);
+        ids[best] = made[best];
         ends[best] = ends[right];
         ids[right] = NO_ID;
-        steps[right] = NO_STEP;
+        keys[right] = NO_KEY;
         for (after = right + 1; after < n && ids[after] == NO_ID; after++) {}
-        steps[best] = after < n ? pair_step(bpe, s, ids[best], ids[after]) : NO_STEP;
+        step = after < n ? pair_step(bpe, s, ids[best], ids[after]) : NO_STEP;
+        keys[best] = key_of(step); made[best] = step_merged(step);
         if (best > 0) { /* symbol 0 is never absorbed: a live one lies to the left */
             while (ids[--left] == NO_ID) {}
-            steps[left] = pair_step(bpe, s, ids[left], ids[best]);
+            step = pair_step(bpe, s, ids[left], ids[best]);
+            keys[left] = key_of(step); made[left] = step_merged(step);
         }
     }
     size_t live = 0;
@@ -558,27 +589,30 @@ static size_t merge_in_place(const tp_bpe *bpe, tp_bpe_scratch *s, const merging
     return live;
 }
 
-/* Short words: their initial pairs are looked up with each word's table lines requested a few words
- * ahead, so those misses overlap; then each word merges to completion. The pairs a merge makes mostly
- * hit the pair cache, and merging word by word beats one merge per word per round with requests a
- * round ahead (docs/performance.md lists what was measured). */
+/* Short words, one after another: nearly every pair a word asks about is settled by the filters or the
+ * pair cache (of the 1.6M initial pairs of Mistral v1's stream pass, 27k reach the merge table), so
+ * requesting table lines ahead gains nothing. */
 static void merge_short(const tp_bpe *bpe, tp_bpe_scratch *s, const merging *words, size_t n_words) {
-    for (size_t k = 0; k < n_words + PREFETCH_WORDS; k++) {
-        if (k < n_words) prefetch_pairs(bpe, s, &words[k]);
-        if (k < PREFETCH_WORDS) continue;
-        const merging *w = &words[k - PREFETCH_WORDS];
-        for (uint32_t i = 0; i + 1 < w->n; i++) step_pair(bpe, s, w->base + i);
-    }
     for (size_t k = 0; k < n_words; k++) s->count[words[k].word] = (uint32_t)merge_in_place(bpe, s, &words[k]);
+}
+
+/* A word's initial symbols as they are added, at s->ids + base (and starts, ends). */
+typedef struct {
+    uint32_t *ids, *starts, *ends;
+    size_t n;
+    uint32_t end; /* where the last symbol ends */
+} symbols;
+
+static symbols symbols_at(tp_bpe_scratch *s, size_t base) {
+    return (symbols){s->ids + base, s->starts + base, s->ends + base, 0, 0};
 }
 
 /* HF's Word::add: a symbol's range starts where the previous one ended (so ranges shift left past
  * unknown chars that are dropped, exactly as stock's offsets do). */
-static void add_symbol(tp_bpe_scratch *s, size_t base, size_t *n, uint32_t id, size_t byte_len) {
-    size_t at = base + *n;
-    uint32_t start = *n ? s->ends[at - 1] : 0;
-    s->ids[at] = id; s->starts[at] = start; s->ends[at] = start + (uint32_t)byte_len;
-    (*n)++;
+static void add_symbol(symbols *out, uint32_t id, size_t byte_len) {
+    out->ids[out->n] = id; out->starts[out->n] = out->end;
+    out->end += (uint32_t)byte_len;
+    out->ends[out->n++] = out->end;
 }
 
 static int has_byte_tokens(const tp_bpe *bpe, const uint8_t *bytes, size_t n) {
@@ -592,9 +626,17 @@ static int has_byte_tokens(const tp_bpe *bpe, const uint8_t *bytes, size_t n) {
  * (fused) unk per unknown char. The pending unk is flushed before the next known char only (not before
  * byte tokens), exactly as HF orders it. */
 static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, const uint8_t *word, size_t len) {
-    size_t n = 0, unk_len = 0;
+    symbols out = symbols_at(s, base);
+    const uint32_t *bmp_id = bpe->bmp_id;
+    size_t unk_len = 0;
     int pending = 0;
     for (size_t i = 0; i < len;) {
+        uint32_t ascii_id;
+        if (bmp_id && word[i] < 0x80 && !pending && (ascii_id = bmp_id[word[i]]) != NO_ID) { /* most chars */
+            add_symbol(&out, ascii_id, 1);
+            i++;
+            continue;
+        }
         size_t end = i + utf8_char_len(word[i]);
         if (end > len) end = len;
         uint8_t buf[2 * TP_BPE_AFFIX_MAX + 4];
@@ -604,22 +646,22 @@ static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
         uint32_t id = !bpe->bmp_id || key_len != utf8_char_len(key[0]) ? vocab_find(bpe, key, key_len, tp_hash_bytes(key, key_len))
                     : key_len <= 3 ? bpe->bmp_id[utf8_decode(key, NULL)] : astral_find(bpe, key);
         if (id != NO_ID) {
-            if (pending) { add_symbol(s, base, &n, bpe->opt.unk_id, unk_len); pending = 0; }
-            add_symbol(s, base, &n, id, end - i);
+            if (pending) { add_symbol(&out, bpe->opt.unk_id, unk_len); pending = 0; }
+            add_symbol(&out, id, end - i);
         } else if (bpe->opt.byte_fallback && has_byte_tokens(bpe, key, key_len)) {
-            for (size_t b = 0; b < key_len; b++) add_symbol(s, base, &n, bpe->byte_tokens[key[b]], 1);
+            for (size_t b = 0; b < key_len; b++) add_symbol(&out, bpe->byte_tokens[key[b]], 1);
         } else if (bpe->opt.unk_id != NO_ID) {
             if (pending && bpe->opt.fuse_unk) {
                 unk_len += end - i;
             } else {
-                if (pending) add_symbol(s, base, &n, bpe->opt.unk_id, unk_len);
+                if (pending) add_symbol(&out, bpe->opt.unk_id, unk_len);
                 pending = 1; unk_len = end - i;
             }
         }
         i = end;
     }
-    if (pending) add_symbol(s, base, &n, bpe->opt.unk_id, unk_len);
-    return n;
+    if (pending) add_symbol(&out, bpe->opt.unk_id, unk_len);
+    return out.n;
 }
 
 /* Byte level with gaps: HF's merge_word runs over the byte-rendered word, so a byte without its initial
@@ -628,7 +670,8 @@ static size_t char_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
  * rendered ranges are then mapped to word bytes: a rendered offset falls in the rendered char of exactly
  * one byte, which is what stock's alignments map it to. */
 static size_t gap_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, const uint8_t *word, size_t len) {
-    size_t n = 0, unk_len = 0;
+    symbols out = symbols_at(s, base);
+    size_t unk_len = 0;
     int pending = 0;
     for (size_t i = 0; i < len; i++) {
         uint32_t cp = tp_engine->bytelevel_map[word[i]]; /* below 0x800: one or two UTF-8 bytes */
@@ -641,22 +684,22 @@ static size_t gap_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, con
         }
         uint32_t id = bpe->byte_id[symbol_kind(i, i + 1, len)][word[i]];
         if (id != NO_ID) {
-            if (pending) { add_symbol(s, base, &n, bpe->opt.unk_id, unk_len); pending = 0; }
-            add_symbol(s, base, &n, id, rendered);
+            if (pending) { add_symbol(&out, bpe->opt.unk_id, unk_len); pending = 0; }
+            add_symbol(&out, id, rendered);
         } else if (bpe->opt.byte_fallback && has_byte_tokens(bpe, utf8, rendered)) {
-            for (size_t b = 0; b < rendered; b++) add_symbol(s, base, &n, bpe->byte_tokens[utf8[b]], 1);
+            for (size_t b = 0; b < rendered; b++) add_symbol(&out, bpe->byte_tokens[utf8[b]], 1);
         } else if (bpe->opt.unk_id != NO_ID) {
             if (pending && bpe->opt.fuse_unk) {
                 unk_len += rendered;
             } else {
-                if (pending) add_symbol(s, base, &n, bpe->opt.unk_id, unk_len);
+                if (pending) add_symbol(&out, bpe->opt.unk_id, unk_len);
                 pending = 1; unk_len = rendered;
             }
         }
     }
-    if (pending) add_symbol(s, base, &n, bpe->opt.unk_id, unk_len);
+    if (pending) add_symbol(&out, bpe->opt.unk_id, unk_len);
     /* rendered offsets -> word bytes: starts and ends both only grow, so two walks over the word */
-    size_t at_start = 0, r_start = 0, at_end = 0, r_end = 0;
+    size_t at_start = 0, r_start = 0, at_end = 0, r_end = 0, n = out.n;
     for (size_t k = base; k < base + n; k++) {
         uint32_t rs = s->starts[k], re = s->ends[k];
         while (at_start < len && r_start + (tp_engine->bytelevel_map[word[at_start]] < 0x80 ? 1 : 2) <= rs)
@@ -819,13 +862,38 @@ static int is_cut_at(const tp_bpe *bpe, const uint8_t *word, size_t len, size_t 
     return at + n <= len && tp_same_bytes(word + at, bpe->cut, n) && !(at >= n && tp_same_bytes(word + at - n, bpe->cut, n));
 }
 
-/* Word cut into pieces before each cut char (choose_cut) not preceded by one; returns the piece count. */
+/* Word cut into pieces before each cut char (choose_cut) not preceded by one; returns the piece count. The
+ * cut char's bytes are matched 16 positions at a time, and whether one follows another is read from the
+ * same bits: in SentencePiece text its first byte also leads other chars (E2 leads ▁ and most punctuation),
+ * which a memchr for that byte stops at. */
 static size_t cut_word(const tp_bpe *bpe, const uint8_t *word, size_t len, const uint8_t **pieces, size_t *lens) {
-    size_t n = 0, start = 0;
-    for (const uint8_t *at = word + 1; at < word + len && (at = memchr(at, bpe->cut[0], len - (size_t)(at - word))); at++)
-        if (is_cut_at(bpe, word, len, (size_t)(at - word))) {
-            pieces[n] = word + start; lens[n++] = (size_t)(at - word) - start;
-            start = (size_t)(at - word);
+    size_t n = 0, start = 0, at = 1;
+#if defined(__SSE2__)
+    size_t cut_len = bpe->cut_len;
+    __m128i cut_bytes[4];
+    for (size_t k = 0; k < cut_len; k++) cut_bytes[k] = _mm_set1_epi8((char)bpe->cut[k]);
+    uint64_t before = 0; /* the cut chars starting in the 16 positions before at */
+    for (at = 0; at + 16 + cut_len - 1 <= len; at += 16) {
+        uint64_t found = 0xFFFF;
+        for (size_t k = 0; k < cut_len; k++) {
+            __m128i bytes = _mm_loadu_si128((const __m128i *)(word + at + k));
+            found &= (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, cut_bytes[k]));
+        }
+        uint64_t preceded = (found << 16 | before) << cut_len >> 16; /* bit i: a cut char starts at i - cut_len */
+        uint64_t cuts = found & ~preceded & (at ? ~0ULL : ~1ULL); /* never at 0 */
+        for (; cuts; cuts &= cuts - 1) {
+            size_t cut = at + (size_t)__builtin_ctzll(cuts);
+            pieces[n] = word + start; lens[n++] = cut - start;
+            start = cut;
+        }
+        before = found;
+    }
+    if (at == 0) at = 1;
+#endif
+    for (const uint8_t *p = word + at; p < word + len && (p = memchr(p, bpe->cut[0], len - (size_t)(p - word))); p++)
+        if (is_cut_at(bpe, word, len, (size_t)(p - word))) {
+            pieces[n] = word + start; lens[n++] = (size_t)(p - word) - start;
+            start = (size_t)(p - word);
         }
     pieces[n] = word + start; lens[n++] = len - start;
     return n;
