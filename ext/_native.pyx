@@ -522,11 +522,6 @@ cdef class Pipeline:
         self._p.replay_starts = <const uint32_t *><const char *>self._replay_starts
         self._p.n_replay_ids = len(spellings.starts) - 1
 
-    @property
-    def replayed(self):
-        """Whether texts must come with their tokens (`encode`'s replay): the pipeline has no pre-tokenizer."""
-        return self._p.program == NULL
-
     cdef _build_bpe(self, model):
         """model: hf_tagtok.models.BpeSpec."""
         tokens = model.tokens
@@ -624,7 +619,7 @@ cdef class Pipeline:
         when not `words`, lengths i64) for texts. Offsets are u32 (char offsets fit: texts are under 4 GiB),
         i64 when `columnar` (for flat arrays).
 
-        A `replayed` pipeline needs `replay`: (ids u32, lengths i64), each text's own token ids as stock
+        A pipeline without a pre-tokenizer (a replaying one) needs `replay`: (ids u32, lengths i64), each text's own token ids as stock
         encodes it without special tokens, one after another (hf_tagtok._lists.flat_ids). It returns None when
         those tokens do not spell the texts (stock must run)."""
         cdef size_t n = len(texts), i

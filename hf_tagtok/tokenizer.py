@@ -204,18 +204,20 @@ class Tokenizer:
         from hf_tagtok._lists import flat_ids
 
         replay = self._replay
-        if replay is None or self._stock.truncation is not None or self._stock.padding is not None:
+        if replay is None or not self._stock_plain():
             return None
         encodings = self._stock.encode_batch_fast(texts, add_special_tokens=False)
         return _Batch.plain(replay, texts, add_special_tokens, offsets, words=False, columnar=True,
                             replay=flat_ids([encoding.ids for encoding in encodings]))
 
+    def _stock_plain(self):
+        """Whether stock's truncation and padding are both off (each text one encoding, as encoded)."""
+        return self._stock.truncation is None and self._stock.padding is None
+
     def _plain_layout(self):
         """A single text's post-processor layouts when they alone place its special tokens (a native
         post-processor, no truncation or padding), else None."""
-        if self._stock.truncation is not None or self._stock.padding is not None:
-            return None
-        return self._planned().layout
+        return self._planned().layout if self._stock_plain() else None
 
     def _ids_in_layout(self, texts, add_special_tokens) -> BatchArrays:
         """The columnar call without offsets on stock's fast call, reading only its ids: type ids and special
