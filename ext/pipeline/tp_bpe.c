@@ -724,7 +724,8 @@ static size_t byte_symbols(const tp_bpe *bpe, tp_bpe_scratch *s, size_t base, co
 
 /* The word's tokens from the word caches (they also remember words found whole in the vocab), their ranges
  * moved by shift; 0 on a miss. */
-static int from_cache(tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len, uint32_t shift) {
+static inline __attribute__((always_inline)) int from_cache(tp_bpe_scratch *s, size_t j, const uint8_t *word, size_t len,
+                                                          uint32_t shift) {
     if (len > TP_CACHE_WORD) return 0;
     const tp_word_cache *cache;
     const tp_cache_slot *slot = tp_caches_find(&s->caches, &cache, word, len, s->hash[j]);

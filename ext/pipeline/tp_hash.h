@@ -32,23 +32,37 @@ static inline uint64_t tp_word_key(const uint8_t *data, size_t len) {
     return key;
 }
 
-/* tp_hash_bytes of a word of len <= 8 bytes, from its key. */
-static inline uint64_t tp_hash_key(uint64_t key, size_t len) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len;
-    if (len == 8) return tp_mix64(tp_mix64(h ^ key) ^ (8ULL << 56));
-    return tp_mix64(h ^ key ^ ((uint64_t)len << 56));
+/* The two halves of a * b folded into one word: one multiply instruction mixes every bit of both. */
+static inline uint64_t tp_fold_multiply(uint64_t a, uint64_t b) {
+#if defined(__SIZEOF_INT128__)
+    __uint128_t product = (__uint128_t)a * b;
+    return (uint64_t)product ^ (uint64_t)(product >> 64);
+#else
+    return tp_mix64(a ^ tp_mix64(b));
+#endif
 }
 
+#define TP_HASH_A 0xa0761d6478bd642fULL
+#define TP_HASH_B 0xe7037ed1a0b428dbULL
+#define TP_HASH_C 0x8ebc6af09c88c6e3ULL
+
+/* tp_hash_bytes of a word of len <= 8 bytes, from its key. */
+static inline uint64_t tp_hash_key(uint64_t key, size_t len) {
+    return tp_fold_multiply(key ^ TP_HASH_A, (uint64_t)len ^ TP_HASH_B);
+}
+
+/* 16 bytes per multiply; the last (overlapping) 16, or a word's 9-16 bytes as its first and last 8. */
 static inline uint64_t tp_hash_bytes(const uint8_t *data, size_t len) {
     if (len <= 8) return tp_hash_key(tp_word_key(data, len), len);
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ len;
-    size_t rest = len;
-    for (; rest >= 8; data += 8, rest -= 8) {
-        uint64_t chunk;
-        memcpy(&chunk, data, 8);
-        h = tp_mix64(h ^ chunk);
+    uint64_t h = TP_HASH_C ^ len, a, b;
+    size_t at = 0;
+    for (; len - at > 16; at += 16) {
+        memcpy(&a, data + at, 8); memcpy(&b, data + at + 8, 8);
+        h = tp_fold_multiply(a ^ TP_HASH_A, b ^ h);
     }
-    return tp_mix64(h ^ tp_short_word(data, rest) ^ ((uint64_t)len << 56));
+    memcpy(&a, data + (at ? len - 16 : 0), 8); memcpy(&b, data + len - 8, 8);
+    h = tp_fold_multiply(a ^ TP_HASH_A, b ^ h);
+    return tp_fold_multiply(h ^ TP_HASH_B, (uint64_t)len ^ TP_HASH_C);
 }
 
 /* memcmp(a, b, len) == 0, inlined: the words compared here are mostly a few bytes long. */

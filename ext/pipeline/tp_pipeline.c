@@ -43,9 +43,8 @@ struct tp_workspace {
     size_t utf8_cap;
     const uint32_t *replay;            /* replayed pipelines: the text's own tokens ... */
     size_t n_replay, replay_first;     /* ... and where the text's first token went in the columns */
-    uint64_t *cont_bits;               /* char offsets: a text's continuation bytes, one bit a byte ... */
-    uint32_t *cont_before;             /* ... and their count before each 64-byte block */
-    size_t cont_cap;
+    uint32_t *chars_before;            /* char offsets: the chars starting before each byte of a text */
+    size_t chars_cap;
 };
 
 tp_workspace *tp_workspace_new(int pooled) {
@@ -78,8 +77,7 @@ void tp_workspace_free(tp_workspace *ws) {
     tp_columns_free(&ws->sequences[0]);
     tp_columns_free(&ws->sequences[1]);
     free(ws->utf8);
-    free(ws->cont_bits);
-    free(ws->cont_before);
+    free(ws->chars_before);
     free(ws);
 }
 
@@ -256,10 +254,30 @@ static inline __attribute__((always_inline)) size_t render_metaspace(const tp_pi
     }
 }
 
+/* The words of a group of pieces that are the text's own bytes (no Metaspace, no prefix space: the common
+ * case, with a loop of its own); 0 when some piece takes a prefix and must be rendered. */
+static inline int plain_group(tp_workspace *ws, const uint8_t *text, size_t base, const tt_piece *pieces, size_t n,
+                              int ranges) {
+    unsigned prefixed = 0;
+    for (size_t j = 0; j < n; j++) {
+        size_t start = base + pieces[j].start, end = base + pieces[j].end;
+        ws->words[j] = text + start;
+        ws->word_lens[j] = end - start;
+        prefixed |= pieces[j].flags & TT_PIECE_PREFIX;
+        if (ranges) {
+            ws->group[j].start = start;
+            ws->group[j].end = end;
+            ws->group[j].prefix = 0;
+        }
+    }
+    return !prefixed;
+}
+
 /* The model words of a group of pieces. text[base, limit) is the stretch the pieces index (normalized
  * bytes when a normalizer ran). */
 static int render_group(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t base, size_t limit,
                         const tt_piece *pieces, size_t n, int ranges) {
+    if (!p->n_replacement && plain_group(ws, text, base, pieces, n, ranges)) return 0;
     size_t per_byte = p->n_replacement ? p->n_replacement : 1, need = RENDER_SLACK, at = 0;
     for (size_t j = 0; j < n; j++) need += (pieces[j].end - pieces[j].start + 1) * per_byte;
     if (reserve_render(ws, need)) return -1;
@@ -287,6 +305,33 @@ static int render_group(const tp_pipeline *p, tp_workspace *ws, const uint8_t *t
     return 0;
 }
 
+/* emit_word's tokens of a word that is the text's bytes from `start` on. The output columns are
+ * restrict locals: stores to them cannot change what is read next. */
+static inline __attribute__((always_inline)) void put_plain_word(const tp_pipeline *p, tp_columns *c, int32_t word,
+                                                                 size_t start, const uint32_t *restrict ids,
+                                                                 const uint32_t *restrict from,
+                                                                 const uint32_t *restrict to, size_t n) {
+    const size_t at = c->n;
+    const uint32_t *model_ids = p->model_ids;
+    uint32_t *restrict out_ids = c->ids + at, *restrict offsets = c->offsets + 2 * at;
+    if (c->no_offsets) {
+        for (size_t k = 0; k < n; k++) out_ids[k] = model_ids ? model_ids[ids[k]] : ids[k];
+    } else {
+        for (size_t k = 0; k < n; k++) { /* one loop for both columns: a few tokens, never a memcpy call */
+            out_ids[k] = model_ids ? model_ids[ids[k]] : ids[k];
+            offsets[2 * k] = (uint32_t)(start + from[k]);
+            offsets[2 * k + 1] = (uint32_t)(start + to[k]);
+        }
+    }
+    if (!c->lean)
+        for (size_t k = 0; k < n; k++) {
+            c->type_ids[at + k] = p->type_id;
+            c->special[at + k] = 0;
+            c->words[at + k] = word;
+        }
+    c->n = at + n;
+}
+
 /* The word's tokens (byte ranges [from, to) of the model word) into the columns (room reserved), with
  * the piece's original offsets; metaspace: the words were rendered (p->n_replacement). The piece and the
  * tables are read into locals once: the columns' byte stores could alias them. */
@@ -299,6 +344,10 @@ static inline __attribute__((always_inline)) void emit_word(const tp_pipeline *p
     const piece_word pw = *piece;
     const uint32_t *model_ids = p->model_ids, *render_from = metaspace ? ws->render_from + pw.rendered : NULL;
     const size_t n_replacement = p->n_replacement;
+    if (!metaspace && !pw.prefix && !al) { /* most words: the text's own bytes, a loop per column */
+        put_plain_word(p, c, st->word++, pw.start, ids, from, to, n);
+        return;
+    }
     for (size_t k = 0; k < n; k++) {
         size_t s, e;
         if (metaspace) { /* a prefix ends where the char it precedes does */
@@ -488,72 +537,63 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
     return 0;
 }
 
-/* Continuation bytes of one 64-byte block (fewer at the text's end), bit i for byte i. */
-static uint64_t continuation_bits(const uint8_t *block, size_t n) {
-    uint8_t last[64];
-    if (n < 64) {
-        memset(last, 0, sizeof(last));
-        memcpy(last, block, n);
-        block = last;
-    }
+/* chars[b] = the count of chars starting before byte b of text[0, len), for b in [0, blocks * 16) where
+ * blocks = len / 16 + 1 (entries past len count the zero padding as chars). 16 bytes a step where SSE2 is:
+ * a char starts at every byte that is not a continuation byte, and the counts are the block's prefix sum. */
+static uint32_t count_chars_before(const uint8_t *text, size_t len, uint32_t *chars) {
+    uint32_t before = 0;
+    size_t at = 0;
 #if defined(__SSE2__)
-    uint64_t bits = 0;
-    for (int i = 0; i < 4; i++) { /* as signed bytes, continuation bytes 0x80-0xBF are those below -64 */
-        __m128i x = _mm_loadu_si128((const __m128i *)(block + 16 * i));
-        bits |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmplt_epi8(x, _mm_set1_epi8(-64))) << (16 * i);
+    const __m128i zero = _mm_setzero_si128(), below_starts = _mm_set1_epi8(-65);
+    for (; at <= len; at += 16) {
+        uint8_t padded[16];
+        const uint8_t *block = text + at;
+        if (len - at < 16) {
+            memset(padded, 0, sizeof(padded));
+            memcpy(padded, block, len - at);
+            block = padded;
+        }
+        /* as signed bytes, continuation bytes 0x80-0xBF are those below -64 */
+        __m128i x = _mm_loadu_si128((const __m128i *)block);
+        __m128i sum = _mm_sub_epi8(zero, _mm_cmpgt_epi8(x, below_starts)); /* 1 where a char starts */
+        sum = _mm_add_epi8(sum, _mm_slli_si128(sum, 1));
+        sum = _mm_add_epi8(sum, _mm_slli_si128(sum, 2));
+        sum = _mm_add_epi8(sum, _mm_slli_si128(sum, 4));
+        sum = _mm_add_epi8(sum, _mm_slli_si128(sum, 8)); /* starts in [at, at + i] */
+        __m128i excl = _mm_slli_si128(sum, 1), base = _mm_set1_epi32((int)before);
+        __m128i low = _mm_unpacklo_epi8(excl, zero), high = _mm_unpackhi_epi8(excl, zero);
+        _mm_storeu_si128((__m128i *)(chars + at), _mm_add_epi32(base, _mm_unpacklo_epi16(low, zero)));
+        _mm_storeu_si128((__m128i *)(chars + at + 4), _mm_add_epi32(base, _mm_unpackhi_epi16(low, zero)));
+        _mm_storeu_si128((__m128i *)(chars + at + 8), _mm_add_epi32(base, _mm_unpacklo_epi16(high, zero)));
+        _mm_storeu_si128((__m128i *)(chars + at + 12), _mm_add_epi32(base, _mm_unpackhi_epi16(high, zero)));
+        before += (uint32_t)_mm_extract_epi16(sum, 7) >> 8;
     }
-    return bits;
-#else
-    uint64_t bits = 0;
-    for (int i = 0; i < 64; i++) bits |= (uint64_t)utf8_is_continuation(block[i]) << i;
-    return bits;
 #endif
+    for (; at < (len / 16 + 1) * 16; at++) {
+        chars[at] = before;
+        before += at >= len || !utf8_is_continuation(text[at]);
+    }
+    return chars[len];
 }
 
-/* Byte offsets -> char offsets. A token's start is the index of the char holding its first byte, its end
- * the count of chars starting before it (a token starting or ending inside a char, after a ByteLevel
- * split, covers the whole char). With the continuation bytes counted per 64-byte block, either is one
- * popcount: no walk over the text per token, and tokens may come in any order. */
-static inline __attribute__((always_inline)) void char_offsets_by_block(const uint64_t *bits, const uint32_t *before,
-                                                                       uint32_t *offsets, size_t n) {
+/* Byte offsets -> char offsets. A token's end is the count of chars starting before it; its start the
+ * index of the char holding its first byte, one less than the chars starting up to it (a token starting
+ * or ending inside a char, after a ByteLevel split, covers the whole char). Tokens may come in any order. */
+static int to_char_offsets(tp_workspace *ws, const uint8_t *text, size_t len, uint32_t *offsets, size_t n) {
+    size_t entries = (len / 16 + 1) * 16 + 1;
+    if (entries > ws->chars_cap) {
+        size_t cap = grow_capacity(ws->chars_cap, entries);
+        if (grow_to(&ws->chars_before, cap, 4)) return -1;
+        ws->chars_cap = cap;
+    }
+    uint32_t *chars = ws->chars_before;
+    if (count_chars_before(text, len, chars) == len) return 0; /* ASCII: chars are bytes */
+    chars[len + 1] = chars[len] + 1; /* a token starting at len starts the char after the last */
     for (size_t k = 0; k < n; k++) {
         uint32_t s = offsets[2 * k], e = offsets[2 * k + 1];
-        uint64_t upto_s = (2ULL << (s & 63)) - 1, below_e = (1ULL << (e & 63)) - 1; /* s inclusive */
-        offsets[2 * k] = s - before[s >> 6] - (uint32_t)__builtin_popcountll(bits[s >> 6] & upto_s);
-        offsets[2 * k + 1] = e - before[e >> 6] - (uint32_t)__builtin_popcountll(bits[e >> 6] & below_e);
+        offsets[2 * k] = chars[s + 1] - 1;
+        offsets[2 * k + 1] = chars[e];
     }
-}
-
-#if defined(__x86_64__)
-__attribute__((target("popcnt"))) static void char_offsets_popcnt(const uint64_t *bits, const uint32_t *before,
-                                                                  uint32_t *offsets, size_t n) {
-    char_offsets_by_block(bits, before, offsets, n);
-}
-#endif
-
-static void char_offsets_portable(const uint64_t *bits, const uint32_t *before, uint32_t *offsets, size_t n) {
-    char_offsets_by_block(bits, before, offsets, n);
-}
-
-static int to_char_offsets(tp_workspace *ws, const uint8_t *text, size_t len, uint32_t *offsets, size_t n) {
-    size_t blocks = len / 64 + 1; /* offsets reach len: its block is the last, partial or empty */
-    if (blocks > ws->cont_cap) {
-        size_t cap = grow_capacity(ws->cont_cap, blocks);
-        if (grow_to(&ws->cont_bits, cap, 8) || grow_to(&ws->cont_before, cap, 4)) return -1;
-        ws->cont_cap = cap;
-    }
-    uint32_t before = 0;
-    for (size_t b = 0; b < blocks; b++) {
-        size_t at = 64 * b;
-        ws->cont_bits[b] = continuation_bits(text + at, len - at < 64 ? len - at : 64);
-        ws->cont_before[b] = before;
-        before += (uint32_t)__builtin_popcountll(ws->cont_bits[b]);
-    }
-    if (!before) return 0; /* ASCII: chars are bytes */
-#if defined(__x86_64__)
-    if (__builtin_cpu_supports("popcnt")) { char_offsets_popcnt(ws->cont_bits, ws->cont_before, offsets, n); return 0; }
-#endif
-    char_offsets_portable(ws->cont_bits, ws->cont_before, offsets, n);
     return 0;
 }
 
