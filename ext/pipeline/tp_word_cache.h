@@ -57,8 +57,11 @@ typedef union {
 typedef struct {
     tp_cache_slot *slots;
     size_t mask;       /* slots - 1 */
-    size_t used;       /* slots filled or claimed (atomic while shared) */
     uint8_t *arena;    /* TP_CACHE_ARENA_MAX bytes reserved (committed as used): entries never move */
+    /* Every lookup reads the fields above; the counters below change with each word a thread adds. A
+     * cache line apart, one thread's additions do not take the line the other threads look words up by. */
+    char apart[64];
+    size_t used;       /* slots filled or claimed (atomic while shared) */
     size_t arena_len;  /* atomic while shared */
 } tp_word_cache;
 
