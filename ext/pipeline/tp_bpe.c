@@ -411,6 +411,8 @@ tp_bpe_scratch *tp_bpe_scratch_new(void) {
     return calloc(1, sizeof(tp_bpe_scratch));
 }
 
+tp_word_cache *tp_bpe_shared_cache(const tp_bpe *bpe) { return bpe->words; }
+
 tp_word_caches *tp_bpe_scratch_caches(tp_bpe_scratch *s) { return &s->caches; }
 
 static int make_pair_cache(tp_bpe_scratch *s) {
@@ -782,7 +784,7 @@ static uint64_t clear_twins(tp_bpe_scratch *s, size_t n) {
  * twin_of NO_ID, the merged ones have their own ranges, and a repeat (twin_of the word it repeats) keeps its
  * own room at first[j], which holds as many symbols as its bytes, for its tokens to be copied into. */
 static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
-                        size_t n, const uint32_t *shifts) {
+                        const uint64_t *hashes, size_t n, const uint32_t *shifts) {
     /* room per word: one symbol per byte, two where a byte-level gap byte falls back to <0xXX> tokens */
     const size_t per_byte = bpe->byte_gaps && bpe->opt.byte_fallback ? 2 : 1;
     size_t symbols = 0, longest = 0;
@@ -794,7 +796,7 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
     if (tp_caches_begin(&s->caches, bpe->words)) return -1;
     /* Lookups go in rounds, each round's table lines requested before any is read. */
     for (size_t j = 0; j < n; j++) {
-        s->hash[j] = tp_hash_bytes(words[j], lens[j]);
+        s->hash[j] = hashes ? hashes[j] : tp_hash_bytes(words[j], lens[j]);
         __builtin_prefetch(tp_word_cache_home(tp_caches_first(&s->caches), s->hash[j]));
     }
     size_t n_missed = 0, n_todo = 0, n_short = 0;
@@ -957,7 +959,7 @@ static int encode_cut_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t 
         s->word_pieces[j] = (uint32_t)got;
         m += got;
     }
-    if (encode_words(bpe, s, s->pieces, s->piece_lens, m, s->piece_shifts)) return -1;
+    if (encode_words(bpe, s, s->pieces, s->piece_lens, NULL, m, s->piece_shifts)) return -1;
     for (size_t j = 0, k = 0; j < n; k += s->word_pieces[j], j++) {
         s->word_first[j] = s->first[k];
         s->word_count[j] = join_pieces(s, k, s->word_pieces[j], s->piece_shifts);
@@ -967,10 +969,10 @@ static int encode_cut_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t 
 }
 
 int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
-                        size_t n, tp_words *out) {
+                        const uint64_t *hashes, size_t n, tp_words *out) {
     for (size_t j = 0; bpe->cut_len && j < n; j++)
         if (lens[j] >= CUT_MIN) return encode_cut_words(bpe, s, words, lens, n, out);
-    if (encode_words(bpe, s, words, lens, n, NULL)) return -1;
+    if (encode_words(bpe, s, words, lens, hashes, n, NULL)) return -1;
     *out = (tp_words){s->ids, s->starts, s->ends, s->first, s->count};
     return 0;
 }

@@ -14,6 +14,7 @@
 typedef struct tp_bpe tp_bpe;
 typedef struct tp_bpe_scratch tp_bpe_scratch;
 typedef struct tp_word_caches tp_word_caches;
+typedef struct tp_word_cache tp_word_cache;
 
 typedef struct {
     uint32_t left, right, merged; /* token ids; rank = index in the merge list */
@@ -51,10 +52,12 @@ tp_bpe_scratch *tp_bpe_scratch_new(void);
  * settles it between the pool's rounds. */
 tp_word_caches *tp_bpe_scratch_caches(tp_bpe_scratch *scratch);
 void tp_bpe_scratch_free(tp_bpe_scratch *scratch);
+/* The model's word cache that pool threads share (tp_caches_begin). */
+tp_word_cache *tp_bpe_shared_cache(const tp_bpe *bpe);
 
-/* Encode n words (rendered pieces) together, so their table lookups overlap in memory.
- * Returns 0, or -1 on OOM. */
+/* Encode n words (rendered pieces) together, so their table lookups overlap in memory. hashes: the
+ * words' tp_hash_bytes when the caller has them, else NULL. Returns 0, or -1 on OOM. */
 int tp_bpe_encode_words(const tp_bpe *bpe, tp_bpe_scratch *scratch, const uint8_t *const *words,
-                        const size_t *lens, size_t n, tp_words *out);
+                        const size_t *lens, const uint64_t *hashes, size_t n, tp_words *out);
 
 #endif

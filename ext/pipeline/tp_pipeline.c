@@ -32,6 +32,8 @@ struct tp_workspace {
     tp_segment *segments, *inner; /* added-token passes 0 and 1 */
     size_t segments_cap, inner_cap;
     piece_word group[GROUP_PIECES];
+    int plain;                         /* the group's words are all the text's own bytes (plain_group) */
+    uint64_t hash[GROUP_PIECES];       /* their hashes, once put_cached_words has taken them */
     const uint8_t *words[GROUP_PIECES];
     size_t word_lens[GROUP_PIECES];
     uint8_t *render;                   /* rendered words of a group */
@@ -277,7 +279,8 @@ static inline int plain_group(tp_workspace *ws, const uint8_t *text, size_t base
  * bytes when a normalizer ran). */
 static int render_group(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text, size_t base, size_t limit,
                         const tt_piece *pieces, size_t n, int ranges) {
-    if (!p->n_replacement && plain_group(ws, text, base, pieces, n, ranges)) return 0;
+    ws->plain = !p->n_replacement && plain_group(ws, text, base, pieces, n, ranges);
+    if (ws->plain) return 0;
     size_t per_byte = p->n_replacement ? p->n_replacement : 1, need = RENDER_SLACK, at = 0;
     for (size_t j = 0; j < n; j++) need += (pieces[j].end - pieces[j].start + 1) * per_byte;
     if (reserve_render(ws, need)) return -1;
@@ -398,12 +401,89 @@ static inline __attribute__((always_inline)) void emit_words(const tp_pipeline *
     *st = at;
 }
 
+/* One cached word's tokens (room reserved) straight from its slot: plain_word's columns. */
+static inline __attribute__((always_inline)) void put_cached_word(const tp_pipeline *p, tp_columns *c, int32_t word,
+                                                                  size_t start, const tp_word_cache *cache,
+                                                                  const tp_cache_slot *slot) {
+    const size_t at = c->n;
+    const uint32_t *model_ids = p->model_ids;
+    if (slot->len & TP_CACHE_INLINE) {
+        c->ids[at] = model_ids ? model_ids[slot->at] : slot->at;
+        if (!c->no_offsets) {
+            c->offsets[2 * at] = (uint32_t)start;
+            c->offsets[2 * at + 1] = (uint32_t)(start + (slot->len & ~TP_CACHE_INLINE));
+        }
+        c->n = at + 1;
+    } else {
+        const uint8_t *entry = cache->arena + slot->at;
+        const size_t n = slot->n;
+        const uint32_t *ids = (const uint32_t *)entry;
+        const uint16_t *from = (const uint16_t *)(entry + n * 4), *to = from + n;
+        uint32_t *restrict out_ids = c->ids + at, *restrict offsets = c->offsets + 2 * at;
+        for (size_t k = 0; k < n; k++) {
+            out_ids[k] = model_ids ? model_ids[ids[k]] : ids[k];
+            if (!c->no_offsets) {
+                offsets[2 * k] = (uint32_t)(start + from[k]);
+                offsets[2 * k + 1] = (uint32_t)(start + to[k]);
+            }
+        }
+        c->n = at + n;
+    }
+    if (!c->lean)
+        for (size_t k = at; k < c->n; k++) {
+            c->type_ids[k] = p->type_id;
+            c->special[k] = 0;
+            c->words[k] = word;
+        }
+}
+
+/* The group's leading words that BPE's word cache holds, emitted straight from it when they are the text's
+ * own bytes (no normalizer alignment): no copy into the model's scratch and out again, and no per-word
+ * bookkeeping. Returns how many, or SIZE_MAX when it did not look (then ws->hash is not set); the model
+ * encodes the rest. */
+static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
+                               const alignment *al) {
+    if (!ws->plain || al || p->wordpiece || p->unigram) return SIZE_MAX;
+    tp_word_caches *caches = tp_bpe_scratch_caches(ws->bpe);
+    size_t bytes = 0; /* a cached word has at most two tokens a byte (byte fallback), its leading words ... */
+    for (size_t j = 0; j < n && ws->word_lens[j] <= TP_CACHE_WORD; j++) bytes += ws->word_lens[j];
+    /* ... up to the first that is too long to be cached */
+    if (tp_caches_begin(caches, tp_bpe_shared_cache(p->bpe)) || tp_columns_reserve(c, 2 * bytes + n)) return SIZE_MAX;
+    uint64_t *hash = ws->hash;
+    for (size_t j = 0; j < n; j++) { /* every index line requested before any is read */
+        hash[j] = tp_hash_bytes(ws->words[j], ws->word_lens[j]);
+        __builtin_prefetch(tp_word_cache_home(tp_caches_first(caches), hash[j]));
+    }
+    tp_columns local = *c; /* column stores cannot alias the pointers and count held here */
+    text_state at = *st;
+    size_t j = 0;
+    for (; j < n && ws->word_lens[j] <= TP_CACHE_WORD; j++) {
+        const tp_word_cache *cache;
+        const tp_cache_slot *slot = tp_caches_find(caches, &cache, ws->words[j], ws->word_lens[j], hash[j]);
+        if (!slot) break;
+        put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : ws->group[j].start, cache, slot);
+    }
+    c->n = local.n;
+    *st = at;
+    return j;
+}
+
 static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                         const alignment *al) {
+    size_t done = put_cached_words(p, ws, c, st, n, al);
+    const uint64_t *hashes = done == SIZE_MAX ? NULL : ws->hash + done;
+    if (done == SIZE_MAX) done = 0;
+    if (done == n) return 0;
+    if (done) { /* the model takes the rest from the first word not cached */
+        n -= done;
+        memmove(ws->words, ws->words + done, n * sizeof(ws->words[0]));
+        memmove(ws->word_lens, ws->word_lens + done, n * sizeof(ws->word_lens[0]));
+        memmove(ws->group, ws->group + done, n * sizeof(ws->group[0]));
+    }
     tp_words out;
     int failed = p->wordpiece ? tp_wordpiece_encode_words(p->wordpiece, ws->wordpiece, ws->words, ws->word_lens, n, &out)
                : p->unigram ? tp_unigram_encode_words(p->unigram, ws->unigram, ws->words, ws->word_lens, n, &out)
-               : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, n, &out);
+               : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, hashes, n, &out);
     if (failed) return -1;
     if (ids_only(c)) return put_ids(p, ws, c, &out, n); /* no word numbers either */
     size_t total = 0;

@@ -54,7 +54,7 @@ typedef union {
 #define TP_CACHE_INLINE 0x8000u
 #define TP_CACHE_SPINS 4096 /* waits for a slot being filled (a few stores) before passing it over */
 
-typedef struct {
+typedef struct tp_word_cache {
     tp_cache_slot *slots;
     size_t mask;       /* slots - 1 */
     uint8_t *arena;    /* TP_CACHE_ARENA_MAX bytes reserved (committed as used): entries never move */
