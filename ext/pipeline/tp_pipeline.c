@@ -401,7 +401,7 @@ static inline __attribute__((always_inline)) void emit_words(const tp_pipeline *
     *st = at;
 }
 
-/* One cached word's tokens (room reserved) straight from its slot: plain_word's columns. */
+/* One cached word's tokens (room reserved) straight from its slot, into put_plain_word's columns. */
 static inline __attribute__((always_inline)) void put_cached_word(const tp_pipeline *p, tp_columns *c, int32_t word,
                                                                   size_t start, const tp_word_cache *cache,
                                                                   const tp_cache_slot *slot) {
@@ -452,9 +452,9 @@ static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_column
     /* a normalized stretch whose bytes kept their places is the text's bytes moved by al->shift */
     if (!ws->plain || !shared || (al && al->from)) return SIZE_MAX;
     const size_t shift = al ? al->shift : 0;
-    size_t bytes = 0; /* a cached word has at most two tokens a byte (byte fallback), its leading words ... */
+    /* room for the words before the first too long to be cached: at most two tokens a byte (byte fallback) */
+    size_t bytes = 0;
     for (size_t j = 0; j < n && ws->word_lens[j] <= TP_CACHE_WORD; j++) bytes += ws->word_lens[j];
-    /* ... up to the first that is too long to be cached */
     if (tp_caches_begin(caches, shared) || tp_columns_reserve(c, 2 * bytes + n)) return SIZE_MAX;
     uint64_t *hash = ws->hash;
     for (size_t j = 0; j < n; j++) { /* every index line requested before any is read */
