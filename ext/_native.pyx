@@ -14,7 +14,7 @@ The configuration readers hf_tagtok.models uses while it builds the model spec (
 cimport tagtok as tt
 from hf_tagtok._engine cimport Program, _utf8, engine_api
 
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 from cython.view cimport array as cvarray
