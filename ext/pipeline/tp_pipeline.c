@@ -437,25 +437,18 @@ static inline __attribute__((always_inline)) void put_cached_word(const tp_pipel
         }
 }
 
-/* The group's leading words that the model's word cache holds, emitted straight from it when they are the
- * text's own bytes, or normalized bytes that kept their places: no copy into the model's scratch and out
- * again, and no per-word bookkeeping. Returns how many, or SIZE_MAX when it did not look (then ws->hash is
- * not set); the model encodes the rest. */
+/* The group's leading words that BPE's word cache holds, emitted straight from it when they are the text's
+ * own bytes (no normalizer alignment): no copy into the model's scratch and out again, and no per-word
+ * bookkeeping. Returns how many, or SIZE_MAX when it did not look (then ws->hash is not set); the model
+ * encodes the rest. */
 static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                                const alignment *al) {
-    tp_word_caches *caches = p->wordpiece ? tp_wordpiece_scratch_caches(ws->wordpiece)
-                           : p->unigram   ? tp_unigram_scratch_caches(ws->unigram)
-                                          : tp_bpe_scratch_caches(ws->bpe);
-    tp_word_cache *shared = p->wordpiece ? tp_wordpiece_shared_cache(p->wordpiece)
-                          : p->unigram   ? tp_unigram_shared_cache(p->unigram)
-                                         : tp_bpe_shared_cache(p->bpe);
-    /* a normalized stretch whose bytes kept their places is the text's bytes moved by al->shift */
-    if (!ws->plain || !shared || (al && al->from)) return SIZE_MAX;
-    const size_t shift = al ? al->shift : 0;
+    if (!ws->plain || al || p->wordpiece || p->unigram) return SIZE_MAX;
+    tp_word_caches *caches = tp_bpe_scratch_caches(ws->bpe);
     /* room for the words before the first too long to be cached: at most two tokens a byte (byte fallback) */
     size_t bytes = 0;
     for (size_t j = 0; j < n && ws->word_lens[j] <= TP_CACHE_WORD; j++) bytes += ws->word_lens[j];
-    if (tp_caches_begin(caches, shared) || tp_columns_reserve(c, 2 * bytes + n)) return SIZE_MAX;
+    if (tp_caches_begin(caches, tp_bpe_shared_cache(p->bpe)) || tp_columns_reserve(c, 2 * bytes + n)) return SIZE_MAX;
     uint64_t *hash = ws->hash;
     for (size_t j = 0; j < n; j++) { /* every index line requested before any is read */
         hash[j] = tp_hash_bytes(ws->words[j], ws->word_lens[j]);
@@ -468,7 +461,7 @@ static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_column
         const tp_word_cache *cache;
         const tp_cache_slot *slot = tp_caches_find(caches, &cache, ws->words[j], ws->word_lens[j], hash[j]);
         if (!slot) break;
-        put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, cache, slot);
+        put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : ws->group[j].start, cache, slot);
     }
     c->n = local.n;
     *st = at;
@@ -488,8 +481,8 @@ static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
         memmove(ws->group, ws->group + done, n * sizeof(ws->group[0]));
     }
     tp_words out;
-    int failed = p->wordpiece ? tp_wordpiece_encode_words(p->wordpiece, ws->wordpiece, ws->words, ws->word_lens, hashes, n, &out)
-               : p->unigram ? tp_unigram_encode_words(p->unigram, ws->unigram, ws->words, ws->word_lens, hashes, n, &out)
+    int failed = p->wordpiece ? tp_wordpiece_encode_words(p->wordpiece, ws->wordpiece, ws->words, ws->word_lens, n, &out)
+               : p->unigram ? tp_unigram_encode_words(p->unigram, ws->unigram, ws->words, ws->word_lens, n, &out)
                : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, hashes, n, &out);
     if (failed) return -1;
     if (ids_only(c)) return put_ids(p, ws, c, &out, n); /* no word numbers either */
