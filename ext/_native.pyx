@@ -14,7 +14,7 @@ The configuration readers hf_tagtok.models uses while it builds the model spec (
 cimport tagtok as tt
 from hf_tagtok._engine cimport Program, _utf8, engine_api
 
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 from cython.view cimport array as cvarray
@@ -75,7 +75,7 @@ cdef extern from "pipeline/tp_wordpiece.h" nogil:
         const uint32_t *first
         const uint32_t *count
     int tp_wordpiece_encode_words(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *const *words,
-                                  const size_t *lens, size_t n, tp_words *out)
+                                  const size_t *lens, const uint64_t *hashes, size_t n, tp_words *out)
 
 cdef extern from "pipeline/tp_unigram.h" nogil:
     ctypedef struct tp_unigram:
@@ -88,7 +88,7 @@ cdef extern from "pipeline/tp_unigram.h" nogil:
     tp_unigram_scratch *tp_unigram_scratch_new()
     void tp_unigram_scratch_free(tp_unigram_scratch *s)
     int tp_unigram_encode_words(const tp_unigram *model, tp_unigram_scratch *s, const uint8_t *const *words,
-                                const size_t *lens, size_t n, tp_words *out)
+                                const size_t *lens, const uint64_t *hashes, size_t n, tp_words *out)
 
 
 cdef extern from "pipeline/tp_bpe.h" nogil:
@@ -393,9 +393,9 @@ cdef class WordModel:
         cdef tp_words out
         cdef int rc
         if self._unigram != NULL:
-            rc = tp_unigram_encode_words(self._unigram, self._unigram_scratch, &bytes_, &length, 1, &out)
+            rc = tp_unigram_encode_words(self._unigram, self._unigram_scratch, &bytes_, &length, NULL, 1, &out)
         else:
-            rc = tp_wordpiece_encode_words(self._wordpiece, self._wordpiece_scratch, &bytes_, &length, 1, &out)
+            rc = tp_wordpiece_encode_words(self._wordpiece, self._wordpiece_scratch, &bytes_, &length, NULL, 1, &out)
         if rc:
             raise MemoryError()
         return [(out.ids[i], out.starts[i], out.ends[i]) for i in range(out.count[0])]

@@ -54,6 +54,9 @@ tp_word_caches *tp_bpe_scratch_caches(tp_bpe_scratch *scratch);
 void tp_bpe_scratch_free(tp_bpe_scratch *scratch);
 /* The model's word cache that pool threads share (tp_caches_begin). */
 tp_word_cache *tp_bpe_shared_cache(const tp_bpe *bpe);
+/* The longest word worth looking for in the word cache: a word a SentencePiece model cuts is cached as its
+ * pieces. */
+size_t tp_bpe_longest_cached(const tp_bpe *bpe);
 
 /* Encode n words (rendered pieces) together, so their table lookups overlap in memory. hashes: the
  * words' tp_hash_bytes when the caller has them, else NULL. Returns 0, or -1 on OOM. */

@@ -33,7 +33,8 @@ struct tp_workspace {
     size_t segments_cap, inner_cap;
     piece_word group[GROUP_PIECES];
     int plain;                         /* the group's words are all the text's own bytes (plain_group) */
-    uint64_t hash[GROUP_PIECES];       /* their hashes, once put_cached_words has taken them */
+    uint64_t hash[GROUP_PIECES];       /* the group's first `hashed` words' hashes (put_cached_words) */
+    size_t hashed;
     const uint8_t *words[GROUP_PIECES];
     size_t word_lens[GROUP_PIECES];
     uint8_t *render;                   /* rendered words of a group */
@@ -437,31 +438,42 @@ static inline __attribute__((always_inline)) void put_cached_word(const tp_pipel
         }
 }
 
-/* The group's leading words that BPE's word cache holds, emitted straight from it when they are the text's
- * own bytes (no normalizer alignment): no copy into the model's scratch and out again, and no per-word
- * bookkeeping. Returns how many, or SIZE_MAX when it did not look (then ws->hash is not set); the model
- * encodes the rest. */
+/* The group's leading words that the model's word cache holds, emitted straight from it: no copy into the
+ * model's scratch and out again, and no per-word bookkeeping. The ids alone come so from any words; with
+ * offsets, only from words that are the text's own bytes or normalized bytes that kept their places. A word
+ * too long to be looked for, or an empty Metaspace word (no word: emit_word), ends the run. Returns how
+ * many, or SIZE_MAX when it did not look; the model encodes the rest. */
 static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                                const alignment *al) {
-    if (!ws->plain || al || p->wordpiece || p->unigram) return SIZE_MAX;
-    tp_word_caches *caches = tp_bpe_scratch_caches(ws->bpe);
-    /* room for the words before the first too long to be cached: at most two tokens a byte (byte fallback) */
-    size_t bytes = 0;
-    for (size_t j = 0; j < n && ws->word_lens[j] <= TP_CACHE_WORD; j++) bytes += ws->word_lens[j];
-    if (tp_caches_begin(caches, tp_bpe_shared_cache(p->bpe)) || tp_columns_reserve(c, 2 * bytes + n)) return SIZE_MAX;
+    tp_word_caches *caches = p->wordpiece ? tp_wordpiece_scratch_caches(ws->wordpiece)
+                           : p->unigram   ? tp_unigram_scratch_caches(ws->unigram)
+                                          : tp_bpe_scratch_caches(ws->bpe);
+    tp_word_cache *shared = p->wordpiece ? tp_wordpiece_shared_cache(p->wordpiece)
+                          : p->unigram   ? tp_unigram_shared_cache(p->unigram)
+                                         : tp_bpe_shared_cache(p->bpe);
+    /* a normalized stretch whose bytes kept their places is the text's bytes moved by al->shift */
+    if (!shared || (!ids_only(c) && (!ws->plain || (al && al->from)))) return SIZE_MAX;
+    const size_t shift = al ? al->shift : 0;
+    const size_t longest = p->wordpiece || p->unigram ? TP_CACHE_WORD : tp_bpe_longest_cached(p->bpe);
+    /* the words before the first too long to be looked for: their room (at most two tokens a byte, under
+     * byte fallback), and every index line requested before any is read */
+    size_t m = 0, bytes = 0;
+    for (; m < n && ws->word_lens[m] <= longest; m++) bytes += ws->word_lens[m];
+    if (tp_caches_begin(caches, shared) || tp_columns_reserve(c, 2 * bytes + m)) return SIZE_MAX;
     uint64_t *hash = ws->hash;
-    for (size_t j = 0; j < n; j++) { /* every index line requested before any is read */
+    for (size_t j = 0; j < m; j++) {
         hash[j] = tp_hash_bytes(ws->words[j], ws->word_lens[j]);
         __builtin_prefetch(tp_word_cache_home(tp_caches_first(caches), hash[j]));
     }
+    ws->hashed = m;
     tp_columns local = *c; /* column stores cannot alias the pointers and count held here */
     text_state at = *st;
     size_t j = 0;
-    for (; j < n && ws->word_lens[j] <= TP_CACHE_WORD; j++) {
+    for (; j < m && (ws->word_lens[j] || !p->n_replacement); j++) {
         const tp_word_cache *cache;
         const tp_cache_slot *slot = tp_caches_find(caches, &cache, ws->words[j], ws->word_lens[j], hash[j]);
         if (!slot) break;
-        put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : ws->group[j].start, cache, slot);
+        put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, cache, slot);
     }
     c->n = local.n;
     *st = at;
@@ -471,7 +483,7 @@ static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_column
 static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                         const alignment *al) {
     size_t done = put_cached_words(p, ws, c, st, n, al);
-    const uint64_t *hashes = done == SIZE_MAX ? NULL : ws->hash + done;
+    const uint64_t *hashes = done == SIZE_MAX || ws->hashed < n ? NULL : ws->hash + done;
     if (done == SIZE_MAX) done = 0;
     if (done == n) return 0;
     if (done) { /* the model takes the rest from the first word not cached */
@@ -481,8 +493,8 @@ static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
         memmove(ws->group, ws->group + done, n * sizeof(ws->group[0]));
     }
     tp_words out;
-    int failed = p->wordpiece ? tp_wordpiece_encode_words(p->wordpiece, ws->wordpiece, ws->words, ws->word_lens, n, &out)
-               : p->unigram ? tp_unigram_encode_words(p->unigram, ws->unigram, ws->words, ws->word_lens, n, &out)
+    int failed = p->wordpiece ? tp_wordpiece_encode_words(p->wordpiece, ws->wordpiece, ws->words, ws->word_lens, hashes, n, &out)
+               : p->unigram ? tp_unigram_encode_words(p->unigram, ws->unigram, ws->words, ws->word_lens, hashes, n, &out)
                : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, hashes, n, &out);
     if (failed) return -1;
     if (ids_only(c)) return put_ids(p, ws, c, &out, n); /* no word numbers either */

@@ -92,6 +92,8 @@ tp_unigram_scratch *tp_unigram_scratch_new(void) {
 
 tp_word_caches *tp_unigram_scratch_caches(tp_unigram_scratch *s) { return &s->caches; }
 
+tp_word_cache *tp_unigram_shared_cache(const tp_unigram *model) { return model->words; }
+
 void tp_unigram_scratch_free(tp_unigram_scratch *s) {
     if (!s) return;
     tp_words_buffer_free(&s->words);
@@ -201,7 +203,7 @@ static size_t encode_word(const tp_unigram *m, tp_unigram_scratch *s, size_t j, 
 }
 
 int tp_unigram_encode_words(const tp_unigram *m, tp_unigram_scratch *s, const uint8_t *const *words,
-                            const size_t *lens, size_t n, tp_words *out) {
+                            const size_t *lens, const uint64_t *hashes, size_t n, tp_words *out) {
     size_t tokens = 0, longest = 0;
     for (size_t j = 0; j < n; j++) {
         tokens += lens[j] + 1;
@@ -212,7 +214,7 @@ int tp_unigram_encode_words(const tp_unigram *m, tp_unigram_scratch *s, const ui
     const tp_word_cache *first = tp_caches_first(&s->caches);
     for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) {
         s->words.first[j] = (uint32_t)at;
-        s->words.hash[j] = tp_hash_bytes(words[j], lens[j]);
+        s->words.hash[j] = hashes ? hashes[j] : tp_hash_bytes(words[j], lens[j]);
         __builtin_prefetch(tp_word_cache_home(first, s->words.hash[j]));
     }
     /* A second round for the arena entries the home slots point to (tokens, then a long word's bytes),

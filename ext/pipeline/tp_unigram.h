@@ -17,6 +17,7 @@
 typedef struct tp_unigram tp_unigram;
 typedef struct tp_unigram_scratch tp_unigram_scratch;
 typedef struct tp_word_caches tp_word_caches;
+typedef struct tp_word_cache tp_word_cache;
 
 /* Piece i of the vocabulary is tokens[i] (lens[i] bytes, valid UTF-8) with score scores[i]; a piece
  * listed twice is found as its last id (with that id's score). unk_id <= n; unk_id == n: there is no
@@ -30,10 +31,11 @@ void tp_unigram_free(tp_unigram *model);
 
 tp_unigram_scratch *tp_unigram_scratch_new(void);
 tp_word_caches *tp_unigram_scratch_caches(tp_unigram_scratch *s); /* as tp_bpe_scratch_caches */
+tp_word_cache *tp_unigram_shared_cache(const tp_unigram *model);     /* as tp_bpe_shared_cache */
 void tp_unigram_scratch_free(tp_unigram_scratch *s);
 
 /* Encode n words (valid UTF-8) together, laid out as tp_bpe_encode_words lays them out. 0, or -1 on OOM. */
 int tp_unigram_encode_words(const tp_unigram *model, tp_unigram_scratch *s, const uint8_t *const *words,
-                            const size_t *lens, size_t n, tp_words *out);
+                            const size_t *lens, const uint64_t *hashes, size_t n, tp_words *out);
 
 #endif

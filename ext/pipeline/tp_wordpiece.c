@@ -120,6 +120,8 @@ tp_wordpiece_scratch *tp_wordpiece_scratch_new(void) {
 
 tp_word_caches *tp_wordpiece_scratch_caches(tp_wordpiece_scratch *s) { return &s->caches; }
 
+tp_word_cache *tp_wordpiece_shared_cache(const tp_wordpiece *wp) { return wp->whole_words ? NULL : wp->words; }
+
 void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s) {
     if (!s) return;
     tp_words_buffer_free(&s->words);
@@ -183,7 +185,7 @@ static size_t encode_word(const tp_wordpiece *wp, tp_wordpiece_scratch *s, size_
 }
 
 int tp_wordpiece_encode_words(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *const *words,
-                              const size_t *lens, size_t n, tp_words *out) {
+                              const size_t *lens, const uint64_t *hashes, size_t n, tp_words *out) {
     size_t tokens = 0;
     for (size_t j = 0; j < n; j++) tokens += lens[j] + 1;
     if (tp_words_reserve(&s->words, tokens, n)) return -1;
@@ -191,7 +193,7 @@ int tp_wordpiece_encode_words(const tp_wordpiece *wp, tp_wordpiece_scratch *s, c
     for (size_t j = 0, at = 0; j < n; at += lens[j] + 1, j++) {
         s->words.first[j] = (uint32_t)at;
         if (wp->whole_words) continue;
-        s->words.hash[j] = tp_hash_bytes(words[j], lens[j]);
+        s->words.hash[j] = hashes ? hashes[j] : tp_hash_bytes(words[j], lens[j]);
         __builtin_prefetch(tp_word_cache_home(tp_caches_first(&s->caches), s->words.hash[j]));
     }
     for (size_t j = 0; j < n; j++) s->words.count[j] = (uint32_t)encode_word(wp, s, j, words[j], lens[j]);

@@ -15,6 +15,7 @@
 typedef struct tp_wordpiece tp_wordpiece;
 typedef struct tp_wordpiece_scratch tp_wordpiece_scratch;
 typedef struct tp_word_caches tp_word_caches;
+typedef struct tp_word_cache tp_word_cache;
 
 /* tokens[i] (lens[i] bytes) has id ids[i]. prefix: continuation prefix (WordPiece "##").
  * whole_words: WordLevel (max_chars unused). unk_id must be a vocabulary id.
@@ -26,11 +27,12 @@ void tp_wordpiece_free(tp_wordpiece *wp);
 
 tp_wordpiece_scratch *tp_wordpiece_scratch_new(void);
 tp_word_caches *tp_wordpiece_scratch_caches(tp_wordpiece_scratch *s); /* as tp_bpe_scratch_caches */
+tp_word_cache *tp_wordpiece_shared_cache(const tp_wordpiece *wp);     /* as tp_bpe_shared_cache; NULL: none */
 void tp_wordpiece_scratch_free(tp_wordpiece_scratch *s);
 
 /* Encode n words together (their word-cache probes overlap in memory), laid out as tp_bpe_encode_words
  * lays them out. Returns 0, or -1 on OOM. */
 int tp_wordpiece_encode_words(const tp_wordpiece *wp, tp_wordpiece_scratch *s, const uint8_t *const *words,
-                              const size_t *lens, size_t n, tp_words *out);
+                              const size_t *lens, const uint64_t *hashes, size_t n, tp_words *out);
 
 #endif
