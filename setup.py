@@ -22,6 +22,9 @@ EXTENSIONS = {
     "_config": ["ext/_config.pyx"],
 }
 
+# An extension is rebuilt when a header changes too (every C file may include any of them).
+HEADERS = sorted(glob.glob("ext/**/*.h", recursive=True) + glob.glob("tables/*.h"))
+
 only = {name for name in os.environ.get("HF_TAGTOK_BUILD_ONLY", "").split(",") if name}
 cflags = ["-O3", "-std=gnu11", "-fvisibility=hidden", "-pthread", "-Wall", "-Wno-unused-function"]
 if platform.machine().lower() in ("x86_64", "amd64"):
@@ -32,6 +35,7 @@ extensions = [
         f"hf_tagtok.{name}",
         sources,
         include_dirs=["ext/include", "ext", "tables"],
+        depends=HEADERS,
         extra_compile_args=cflags,
         extra_link_args=["-pthread"],
     )
