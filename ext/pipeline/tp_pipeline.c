@@ -33,8 +33,7 @@ struct tp_workspace {
     size_t segments_cap, inner_cap;
     piece_word group[GROUP_PIECES];
     int plain;                         /* the group's words are all the text's own bytes (plain_group) */
-    uint64_t hash[GROUP_PIECES];       /* the group's first `hashed` words' hashes (put_cached_words) */
-    size_t hashed;
+    uint64_t hash[GROUP_PIECES];       /* the group's words' hashes (put_cached_words) */
     const uint8_t *words[GROUP_PIECES];
     size_t word_lens[GROUP_PIECES];
     uint8_t *render;                   /* rendered words of a group */
@@ -309,6 +308,18 @@ static int render_group(const tp_pipeline *p, tp_workspace *ws, const uint8_t *t
     return 0;
 }
 
+/* Type ids, special flags and word numbers of the word's tokens put from row `first` on (columns that keep
+ * them). */
+static inline __attribute__((always_inline)) void put_word_numbers(const tp_pipeline *p, tp_columns *c,
+                                                                   size_t first, int32_t word) {
+    if (c->lean) return;
+    for (size_t k = first; k < c->n; k++) {
+        c->type_ids[k] = p->type_id;
+        c->special[k] = 0;
+        c->words[k] = word;
+    }
+}
+
 /* emit_word's tokens of a word that is the text's bytes from `start` on. The output columns are
  * restrict locals: stores to them cannot change what is read next. */
 static inline __attribute__((always_inline)) void put_plain_word(const tp_pipeline *p, tp_columns *c, int32_t word,
@@ -327,13 +338,8 @@ static inline __attribute__((always_inline)) void put_plain_word(const tp_pipeli
             offsets[2 * k + 1] = (uint32_t)(start + to[k]);
         }
     }
-    if (!c->lean)
-        for (size_t k = 0; k < n; k++) {
-            c->type_ids[at + k] = p->type_id;
-            c->special[at + k] = 0;
-            c->words[at + k] = word;
-        }
     c->n = at + n;
+    put_word_numbers(p, c, at, word);
 }
 
 /* The word's tokens (byte ranges [from, to) of the model word) into the columns (room reserved), with
@@ -430,21 +436,17 @@ static inline __attribute__((always_inline)) void put_cached_word(const tp_pipel
         }
         c->n = at + n;
     }
-    if (!c->lean)
-        for (size_t k = at; k < c->n; k++) {
-            c->type_ids[k] = p->type_id;
-            c->special[k] = 0;
-            c->words[k] = word;
-        }
+    put_word_numbers(p, c, at, word);
 }
 
 /* The group's leading words that the model's word cache holds, emitted straight from it: no copy into the
  * model's scratch and out again, and no per-word bookkeeping. The ids alone come so from any words; with
  * offsets, only from words that are the text's own bytes or normalized bytes that kept their places. A word
  * too long to be looked for, or an empty Metaspace word (no word: emit_word), ends the run. Returns how
- * many, or SIZE_MAX when it did not look; the model encodes the rest. */
+ * many; the model encodes the rest, with *hashes (the group's hashes, or NULL when not every word was hashed). */
 static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
-                               const alignment *al) {
+                               const alignment *al, const uint64_t **hashes) {
+    *hashes = NULL;
     tp_word_caches *caches = p->wordpiece ? tp_wordpiece_scratch_caches(ws->wordpiece)
                            : p->unigram   ? tp_unigram_scratch_caches(ws->unigram)
                                           : tp_bpe_scratch_caches(ws->bpe);
@@ -452,20 +454,20 @@ static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_column
                           : p->unigram   ? tp_unigram_shared_cache(p->unigram)
                                          : tp_bpe_shared_cache(p->bpe);
     /* a normalized stretch whose bytes kept their places is the text's bytes moved by al->shift */
-    if (!shared || (!ids_only(c) && (!ws->plain || (al && al->from)))) return SIZE_MAX;
+    if (!shared || (!ids_only(c) && (!ws->plain || (al && al->from)))) return 0;
     const size_t shift = al ? al->shift : 0;
     const size_t longest = p->wordpiece || p->unigram ? TP_CACHE_WORD : tp_bpe_longest_cached(p->bpe);
     /* the words before the first too long to be looked for: their room (at most two tokens a byte, under
      * byte fallback), and every index line requested before any is read */
     size_t m = 0, bytes = 0;
     for (; m < n && ws->word_lens[m] <= longest; m++) bytes += ws->word_lens[m];
-    if (tp_caches_begin(caches, shared) || tp_columns_reserve(c, 2 * bytes + m)) return SIZE_MAX;
+    if (tp_caches_begin(caches, shared) || tp_columns_reserve(c, 2 * bytes + m)) return 0;
     uint64_t *hash = ws->hash;
     for (size_t j = 0; j < m; j++) {
         hash[j] = tp_hash_bytes(ws->words[j], ws->word_lens[j]);
         __builtin_prefetch(tp_word_cache_home(tp_caches_first(caches), hash[j]));
     }
-    ws->hashed = m;
+    if (m == n) *hashes = hash;
     tp_columns local = *c; /* column stores cannot alias the pointers and count held here */
     text_state at = *st;
     size_t j = 0;
@@ -482,12 +484,12 @@ static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_column
 
 static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                         const alignment *al) {
-    size_t done = put_cached_words(p, ws, c, st, n, al);
-    const uint64_t *hashes = done == SIZE_MAX || ws->hashed < n ? NULL : ws->hash + done;
-    if (done == SIZE_MAX) done = 0;
+    const uint64_t *hashes;
+    size_t done = put_cached_words(p, ws, c, st, n, al, &hashes);
     if (done == n) return 0;
     if (done) { /* the model takes the rest from the first word not cached */
         n -= done;
+        if (hashes) hashes += done;
         memmove(ws->words, ws->words + done, n * sizeof(ws->words[0]));
         memmove(ws->word_lens, ws->word_lens + done, n * sizeof(ws->word_lens[0]));
         memmove(ws->group, ws->group + done, n * sizeof(ws->group[0]));
