@@ -256,9 +256,27 @@ def test_word_cache_keeps_stock_ids_while_it_grows_past_its_first_size():
         assert [e.ids for e in ours.encode_batch(texts)] == expected
 
 
+@pytest.mark.parametrize("name", ["small_bytelevel_prefix", "small_metaspace_byte_fallback", "small_wordpiece_prefix",
+                                  "small_normalized_added_lowercase", "t5_style", "mistral_v1"])
+def test_columnar_calls_from_the_word_cache_match_stock(name):
+    # The second call finds every word in the model's word cache and writes its tokens straight from there
+    # (ids alone for rendered Metaspace words and prefixed pieces; offsets too for the text's own bytes).
+    stock = tokenizer_zoo.load(name)
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    texts = sample_text.multiscript_texts()[:40] + ["Hello hello HELLO", "", " a  b ", "ab" * 40]
+    expected = stock.encode_batch(texts)
+    ids = [i for e in expected for i in e.ids]
+    offsets = [o for e in expected for o in e.offsets]
+    for _ in range(2):
+        assert ours.encode_batch_arrays(texts, offsets=False).ids.tolist() == ids
+        arrays = ours.encode_batch_arrays(texts)
+        assert arrays.ids.tolist() == ids
+        assert [tuple(o) for o in arrays.offsets.tolist()] == offsets
+
+
 def test_char_offsets_at_every_block_position_match_stock():
-    # Char offsets are counted from the text's continuation bytes per 64-byte block: multi-byte chars at
-    # every position of a block (a shift of 0-63 ASCII bytes before them), tokens that start or end
+    # Char offsets come from a count of the chars before each byte, built 16 bytes at a time: multi-byte
+    # chars at every position of a block (a shift of 0-63 ASCII bytes before them), tokens that start or end
     # inside a char (byte-level BPE keeps a rare char as several byte tokens), in one call and columnar.
     stock = tokenizer_zoo.load("small_bytelevel")
     ours = hf_tagtok.Tokenizer.from_hf(stock)
