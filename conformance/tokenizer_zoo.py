@@ -718,6 +718,19 @@ def small_strip_replace_sequence():
     return tokenizer
 
 
+def small_regex_replace_sequence():
+    # regex Replace normalizers: a whitespace collapse, a lookahead, empty matches (an insertion before each
+    # capital) and a deleting class, around a Prepend
+    normalizer = normalizers.Sequence([normalizers.Replace(Regex(r"\s+"), " "), normalizers.NFD(),
+                                       normalizers.Replace(Regex(r"\p{Mn}+|q(?=u)"), ""), normalizers.Prepend("▁"),
+                                       normalizers.Replace(Regex(r"(?=\p{Lu})"), "^"),
+                                       normalizers.Replace(Regex(r" (?! )"), "▁")])
+    tokenizer = _small_char_bpe(pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="never", split=True),
+                                byte_fallback=True)
+    tokenizer.normalizer = normalizer
+    return tokenizer
+
+
 def _affixed_bpe(prefix, suffix, byte_level, **options):
     # Every initial symbol (char or byte char, with the prefix when not first and the suffix when last),
     # then merges of frequent English pieces in each position, named as stock names them.
@@ -817,6 +830,7 @@ SMALL = {
     "small_normalized_added_bert": small_normalized_added_bert,
     "small_prepend_replace_no_pretokenizer": small_prepend_replace_no_pretokenizer,
     "small_strip_replace_sequence": small_strip_replace_sequence,
+    "small_regex_replace_sequence": small_regex_replace_sequence,
     "small_bpe_prefix_suffix_unk": small_bpe_prefix_suffix_unk,
     "small_bpe_suffix_bytelevel": small_bpe_suffix_bytelevel,
     "small_bpe_prefix_bytelevel": small_bpe_prefix_bytelevel,

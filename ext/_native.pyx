@@ -12,7 +12,7 @@ The configuration readers hf_tagtok.models uses while it builds the model spec (
 `vocab_names`, `pair_ids_in`, `token_bytes`) are hf_tagtok._config's, reached from here too.
 """
 cimport tagtok as tt
-from hf_tagtok._engine cimport Program, _utf8, engine_api
+from hf_tagtok._engine cimport Program, _fill_compiled, _utf8, engine_api
 
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
@@ -40,14 +40,14 @@ cdef extern from "pipeline/tp_normalize.h" nogil:
     enum:
         TP_NORM_CLEAN_TEXT, TP_NORM_CHINESE, TP_NORM_NFD, TP_NORM_NFKD, TP_NORM_BERT_STRIP
         TP_NORM_STRIP_ACCENTS, TP_NORM_LOWERCASE, TP_NORM_NFC, TP_NORM_NFKC, TP_NORM_REPLACE, TP_NORM_PREPEND
-        TP_NORM_STRIP, TP_NORM_REPLACE_RUN, TP_NORM_NMT, TP_NORM_BYTE_LEVEL, TP_NORM_PRECOMPILED
+        TP_NORM_STRIP, TP_NORM_REPLACE_REGEX, TP_NORM_NMT, TP_NORM_BYTE_LEVEL, TP_NORM_PRECOMPILED
     ctypedef struct tp_norm_step:
         uint8_t kind, left, right
         const uint8_t *text
         size_t text_len
         const uint8_t *content
         size_t content_len
-        size_t min_run
+        const tt.tt_rx_spec *rx
     tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n)
     void tp_normalizer_free(tp_normalizer *nz)
     int tp_precompiled_valid(const uint8_t *charsmap, size_t len)
@@ -214,7 +214,7 @@ NORMALIZER_STEPS = {"clean_text": TP_NORM_CLEAN_TEXT, "chinese": TP_NORM_CHINESE
                     "nfkd": TP_NORM_NFKD, "bert_strip": TP_NORM_BERT_STRIP,
                     "strip_accents": TP_NORM_STRIP_ACCENTS, "lowercase": TP_NORM_LOWERCASE,
                     "nfc": TP_NORM_NFC, "nfkc": TP_NORM_NFKC, "replace": TP_NORM_REPLACE,
-                    "prepend": TP_NORM_PREPEND, "strip": TP_NORM_STRIP, "replace_run": TP_NORM_REPLACE_RUN,
+                    "prepend": TP_NORM_PREPEND, "strip": TP_NORM_STRIP, "replace_regex": TP_NORM_REPLACE_REGEX,
                     "nmt": TP_NORM_NMT, "byte_level": TP_NORM_BYTE_LEVEL, "precompiled": TP_NORM_PRECOMPILED}
 
 
@@ -229,7 +229,8 @@ cdef tp_normalizer *_build_normalizer(spec) except NULL:
     cdef size_t n = len(steps), k
     cdef tp_norm_step *c_steps = <tp_norm_step *>calloc(n or 1, sizeof(tp_norm_step))
     cdef tp_normalizer *nz = NULL
-    strings = []  # keeps the UTF-8 arguments alive until the normalizer has copied them
+    cdef tt.tt_step split
+    strings = []  # keeps the arguments alive until the normalizer has copied them
     if c_steps == NULL:
         raise MemoryError()
     try:
@@ -238,12 +239,12 @@ cdef tp_normalizer *_build_normalizer(spec) except NULL:
             c_steps[k].kind = NORMALIZER_STEPS[name]
             if name == "strip":
                 c_steps[k].left, c_steps[k].right = arguments
-            elif name == "replace_run":
-                text, content = arguments[0].encode(), arguments[2].encode()
-                strings += [text, content]
-                c_steps[k].text, c_steps[k].text_len = <const uint8_t *><const char *>text, len(text)
+            elif name == "replace_regex":
+                _fill_compiled(&split, arguments[0], strings)
+                content = arguments[1].encode()
+                strings.append(content)
+                c_steps[k].rx = split.rx
                 c_steps[k].content, c_steps[k].content_len = <const uint8_t *><const char *>content, len(content)
-                c_steps[k].min_run = arguments[1]
             elif name == "precompiled":
                 content = bytes(arguments[0])
                 if not precompiled_valid(content):

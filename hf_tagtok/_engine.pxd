@@ -21,3 +21,4 @@ cdef class Program:
 
 cdef const tt.tt_engine_api *engine_api() noexcept
 cdef const uint8_t *_utf8(object text, Py_ssize_t *size) except NULL
+cdef int _fill_compiled(tt.tt_step *out, dict step, list keep_alive) except -1

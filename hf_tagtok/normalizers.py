@@ -2,16 +2,16 @@
 
 A normalizer becomes a `NormalizerSpec`: steps the C normalizer (ext/pipeline/tp_normalize.c) runs in
 order, each with stock's alignment rules: names for the per-char ones, ("replace", pattern, content),
-("prepend", text), ("strip", left, right), ("replace_run", char, shortest run, content),
+("prepend", text), ("strip", left, right), ("replace_regex", compiled pattern's step fields, content),
 ("byte_level", the 256 chars bytes become) and ("precompiled", the decoded SentencePiece charsmap) for the
 others. Configs with no exact native twin raise
 `Unsupported` naming the part, so the tokenizer reports it and runs stock instead.
 """
 import base64
 import binascii
-import re
 from dataclasses import dataclass
 
+from hf_tagtok import regex_compiler
 from hf_tagtok.errors import Unsupported, native_module
 
 
@@ -58,19 +58,15 @@ def _steps(config):
     raise Unsupported(f"normalizer {kind} is not native yet")
 
 
-# A regex Replace the native normalizer runs: one char (literal, or a backslash-escaped punctuation char)
-# repeated at least n times: `c+`, `c{n,}`.
-_RUN_PATTERN = re.compile(r"(?:\\([!-/:-@\[-`{-~])|([^\\.^$|?*+()\[\]{}]))(?:(\+)|\{([0-9]+),\})", re.S)
-
-
 def _replace_step(config):
     pattern = config["pattern"]
     if "String" not in pattern:
-        run = _RUN_PATTERN.fullmatch(pattern["Regex"])
-        if run is None or (run[4] is not None and not 1 <= int(run[4]) <= 1 << 20):
-            raise Unsupported(f"Replace with a regex pattern {pattern.get('Regex')!r} is not native "
-                              "(only a run of one char, c+ or c{n,}, is)")
-        return ("replace_run", run[1] or run[2], 1 if run[3] else int(run[4]), config["content"])
+        try:
+            compiled = regex_compiler.compile_pattern(pattern["Regex"])
+        except regex_compiler.UnsupportedRegex as why:
+            raise Unsupported(f"Replace pattern Regex({pattern['Regex']!r}) cannot be compiled: {why}; "
+                              "not native") from None
+        return ("replace_regex", compiled.step_fields, config["content"])
     if not pattern["String"]:
         raise Unsupported("Replace with an empty pattern is not native")
     return ("replace", pattern["String"], config["content"])

@@ -19,8 +19,8 @@ pytest.importorskip("hf_tagtok._native")
 
 NAMES = ["small_single_word_bytelevel", "small_normalized_added_lowercase", "small_normalized_added_nfkc_metaspace",
          "small_normalized_added_bert", "small_prepend_replace_no_pretokenizer", "small_strip_replace_sequence",
-         "small_bpe_prefix_suffix_unk", "small_bpe_suffix_bytelevel", "small_bpe_prefix_bytelevel",
-         "small_added_rstrip_overlap"]
+         "small_regex_replace_sequence", "small_bpe_prefix_suffix_unk", "small_bpe_suffix_bytelevel",
+         "small_bpe_prefix_bytelevel", "small_added_rstrip_overlap"]
 PIPELINE_STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor")
 
 FRAGMENTS = ["word", "<sw>", "<l>", "<r>", "<lr>", "in", "HeLLo", "hello", "ＮＯＲＭ", "norm", "Ofﬁce", "office",
@@ -75,7 +75,7 @@ def _char_bpe(**options):
 def _stays_on_stock():
     """(tokenizer, stage, reason fragment) for configurations that must report why they are not native."""
     regex = _char_bpe()
-    regex.normalizer = normalizers.Sequence([normalizers.Lowercase(), normalizers.Replace(Regex("a[bc]"), "b")])
+    regex.normalizer = normalizers.Sequence([normalizers.Lowercase(), normalizers.Replace(Regex("(?<=a)[bc]"), "b")])
     stripping = _char_bpe()
     stripping.normalizer = normalizers.Lowercase()
     stripping.add_tokens([AddedToken("AB", normalized=True, lstrip=True)])
@@ -93,7 +93,7 @@ def _stays_on_stock():
     emitted.add_tokens([AddedToken("a", normalized=False, rstrip=True)])
     return [(_char_bpe(continuing_subword_prefix="##", byte_fallback=True), "model", "byte_fallback"),
             (_char_bpe(dropout=0.5), "model", "dropout"),
-            (regex, "normalizer", "regex"),
+            (regex, "normalizer", "lookbehind"),
             (stripping, "added_tokens", "lstrip/rstrip"),
             (overlapping, "added_tokens", "starts with whitespace"),
             (relabelled, "added_tokens", "model can also output it"),

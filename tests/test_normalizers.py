@@ -47,6 +47,11 @@ CONFIGS = {
     "nmt_nfkc_byte_level": N.Sequence([N.Nmt(), N.NFKC(), N.Replace(Regex(" {2,}"), " "), N.ByteLevel()]),
     "replace_run_spaces": N.Sequence([N.Replace("’", "'"), N.Replace(Regex(" {2,}"), " ")]),
     "replace_run_grow": N.Sequence([N.Replace(Regex("a+"), "XY"), N.NFKC(), N.Replace(Regex("\\.{3,}"), "")]),
+    "replace_regex_lookahead": N.Replace(Regex("q(?=zz)|\\s+(?!\\S)"), "Q"),
+    "replace_regex_empty_matches": N.Replace(Regex("x*"), "<>"),
+    "replace_regex_whitespace": N.Replace(Regex("\\s+"), " "),
+    "replace_regex_marks": N.Sequence([N.NFD(), N.Replace(Regex("\\p{Mn}+"), ""), N.Lowercase()]),
+    "replace_regex_after_prepend": N.Sequence([N.Prepend("▁"), N.Replace(Regex("^|(?=\\p{Lu})"), "é")]),
 }
 
 
@@ -132,10 +137,13 @@ def test_fuzz_bert_default(text):
     check(stock_and_native(CONFIGS["bert_default"]), text)
 
 
-@pytest.mark.parametrize("normalizer", [N.Replace(Regex("[ab]+"), "b"), N.Sequence([N.NFC(), N.Replace(Regex(" "), "")]),
-                                        N.Replace(Regex("\\s"), "")])
-def test_not_native_yet_is_reported(normalizer):
-    with pytest.raises(Unsupported):
+@pytest.mark.parametrize(("normalizer", "construct"), [
+    (N.Replace(Regex("(?<=a)b"), "b"), "lookbehind"),
+    (N.Sequence([N.NFC(), N.Replace(Regex("(a)\\1"), "")]), "backreference"),
+    (N.Replace(Regex("a(?>b)"), ""), "atomic group"),
+])
+def test_regex_the_compiler_cannot_express_is_reported(normalizer, construct):
+    with pytest.raises(Unsupported, match=construct):
         normalizers.spec(_config(normalizer))
 
 

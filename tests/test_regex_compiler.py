@@ -373,6 +373,31 @@ def test_fuzz_random_patterns_equal_stock():
     assert compiled >= n_patterns // 2, (compiled, rejected, invalid)
 
 
+def test_fuzz_random_patterns_as_replace_normalizers_equal_stock():
+    """The same grammar's patterns in a Replace normalizer: normalized text and every char's alignment
+    (each match's content, including an empty match's insertion) against stock."""
+    from normalizer_alignment import check, stock_and_native
+    from tokenizers import normalizers
+
+    from hf_tagtok.errors import Unsupported
+
+    rng = random.Random(5)
+    compiled = 0
+    for pattern in fuzz_patterns(5, int(os.environ.get("HF_TAGTOK_REGEX_FUZZ", "120")) // 2) + EDGE_PATTERNS:
+        try:
+            stock = normalizers.Replace(Regex(pattern), rng.choice(["", "_", "\u2581\u00e9", "xyz"]))
+        except Exception:  # onig refuses the pattern
+            continue
+        try:
+            triple = stock_and_native(stock)
+        except Unsupported:  # the compiler refuses it
+            continue
+        compiled += 1
+        for text in _fuzz_texts(rng.random(), 25):
+            check(triple, text)
+    assert compiled >= 40
+
+
 EDGE_PATTERNS = ["", "a|", "(?:)", "x*", "a*?", "(?=a)", "(?!a)", r"\b", "^", "$", r"\z", r"\Z", "a??", r"\B",
                  "(?:a|)", ".?", r"\s*", "a{0}", "(?i)A", "(?i:a)b", "a(?i)b|c", "[^a]*", r"\A.", r".\z",
                  "(?i:[a-c])+", "a{2,}?", r"\p{L}++", r"\s?+a", "a{,2}", "x{", "\n?^", "^$", "$\n?", r"\n?\Z"]

@@ -16,11 +16,6 @@
 #include "tagtok_tables.h"
 #include "utf8.h"
 
-typedef struct {
-    uint32_t start, end;
-    uint32_t match;
-} tt_seg;
-
 /* Property bit of the continuation tag in tt_view.props: runs step over continuation bytes one byte
  * at a time (they are transparent) instead of decoding char lengths. */
 #define TT_CONT_BIT (1u << 31)

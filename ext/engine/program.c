@@ -580,6 +580,22 @@ int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, 
     return 0;
 }
 
+int tt_program_matches(const tt_program *prog, tt_scratch *sc, const uint8_t *text, size_t len,
+                       const tt_seg **segs, size_t *n_segs) {
+    *segs = NULL;
+    *n_segs = 0;
+    if (prog->n_steps != 1 || prog->has_final || !prog->rx[0] || len > UINT32_MAX - 2) return -1;
+    if (len == 0) return 0; /* tokenizers' find_matches looks for nothing in an empty string */
+    if (GROW(sc->segs, sc->segs_cap, TT_MAX_SEGS(len))) return -1;
+    if (!sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return -1;
+    tt_view v = {text, NULL, NULL, prog->props, NULL};
+    size_t n = tt_fsm_compiled(prog->rx[0], &v, 0, (uint32_t)len, sc->rx_mem, sc->segs);
+    if (n == TT_RX_OOM) return -1;
+    *segs = sc->segs;
+    *n_segs = n;
+    return 0;
+}
+
 /* Chars in text[a, b): whole words, then one masked word when it can be read without overrunning the
  * text (pieces are short, so avoiding a per-byte loop avoids a branch miss per piece). */
 static inline int64_t count_chars(const uint8_t *text, size_t len, size_t a, size_t b) {

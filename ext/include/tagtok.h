@@ -118,6 +118,13 @@ typedef struct {
     uint32_t start, end, flags;
 } tt_piece;
 
+/* A stretch of text as tokenizers' find_matches lists it: a match (match 1, possibly empty) or the text
+ * between two matches (match 0). */
+typedef struct {
+    uint32_t start, end;
+    uint32_t match;
+} tt_seg;
+
 typedef enum { TT_RENDER_NONE = 0, TT_RENDER_METASPACE = 1, TT_RENDER_BYTELEVEL = 2 } tt_render;
 
 typedef struct tt_program tt_program;  /* immutable once built; share freely across threads */
@@ -138,6 +145,12 @@ void tt_scratch_free(tt_scratch *scratch);
 int tt_program_run(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
                    const tt_piece **pieces, size_t *n_pieces);
 
+/* For a program of one compiled-regex split step: the segments of its matches over the whole text, in
+ * order, as tokenizers' find_matches lists them (an empty text has none). They live in `scratch` until its
+ * next use. Returns 0, or -1 on OOM or a program of another shape. */
+int tt_program_matches(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
+                       const tt_seg **segs, size_t *n_segs);
+
 /* Char offsets (start, end) of each piece, 2 int64 per piece, in one pass over the text (pieces in
  * program order). A prefix-only piece (start == end, TT_PIECE_PREFIX) gets the span of the char at `start`, as stock
  * aligns an inserted char to the char it precedes. A piece that starts or ends inside a char (split after
@@ -151,8 +164,12 @@ typedef struct {
     void (*classify)(tt_alphabet alphabet, const uint8_t *text, size_t n, uint8_t *tags, uint64_t *char_starts);
     tt_scratch *(*scratch_new)(void);
     void (*scratch_free)(tt_scratch *scratch);
+    tt_program *(*program_new)(const tt_step *steps, size_t n_steps, char *err, size_t err_len);
+    void (*program_free)(tt_program *program);
     int (*program_run)(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
                        const tt_piece **pieces, size_t *n_pieces);
+    int (*program_matches)(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
+                           const tt_seg **segs, size_t *n_segs);
     const uint32_t *atom_props;    /* [atom]: its property bits (TT_PROP_*) */
     const uint32_t *bytelevel_map; /* [256]: the char ByteLevel renders each byte as */
     long (*utf8_from_units)(const void *data, int unit, size_t len, uint8_t *out);

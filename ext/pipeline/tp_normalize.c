@@ -3,7 +3,7 @@
  * an inserted char (change +1) takes the range of the input char just before the insertion point,
  * or [0, 0) at the very start. Every step is per char except the canonical reordering inside NFD/NFKD,
  * which moves the replace/insert marks along with the chars (as stock's crate does), and the
- * whole-string steps: Strip, Prepend and a Replace pattern longer than one char. */
+ * whole-string steps: Strip, Prepend, a Replace pattern longer than one char and a Replace regex. */
 #include "tp_normalize.h"
 #include "tp_engine.h"
 
@@ -50,7 +50,8 @@ typedef struct {
 typedef struct {
     uint8_t kind, left, right;
     uint32_t *text, *content; /* code points (see tp_norm_step) */
-    size_t text_n, content_n, min_run;
+    size_t text_n, content_n;
+    tt_program *program;      /* REPLACE_REGEX: one compiled-regex split step, run for its matches */
     uint32_t *trie;           /* PRECOMPILED: the double-array trie units, then the replacement blob */
     size_t trie_n, blob_len, longest;
     uint8_t *blob;
@@ -109,6 +110,10 @@ struct tp_norm_scratch {
     uint8_t *joined; /* prefix + text */
     size_t joined_cap;
     int shifted; /* the last general run began with chars Precompiled removed uncounted (see emit_replacement) */
+    uint8_t *rx_text;   /* REPLACE_REGEX: the chars' UTF-8, and per byte starting a char, that char's index */
+    uint32_t *rx_char;
+    size_t rx_cap;
+    tt_scratch *engine; /* REPLACE_REGEX: the engine's working memory, made on first use */
 };
 
 static int in_set(const tt_norm_set *set, uint32_t c) {
@@ -179,7 +184,8 @@ static size_t expansion(const step *st) {
     const tt_norm_map *map = step_map(kind);
     size_t most = kind == TP_NORM_PRECOMPILED ? (st->longest > 1 ? st->longest : 1)
                 : kind == TP_NORM_BYTE_LEVEL ? 4 : kind == TP_NORM_CHINESE ? 3
-                : (kind == TP_NORM_REPLACE || kind == TP_NORM_REPLACE_RUN) && st->content_n > 1 ? st->content_n : 1;
+                : kind == TP_NORM_REPLACE_REGEX ? st->content_n + 1 /* an empty match before the char */
+                : kind == TP_NORM_REPLACE && st->content_n > 1 ? st->content_n : 1;
     for (uint32_t i = 0; map && i < map->n; i++)
         if (map->offsets[i + 1] - map->offsets[i] > most) most = map->offsets[i + 1] - map->offsets[i];
     return most;
@@ -314,48 +320,70 @@ static void replace(const step *st, const chars *in, chars *out) {
     }
 }
 
-/* Replace of a run pattern: the regex c{n,} matches each maximal run of c that is at least n long
- * (greedy, leftmost); its replacement is aligned as Replace aligns a match. */
-static void replace_runs(const step *st, const chars *in, chars *out) {
-    uint32_t c = st->text[0];
-    for (size_t i = 0; i < in->n;) {
-        size_t run = 0;
-        while (i + run < in->n && in->cp[i + run] == c) run++;
-        if (run >= st->min_run) {
-            size_t last = i + run - 1;
-            for (size_t k = 0; k < st->content_n; k++) push(out, st->content[k], in->start[last], in->end[last]);
-            i += run;
-        } else if (run) {
-            for (size_t k = 0; k < run; k++, i++) push(out, in->cp[i], in->start[i], in->end[i]);
-        } else {
-            push(out, in->cp[i], in->start[i], in->end[i]);
-            i++;
-        }
+/* The chars' UTF-8 in s->rx_text (length in *len) and, at each byte that starts a char and at the end,
+ * that char's index. */
+static int chars_utf8(const chars *in, tp_norm_scratch *s, size_t *len) {
+    size_t need = 4 * in->n + 1;
+    if (need > s->rx_cap) {
+        void *p;
+        if (!(p = realloc(s->rx_text, need))) return -1;
+        s->rx_text = p;
+        if (!(p = realloc(s->rx_char, need * 4))) return -1;
+        s->rx_char = p;
+        s->rx_cap = need;
     }
+    size_t b = 0;
+    for (size_t i = 0; i < in->n; i++) {
+        s->rx_char[b] = (uint32_t)i;
+        b += utf8_encode(in->cp[i], s->rx_text + b);
+    }
+    s->rx_char[b] = (uint32_t)in->n;
+    *len = b;
+    return 0;
+}
+
+/* Replace of a regex: each match (the engine's, as tokenizers' find_matches lists them) gives way to the
+ * content, which takes the range of the char before the match's end: its last char, or for an empty match
+ * the char before it, or [0, 0) at the very start (stock aligns an insertion so). */
+static int replace_regex(const step *st, const chars *in, chars *out, tp_norm_scratch *s) {
+    size_t len, n_segs, done = 0;
+    const tt_seg *segs;
+    if (chars_utf8(in, s, &len) || (!s->engine && !(s->engine = tp_engine->scratch_new()))
+        || tp_engine->program_matches(st->program, s->engine, s->rx_text, len, &segs, &n_segs))
+        return -1;
+    for (size_t k = 0; k < n_segs; k++) {
+        if (!segs[k].match) continue;
+        size_t first = s->rx_char[segs[k].start], end = s->rx_char[segs[k].end];
+        for (; done < first; done++) push(out, in->cp[done], in->start[done], in->end[done]);
+        uint32_t from = end ? in->start[end - 1] : 0, to = end ? in->end[end - 1] : 0;
+        for (size_t c = 0; c < st->content_n; c++) push(out, st->content[c], from, to);
+        done = end;
+    }
+    for (; done < in->n; done++) push(out, in->cp[done], in->start[done], in->end[done]);
+    return 0;
 }
 
 static int precompiled(const step *st, const chars *in, chars *out, int32_t *change, int mid_text);
 
 /* One step from in to out (sized in normalize_chars). Every other step keeps each char's own range:
  * deletions drop it, replacements and chinese padding reuse it; Prepend's chars take the first char's. */
-static void apply(const step *st, const chars *in, chars *out, int32_t *change, uint32_t *rank, int mid_text,
-                  int *shifted) {
+static int apply(const step *st, const chars *in, chars *out, tp_norm_scratch *sc, int mid_text) {
     out->n = 0;
     uint8_t kind = st->kind;
-    if (kind == TP_NORM_PRECOMPILED) { *shifted |= precompiled(st, in, out, change, mid_text); return; }
-    if (kind == TP_NORM_STRIP) { strip(st, in, out); return; }
-    if (kind == TP_NORM_REPLACE) { replace(st, in, out); return; }
-    if (kind == TP_NORM_REPLACE_RUN) { replace_runs(st, in, out); return; }
+    if (kind == TP_NORM_REPLACE_REGEX) return replace_regex(st, in, out, sc);
+    if (kind == TP_NORM_PRECOMPILED) { sc->shifted |= precompiled(st, in, out, sc->change, mid_text); return 0; }
+    if (kind == TP_NORM_STRIP) { strip(st, in, out); return 0; }
+    if (kind == TP_NORM_REPLACE) { replace(st, in, out); return 0; }
     if (kind == TP_NORM_PREPEND) {
         for (size_t k = 0; in->n && k < st->text_n; k++) push(out, st->text[k], in->start[0], in->end[0]);
         for (size_t i = 0; i < in->n; i++) push(out, in->cp[i], in->start[i], in->end[i]);
-        return;
+        return 0;
     }
     const tt_norm_map *map = step_map(kind);
     const tt_norm_set *removes = step_removes(kind);
     if (map && kind != TP_NORM_LOWERCASE) {
-        decompose(map, kind == TP_NORM_NFC || kind == TP_NORM_NFKC, in, out, change, rank);
-        return;
+        decompose(map, kind == TP_NORM_NFC || kind == TP_NORM_NFKC, in, out, sc->change, sc->rank);
+        return 0;
     }
     for (size_t i = 0; i < in->n; i++) {
         uint32_t c = in->cp[i], s = in->start[i], e = in->end[i];
@@ -380,8 +408,8 @@ static void apply(const step *st, const chars *in, chars *out, int32_t *change, 
             for (size_t k = 0; k < n; k++) push(out, mapped[k], s, e);
         }
     }
+    return 0;
 }
-
 
 /* ---- Precompiled: SentencePiece's charsmap as stock's spm_precompiled reads it. The trie is a Darts
  * double array over UTF-8 bytes; a lookup returns the first (shortest) key that is a prefix of the
@@ -575,7 +603,8 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
     }
     for (size_t k = nz->lead; k < nz->n; k++) {
         const step *st = &nz->steps[k];
-        size_t room = in->n * nz->expand[k] + (st->kind == TP_NORM_PREPEND ? st->text_n : 0) + 1;
+        size_t room = in->n * nz->expand[k] + (st->kind == TP_NORM_PREPEND || st->kind == TP_NORM_REPLACE_REGEX
+                                               ? st->text_n + st->content_n : 0) + 1;
         if (chars_reserve(next, room) || work_reserve(s, next->cap)) return -1;
         uint8_t kind = st->kind;
         int composing = kind == TP_NORM_NFC || kind == TP_NORM_NFKC;
@@ -585,7 +614,7 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
             chars *decomposed = next;
             step half = {kind == TP_NORM_NFC ? TP_NORM_NFD : kind == TP_NORM_NFKC ? TP_NORM_NFKD : kind, 0, 0, NULL,
                          NULL, 0, 0, 0, NULL, 0, 0, 0, NULL};
-            apply(&half, in, decomposed, s->change, s->rank, 0, &s->shifted);
+            apply(&half, in, decomposed, s, 0);
             info->decompositions++;
             info->transparent = in->n == 0;
             info->second = composing && composes_backwards(decomposed);
@@ -594,7 +623,7 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
             info->first_rank = decomposed->n ? ccc_rank(decomposed->cp[0]) : 0;
             info->last_rank = decomposed->n ? ccc_rank(decomposed->cp[decomposed->n - 1]) : 0;
         }
-        apply(st, in, next, s->change, s->rank, base > 0, &s->shifted);
+        if (apply(st, in, next, s, base > 0)) return -1;
         if (info && kind == TP_NORM_PRECOMPILED) info->removed = next->n == 0;
         for (size_t i = next->n; info && composing && i-- > 0;)
             if (!ccc_rank(next->cp[i])) {
@@ -1162,7 +1191,7 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
                           : normalize_chars(nz, s, s->joined, p + len, 0, 0, out_len, NULL);
     for (size_t b = 0; rc == 0 && b < *out_len; b++) {
         s->from[b] = s->from[b] < p ? 0 : s->from[b] - (uint32_t)p;
-        s->to[b] = s->to[b] <= p ? (uint32_t)first : s->to[b] - (uint32_t)p;
+        s->to[b] = s->to[b] == 0 ? 0 : s->to[b] <= p ? (uint32_t)first : s->to[b] - (uint32_t)p; /* [0, 0): inserted first */
     }
     return rc;
 }
@@ -1221,7 +1250,7 @@ static int build_char_table(tp_normalizer *nz) {
     int decomposes = 0;
     for (size_t k = nz->lead; k < nz->n; k++) {
         const step *st = &nz->steps[k];
-        if (st->kind == TP_NORM_STRIP || st->kind == TP_NORM_PREPEND || st->kind == TP_NORM_REPLACE_RUN
+        if (st->kind == TP_NORM_STRIP || st->kind == TP_NORM_PREPEND || st->kind == TP_NORM_REPLACE_REGEX
             || (st->kind == TP_NORM_REPLACE && st->text_n > 1) || (st->kind == TP_NORM_PRECOMPILED && k > nz->lead))
             return 0;
         decomposes |= step_map(st->kind) != NULL && st->kind != TP_NORM_LOWERCASE;
@@ -1345,6 +1374,12 @@ int tp_precompiled_valid(const uint8_t *charsmap, size_t len) {
     return ok;
 }
 
+/* A program of the one split step whose matches a Replace regex replaces; NULL when the engine refuses it. */
+static tt_program *regex_program(const tt_rx_spec *rx) {
+    tt_step split = {.kind = TT_STEP_SPLIT_COMPILED, .behavior = TT_BEHAVIOR_REMOVED, .rx = rx};
+    return rx ? tp_engine->program_new(&split, 1, NULL, 0) : NULL;
+}
+
 /* The combined prefix of the leading Prepend steps: each later one goes in front of the earlier ones. */
 static int build_prefix(tp_normalizer *nz, const tp_norm_step *steps) {
     size_t total = 0;
@@ -1371,7 +1406,7 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
             tp_normalizer_free(nz);
             return NULL;
         }
-        *st = (step){steps[k].kind, steps[k].left, steps[k].right, NULL, NULL, 0, 0, steps[k].min_run, NULL, 0, 0, 0, NULL};
+        *st = (step){.kind = steps[k].kind, .left = steps[k].left, .right = steps[k].right};
         if (st->kind == TP_NORM_PRECOMPILED) {
             st->text = code_points(NULL, 0, &st->text_n);
             st->content = code_points(NULL, 0, &st->content_n);
@@ -1384,8 +1419,8 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
         }
         st->text = code_points(steps[k].text, steps[k].text_len, &st->text_n);
         st->content = code_points(steps[k].content, steps[k].content_len, &st->content_n);
-        if (!st->text || !st->content || (st->kind == TP_NORM_REPLACE_RUN && (st->text_n != 1 || st->min_run < 1))
-            || (st->kind == TP_NORM_BYTE_LEVEL && st->content_n != 256)) {
+        if (!st->text || !st->content || (st->kind == TP_NORM_BYTE_LEVEL && st->content_n != 256)
+            || (st->kind == TP_NORM_REPLACE_REGEX && !(st->program = regex_program(steps[k].rx)))) {
             tp_normalizer_free(nz);
             return NULL;
         }
@@ -1411,6 +1446,7 @@ void tp_normalizer_free(tp_normalizer *nz) {
     for (size_t k = 0; nz->steps && k < nz->n; k++) {
         free(nz->steps[k].text); free(nz->steps[k].content);
         free(nz->steps[k].trie); free(nz->steps[k].blob);
+        if (nz->steps[k].program) tp_engine->program_free(nz->steps[k].program);
     }
     free(nz->prefix);
     free(nz->steps);
@@ -1430,5 +1466,7 @@ void tp_norm_scratch_free(tp_norm_scratch *s) {
     free(s->out); free(s->from); free(s->to);
     free(s->change); free(s->rank);
     free(s->joined);
+    free(s->rx_text); free(s->rx_char);
+    if (s->engine) tp_engine->scratch_free(s->engine);
     free(s);
 }

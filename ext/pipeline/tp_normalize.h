@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tagtok.h"
+
 enum {
     TP_NORM_CLEAN_TEXT,    /* BertNormalizer clean_text */
     TP_NORM_CHINESE,       /* BertNormalizer handle_chinese_chars */
@@ -23,7 +25,7 @@ enum {
     TP_NORM_REPLACE,       /* Replace(String pattern, content) */
     TP_NORM_PREPEND,       /* Prepend(text): before the first char of a non-empty string */
     TP_NORM_STRIP,         /* Strip(left, right): Rust char::is_whitespace chars at the ends */
-    TP_NORM_REPLACE_RUN,   /* Replace(Regex "c{n,}"): every run of at least min_run chars c (text) */
+    TP_NORM_REPLACE_REGEX, /* Replace(Regex pattern, content): the pattern compiled (rx) */
     TP_NORM_NMT,           /* Nmt: drop some control chars, turn some others into ' ' */
     TP_NORM_BYTE_LEVEL,    /* ByteLevel: each UTF-8 byte of a char becomes content[byte] (256 chars) */
     TP_NORM_PRECOMPILED,   /* Precompiled: content is the SentencePiece charsmap (trie + replacements) */
@@ -35,17 +37,17 @@ typedef struct {
     uint8_t left, right;                        /* TP_NORM_STRIP */
     const uint8_t *text;                        /* PREPEND: the text; REPLACE: the pattern (non-empty) */
     size_t text_len;
-    const uint8_t *content;                     /* REPLACE, REPLACE_RUN: the replacement; PRECOMPILED: the
+    const uint8_t *content;                     /* REPLACE, REPLACE_REGEX: the replacement; PRECOMPILED: the
                                                  * decoded charsmap */
     size_t content_len;
-    size_t min_run;                             /* REPLACE_RUN: shortest run replaced (>= 1) */
+    const tt_rx_spec *rx;                       /* REPLACE_REGEX: the compiled pattern (copied) */
 } tp_norm_step;
 
 typedef struct tp_normalizer tp_normalizer;
 typedef struct tp_norm_scratch tp_norm_scratch;
 
 /* steps: n steps applied in order (their strings are copied). NULL on OOM, an unknown kind, an
- * empty Replace pattern, a REPLACE_RUN that is not one char with min_run >= 1, a BYTE_LEVEL whose
+ * empty Replace pattern, a REPLACE_REGEX whose pattern the engine refuses, a BYTE_LEVEL whose
  * content is not 256 chars or a PRECOMPILED charsmap stock could not use whole (see
  * tp_precompiled_valid). */
 tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n);
