@@ -51,6 +51,9 @@ CONFIGS = {
     "replace_regex_empty_matches": N.Replace(Regex("x*"), "<>"),
     "replace_regex_whitespace": N.Replace(Regex("\\s+"), " "),
     "replace_regex_marks": N.Sequence([N.NFD(), N.Replace(Regex("\\p{Mn}+"), ""), N.Lowercase()]),
+    # leading regexes: a text neither matches in goes through the steps after them alone (their fast paths)
+    "replace_regex_then_nfkc_lowercase": N.Sequence([N.Replace(Regex("\\s{2,}"), " "), N.Replace(Regex("q(?=u)"), "k"),
+                                                     N.NFKC(), N.Lowercase()]),
     "replace_regex_after_prepend": N.Sequence([N.Prepend("▁"), N.Replace(Regex("^|(?=\\p{Lu})"), "é")]),
 }
 

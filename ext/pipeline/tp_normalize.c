@@ -90,6 +90,10 @@ struct tp_normalizer {
     /* every printable ASCII char is plain and maps as ASCII lowercasing maps it (A-Z to a-z, the others to
      * themselves): runs are translated 16 bytes at a time, the control chars among them through ascii_to */
     int printable_lowercase;
+    /* steps[0, leading_regex) are Replace regexes: a text none of them matches in goes through the steps
+     * after them alone, after_regex (unchanged when there are none), and its fast paths */
+    size_t leading_regex;
+    tp_normalizer *after_regex;
     uint64_t joins[256 * 256 / 64];    /* under graphemes: may_join(a, b) at bit a << 8 | b */
     uint64_t attaches[256 * 256 / 64]; /* under graphemes: must_join(a, b) at bit a << 8 | b */
 };
@@ -157,6 +161,14 @@ static int chars_reserve(chars *c, size_t need) {
 static void push(chars *c, uint32_t cp, uint32_t start, uint32_t end) {
     c->cp[c->n] = cp; c->start[c->n] = start; c->end[c->n] = end;
     c->n++;
+}
+
+/* in's chars [from, to), as they are. */
+static void push_all(chars *c, const chars *in, size_t from, size_t to) {
+    memcpy(c->cp + c->n, in->cp + from, (to - from) * 4);
+    memcpy(c->start + c->n, in->start + from, (to - from) * 4);
+    memcpy(c->end + c->n, in->end + from, (to - from) * 4);
+    c->n += to - from;
 }
 
 static const tt_norm_map *step_map(uint8_t kind) {
@@ -354,12 +366,12 @@ static int replace_regex(const step *st, const chars *in, chars *out, tp_norm_sc
     for (size_t k = 0; k < n_segs; k++) {
         if (!segs[k].match) continue;
         size_t first = s->rx_char[segs[k].start], end = s->rx_char[segs[k].end];
-        for (; done < first; done++) push(out, in->cp[done], in->start[done], in->end[done]);
+        push_all(out, in, done, first);
         uint32_t from = end ? in->start[end - 1] : 0, to = end ? in->end[end - 1] : 0;
         for (size_t c = 0; c < st->content_n; c++) push(out, st->content[c], from, to);
         done = end;
     }
-    for (; done < in->n; done++) push(out, in->cp[done], in->start[done], in->end[done]);
+    push_all(out, in, done, in->n);
     return 0;
 }
 
@@ -1196,10 +1208,29 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
     return rc;
 }
 
+/* Whether one of the leading Replace regexes matches in the text (as given: no step runs before them); -1 on OOM. */
+static int leading_regex_matches(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len) {
+    if (!s->engine && !(s->engine = tp_engine->scratch_new())) return -1;
+    for (size_t k = 0; k < nz->leading_regex; k++) {
+        const tt_seg *segs;
+        size_t n;
+        if (tp_engine->program_matches(nz->steps[k].program, s->engine, text, len, &segs, &n)) return -1;
+        for (size_t i = 0; i < n; i++)
+            if (segs[i].match) return 1;
+    }
+    return 0;
+}
+
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
     *from = *to = NULL;
     *out_len = len;
+    *out = text;
+    if (nz->leading_regex) {
+        int matched = leading_regex_matches(nz, s, text, len);
+        if (matched < 0) return -1;
+        if (!matched) return nz->after_regex ? tp_normalize(nz->after_regex, s, text, len, align, out, from, to, out_len) : 0;
+    }
     if (nz->swap_len) return normalize_swapping(nz, s, text, len, align, out, from, to, out_len);
     table_start resume = {0, 0, {0, 0}};
     int same = nz->per_char && !nz->prefix_len ? normalize_same_shape(nz, s, text, len, out, &resume) : 0;
@@ -1426,6 +1457,12 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
         }
         nz->expand[k] = expansion(st);
     }
+    while (nz->leading_regex < n && steps[nz->leading_regex].kind == TP_NORM_REPLACE_REGEX) nz->leading_regex++;
+    if (nz->leading_regex && nz->leading_regex < n
+        && !(nz->after_regex = tp_normalizer_new(steps + nz->leading_regex, n - nz->leading_regex))) {
+        tp_normalizer_free(nz);
+        return NULL;
+    }
     if (build_prefix(nz, steps)) { tp_normalizer_free(nz); return NULL; }
     if (nz->lead + 1 == n) {
         const tp_norm_step *swap = &steps[nz->lead];
@@ -1448,6 +1485,7 @@ void tp_normalizer_free(tp_normalizer *nz) {
         free(nz->steps[k].trie); free(nz->steps[k].blob);
         if (nz->steps[k].program) tp_engine->program_free(nz->steps[k].program);
     }
+    tp_normalizer_free(nz->after_regex);
     free(nz->prefix);
     free(nz->steps);
     free(nz->expand);
