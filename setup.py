@@ -43,5 +43,16 @@ extensions = [
     if os.path.exists(sources[0]) and (not only or name in only)
 ]
 
-setup(ext_modules=cythonize(extensions, language_level=3, include_path=["ext", "."],
-                            compiler_directives={"boundscheck": False, "wraparound": False}))
+
+def own_pxd_changed(extension):
+    """cythonize looks for a module's own .pxd beside its .pyx; ours sit in hf_tagtok/, where the modules that
+    cimport them find them, so a .pxd newer than its module's generated C is checked here."""
+    name = extension.name.split(".")[-1]
+    pxd, generated = f"hf_tagtok/{name}.pxd", f"ext/{name}.c"
+    return os.path.exists(pxd) and os.path.exists(generated) and os.path.getmtime(pxd) > os.path.getmtime(generated)
+
+
+setup(ext_modules=[module for extension in extensions
+                   for module in cythonize([extension], force=own_pxd_changed(extension), language_level=3,
+                                           include_path=["ext", "."],
+                                           compiler_directives={"boundscheck": False, "wraparound": False})])
