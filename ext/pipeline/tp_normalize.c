@@ -624,8 +624,7 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
             /* what the char brings to this step: decomposed, does it start or end with a non-starter
              * (reordering with its neighbours), and may it compose with a starter before it */
             chars *decomposed = next;
-            step half = {kind == TP_NORM_NFC ? TP_NORM_NFD : kind == TP_NORM_NFKC ? TP_NORM_NFKD : kind, 0, 0, NULL,
-                         NULL, 0, 0, 0, NULL, 0, 0, 0, NULL};
+            step half = {.kind = kind == TP_NORM_NFC ? TP_NORM_NFD : kind == TP_NORM_NFKC ? TP_NORM_NFKD : kind};
             apply(&half, in, decomposed, s, 0);
             info->decompositions++;
             info->transparent = in->n == 0;
