@@ -197,7 +197,7 @@ def test_other_regexes_compile_and_equal_stock():
 def test_isolated_splits_by_disjoint_runs_run_as_one_step():
     digits, cjk, spaces = (pt.Split(Regex(p), "isolated") for p in (r"\p{N}{1,3}", "[一-龥぀-ゟ゠-ヿ]+", r"\s+"))
     kinds = lambda *items: [step["kind"] for step in pt.Sequence(list(items))._steps()]
-    assert kinds(digits, cjk, spaces, pt.ByteLevel(False)) == ["split_compiled", "bytelevel"]
+    assert kinds(digits, cjk, spaces, pt.ByteLevel(False, use_regex=False)) == ["split_compiled", "bytelevel"]
     assert kinds(digits, pt.Split(Regex(r"\d+"), "isolated"), cjk) == ["split_compiled", "split_compiled"]
     assert kinds(digits, pt.Split(Regex(r"\s+(?!\S)"), "isolated"), cjk) == ["split_compiled"] * 3
     assert kinds(digits, pt.Split(Regex(r"[一-龥]+"), "removed")) == ["split_compiled"] * 2
@@ -213,6 +213,22 @@ def test_recognised_patterns_run_isolated_as_dfa_else_as_fsm_steps():
             {"kind": "split_regex", "regex": kind, "behavior": "removed", "invert": False}]
         assert pt.engine_steps({"type": "Split", "pattern": {"Regex": text}, "behavior": "Isolated", "invert": True}) == [
             {"kind": "split_regex", "regex": kind, "behavior": "isolated", "invert": True}]
+
+
+def test_bytelevel_regex_without_prefix_runs_as_the_compiled_gpt2_split():
+    # a prefix space changes the first split (" 's" is " '", "s"), so only ByteLevel(add_prefix_space=False)
+    # hands its regex to the compiled DFA; both give stock's pieces
+    texts = list(multiscript_texts())[:200] + ["'s", "'s x", " 's", "a  b\n\n c", "", " ", "12ab!!"]
+    for add_prefix_space in (False, True):
+        twin = pt.ByteLevel(add_prefix_space)
+        steps = twin._steps()
+        kinds = [step["kind"] for step in steps]
+        assert kinds == (["bytelevel"] if add_prefix_space else ["split_compiled", "bytelevel"])
+        if not add_prefix_space:
+            assert _engine.Program(steps).dfa_steps == 1
+        stock = hf.ByteLevel(add_prefix_space=add_prefix_space)
+        for text in texts:
+            assert twin.pre_tokenize_str(text) == stock.pre_tokenize_str(text), (add_prefix_space, text)
 
 
 def test_recognised_patterns_are_the_texts_upstream_ships():
