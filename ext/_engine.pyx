@@ -139,6 +139,8 @@ cdef int _fill_step(tt.tt_step *out, dict step, list keep_alive) except -1:
     elif kind == tt.TT_STEP_BYTELEVEL:
         out.add_prefix_space = _flag(step, "add_prefix_space", True)
         out.use_regex = _flag(step, "use_regex", True)
+        if step.get("regex") is not None:  # its regex compiled (hf_tagtok.regex_compiler): run as a DFA
+            _fill_compiled(out, step["regex"], keep_alive)
     elif kind == tt.TT_STEP_FIXED_LENGTH:
         length = step.get("length", 5)
         if not isinstance(length, int) or isinstance(length, bool) or not 0 < length < 2 ** 32:

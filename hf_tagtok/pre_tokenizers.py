@@ -571,12 +571,10 @@ class ByteLevel(PreTokenizer):
         return [chr(cp) for cp in _engine().tables()["bytelevel_map"]]
 
     def _steps(self):
-        if self._use_regex and not self._add_prefix_space:
-            # the GPT-2 regex as Split(Isolated) runs it (the compiled DFA's one-pass cut: see Split._steps),
-            # then the bytes rendered alone; a prefix space would change the first split, so it keeps the FSM
-            split = Split(Regex(RECOGNISED_PATTERNS["gpt2"]), "isolated")._steps()
-            return split + [{"kind": "bytelevel", "add_prefix_space": False, "use_regex": False}]
-        return [{"kind": "bytelevel", "add_prefix_space": self._add_prefix_space, "use_regex": self._use_regex}]
+        step = {"kind": "bytelevel", "add_prefix_space": self._add_prefix_space, "use_regex": self._use_regex}
+        if self._use_regex:  # the GPT-2 regex compiled: the DFA's one-pass cut (see Split._steps)
+            step["regex"] = regex_compiler.compile_pattern(RECOGNISED_PATTERNS["gpt2"]).step_fields
+        return [step]
 
     def to_json_dict(self):
         return {"type": "ByteLevel", "add_prefix_space": self._add_prefix_space,

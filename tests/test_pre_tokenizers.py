@@ -215,20 +215,19 @@ def test_recognised_patterns_run_isolated_as_dfa_else_as_fsm_steps():
             {"kind": "split_regex", "regex": kind, "behavior": "isolated", "invert": True}]
 
 
-def test_bytelevel_regex_without_prefix_runs_as_the_compiled_gpt2_split():
-    # a prefix space changes the first split (" 's" is " '", "s"), so only ByteLevel(add_prefix_space=False)
-    # hands its regex to the compiled DFA; both give stock's pieces
-    texts = list(multiscript_texts())[:200] + ["'s", "'s x", " 's", "a  b\n\n c", "", " ", "12ab!!"]
+def test_bytelevel_regex_runs_as_the_compiled_gpt2_dfa():
+    # ByteLevel's regex is the compiled GPT-2 pattern, with and without the prefix space (which changes the
+    # first split: " 's" gives " '", "s"); both give stock's pieces, and neither needs the classify pass
+    texts = list(multiscript_texts())[:200] + ["'s", "'s x", " 's", "a  b\n\n c", "", " ", "12ab!!", "\u00e9'll"]
     for add_prefix_space in (False, True):
         twin = pt.ByteLevel(add_prefix_space)
         steps = twin._steps()
-        kinds = [step["kind"] for step in steps]
-        assert kinds == (["bytelevel"] if add_prefix_space else ["split_compiled", "bytelevel"])
-        if not add_prefix_space:
-            assert _engine.Program(steps).dfa_steps == 1
+        assert [step["kind"] for step in steps] == ["bytelevel"] and "regex" in steps[0]
+        assert _engine.Program(steps).dfa_steps == 1
         stock = hf.ByteLevel(add_prefix_space=add_prefix_space)
         for text in texts:
             assert twin.pre_tokenize_str(text) == stock.pre_tokenize_str(text), (add_prefix_space, text)
+    assert "regex" not in pt.ByteLevel(use_regex=False)._steps()[0]
 
 
 def test_recognised_patterns_are_the_texts_upstream_ships():

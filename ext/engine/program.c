@@ -26,6 +26,7 @@ struct tt_program {
     tt_nibble_set *class_members; /* per step: a SPLIT_CLASS step's member tags */
     size_t n_steps;
     tt_step final;  /* kind METASPACE / BYTELEVEL, or has_final == 0 */
+    tt_rx *final_rx; /* BYTELEVEL's regex as a DFA, or NULL (the hand FSM, or no regex) */
     int has_final;
     int needs_scripts;
     int needs_atoms; /* some step reads atom tags (compiled regexes, literals, chunks and Metaspace do not) */
@@ -82,6 +83,8 @@ static int check_step(const tt_step *s, char *err, size_t err_len) {
     /* the SPLIT_* kinds carry a behavior */
     int splits_by_pattern = s->kind <= TT_STEP_SPLIT_REGEX || s->kind == TT_STEP_SPLIT_COMPILED;
     if (s->kind == TT_STEP_SPLIT_COMPILED && !s->rx) return fail(err, err_len, "compiled step without a program");
+    if (s->kind == TT_STEP_BYTELEVEL && s->rx && !s->use_regex)
+        return fail(err, err_len, "a ByteLevel regex program without use_regex");
     if (splits_by_pattern && (unsigned)s->behavior > TT_BEHAVIOR_CONTIGUOUS)
         return fail(err, err_len, "unknown split behavior");
     if (s->kind == TT_STEP_SPLIT_REGEX && (unsigned)s->regex > TT_REGEX_O200K)
@@ -148,6 +151,12 @@ static int build_byte_steps(tt_program *prog) {
     return 0;
 }
 
+/* ByteLevel's regex, compiled; it must run as a DFA (its pieces come from the one-pass cut). */
+static int final_regex(tt_program *prog, const tt_rx_spec *spec, char *err, size_t err_len) {
+    if (!(prog->final_rx = tt_rx_new(spec, err, err_len))) return -1;
+    return tt_rx_uses_dfa(prog->final_rx) ? 0 : fail(err, err_len, "a ByteLevel regex must run as a DFA");
+}
+
 tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size_t err_len) {
     int after_bytelevel = 0;
     for (size_t i = 0; i < n_steps; i++) {
@@ -178,8 +187,10 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
         int rc = 0;
         prog->needs_atoms |= !(s.kind == TT_STEP_SPLIT_COMPILED || s.kind == TT_STEP_SPLIT_CHAR ||
                                s.kind == TT_STEP_SPLIT_LITERAL || s.kind == TT_STEP_FIXED_LENGTH ||
-                               s.kind == TT_STEP_METASPACE || (s.kind == TT_STEP_BYTELEVEL && !s.use_regex));
+                               s.kind == TT_STEP_METASPACE || (s.kind == TT_STEP_BYTELEVEL && (!s.use_regex || s.rx)));
         if (is_transform(s.kind)) {
+            if (s.kind == TT_STEP_BYTELEVEL && s.rx) rc = final_regex(prog, s.rx, err, err_len);
+            s.rx = NULL;
             prog->final = s;
             prog->has_final = 1;
             prog->n_before = prog->n_steps;
@@ -212,6 +223,7 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
 
 void tt_program_free(tt_program *prog) {
     if (!prog) return;
+    tt_rx_free(prog->final_rx);
     free(prog->byte_steps);
     for (size_t i = 0; i < prog->n_steps; i++) {
         free((void *)prog->steps[i].literal);
@@ -236,7 +248,7 @@ tt_render tt_program_render(const tt_program *prog, uint32_t *render_cp) {
 size_t tt_program_dfa_steps(const tt_program *prog) {
     size_t n = 0;
     for (size_t i = 0; i < prog->n_steps; i++) n += prog->rx[i] && tt_rx_uses_dfa(prog->rx[i]);
-    return n;
+    return n + (prog->final_rx != NULL);
 }
 
 tt_scratch *tt_scratch_new(void) { return calloc(1, sizeof(tt_scratch)); }
@@ -449,6 +461,13 @@ static int run_metaspace(const tt_program *prog, const tt_view *v, size_t len, t
 
 /* ByteLevel: the prefix space is real text for the GPT-2 regex, so the piece is copied behind a
  * space; a match that is only that space becomes a prefix-only piece (start == end). */
+/* ByteLevel's regex split of [lo, hi) into Isolated pieces: the compiled DFA's, or the hand FSM's. */
+static size_t gpt2_pieces(const tt_program *prog, const tt_view *v, uint32_t lo, uint32_t hi, tt_scratch *sc,
+                          tt_piece *out) {
+    return prog->final_rx ? tt_fsm_compiled_pieces(prog->final_rx, v, lo, hi, sc->rx_mem, out)
+                          : tt_fsm_regex_pieces(v, lo, hi, TT_REGEX_GPT2, out);
+}
+
 static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *sc, size_t *n) {
     const tt_step *b = &prog->final;
     if (!b->use_regex) { /* the pieces stay, each marked where the prefix space goes */
@@ -457,24 +476,30 @@ static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *s
         return 0;
     }
     size_t out = 0;
+    if (prog->final_rx && !sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return -1;
     for (size_t i = 0; i < *n; i++) {
         uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
         int prefix = b->add_prefix_space && v->text[lo] != ' ';
         size_t bound = TT_MAX_SEGS(hi - lo + 1);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
         if (!prefix) {
-            out += tt_fsm_regex_pieces(v, lo, hi, TT_REGEX_GPT2, sc->next + out);
+            size_t got = gpt2_pieces(prog, v, lo, hi, sc, sc->next + out);
+            if (got == TT_RX_OOM) return -1;
+            out += got;
             continue;
         }
         uint32_t len = hi - lo + 1;
         if (GROW(sc->vbuf, sc->v_cap, 2 * (size_t)len)) return -1;
         uint8_t *vtext = sc->vbuf, *vtags = sc->vbuf + len;
         vtext[0] = ' ';
-        vtags[0] = tt_atom_ascii[' '];
         memcpy(vtext + 1, v->text + lo, len - 1);
-        memcpy(vtags + 1, v->tags + lo, len - 1); /* use_regex: the program classified the text */
+        if (!prog->final_rx) { /* the FSM reads the tags the program classified */
+            vtags[0] = tt_atom_ascii[' '];
+            memcpy(vtags + 1, v->tags + lo, len - 1);
+        }
         tt_view pv = {vtext, vtags, NULL, v->props, v->run_ends};
-        size_t got = tt_fsm_regex_pieces(&pv, 0, len, TT_REGEX_GPT2, sc->next + out);
+        size_t got = gpt2_pieces(prog, &pv, 0, len, sc, sc->next + out);
+        if (got == TT_RX_OOM) return -1;
         for (size_t j = 0; j < got; j++) {
             tt_piece *pc = &sc->next[out + j];
             pc->flags = pc->start == 0 ? TT_PIECE_PREFIX : 0;

@@ -105,7 +105,8 @@ typedef struct {
     tt_prepend_scheme prepend; int split; /* METASPACE */
     int add_prefix_space; int use_regex;  /* BYTELEVEL */
     uint32_t length;      /* FIXED_LENGTH */
-    const tt_rx_spec *rx; /* SPLIT_COMPILED (copied by tt_program_new) */
+    const tt_rx_spec *rx; /* SPLIT_COMPILED; BYTELEVEL with use_regex: its regex compiled, run as a DFA instead
+                           * of the hand FSM (NULL: the FSM). Copied by tt_program_new. */
 } tt_step;
 
 /* A piece of the pre-tokenized input. [start, end) is a byte range of the input text (splits after
