@@ -334,16 +334,19 @@ static void replace(const step *st, const chars *in, chars *out) {
 
 /* The chars' UTF-8 in s->rx_text (length in *len) and, at each byte that starts a char and at the end,
  * that char's index. */
+static int rx_reserve(tp_norm_scratch *s, size_t need) {
+    if (need <= s->rx_cap) return 0;
+    void *p;
+    if (!(p = realloc(s->rx_text, need))) return -1;
+    s->rx_text = p;
+    if (!(p = realloc(s->rx_char, need * 4))) return -1;
+    s->rx_char = p;
+    s->rx_cap = need;
+    return 0;
+}
+
 static int chars_utf8(const chars *in, tp_norm_scratch *s, size_t *len) {
-    size_t need = 4 * in->n + 1;
-    if (need > s->rx_cap) {
-        void *p;
-        if (!(p = realloc(s->rx_text, need))) return -1;
-        s->rx_text = p;
-        if (!(p = realloc(s->rx_char, need * 4))) return -1;
-        s->rx_char = p;
-        s->rx_cap = need;
-    }
+    if (rx_reserve(s, 4 * in->n + 1)) return -1;
     size_t b = 0;
     for (size_t i = 0; i < in->n; i++) {
         s->rx_char[b] = (uint32_t)i;
@@ -354,24 +357,31 @@ static int chars_utf8(const chars *in, tp_norm_scratch *s, size_t *len) {
     return 0;
 }
 
-/* Replace of a regex: each match (the engine's, as tokenizers' find_matches lists them) gives way to the
- * content, which takes the range of the char before the match's end: its last char, or for an empty match
- * the char before it, or [0, 0) at the very start (stock aligns an insertion so). */
-static int replace_regex(const step *st, const chars *in, chars *out, tp_norm_scratch *s) {
-    size_t len, n_segs, done = 0;
-    const tt_seg *segs;
-    if (chars_utf8(in, s, &len) || (!s->engine && !(s->engine = tp_engine->scratch_new()))
-        || tp_engine->program_matches(st->program, s->engine, s->rx_text, len, &segs, &n_segs))
-        return -1;
+/* A Replace regex's matches (the engine's, as tokenizers' find_matches lists them over the chars' UTF-8,
+ * whose char starts rx_char numbers) replaced: each gives way to the content, which takes the range of the
+ * char before the match's end: its last char, or for an empty match the char before it, or [0, 0) at the
+ * very start (stock aligns an insertion so). */
+static void replace_matches(const step *st, const chars *in, chars *out, const tt_seg *segs, size_t n_segs,
+                            const uint32_t *rx_char) {
+    size_t done = 0;
     for (size_t k = 0; k < n_segs; k++) {
         if (!segs[k].match) continue;
-        size_t first = s->rx_char[segs[k].start], end = s->rx_char[segs[k].end];
+        size_t first = rx_char[segs[k].start], end = rx_char[segs[k].end];
         push_all(out, in, done, first);
         uint32_t from = end ? in->start[end - 1] : 0, to = end ? in->end[end - 1] : 0;
         for (size_t c = 0; c < st->content_n; c++) push(out, st->content[c], from, to);
         done = end;
     }
     push_all(out, in, done, in->n);
+}
+
+static int replace_regex(const step *st, const chars *in, chars *out, tp_norm_scratch *s) {
+    size_t len, n_segs;
+    const tt_seg *segs;
+    if (chars_utf8(in, s, &len) || (!s->engine && !(s->engine = tp_engine->scratch_new()))
+        || tp_engine->program_matches(st->program, s->engine, s->rx_text, len, &segs, &n_segs))
+        return -1;
+    replace_matches(st, in, out, segs, n_segs, s->rx_char);
     return 0;
 }
 
@@ -599,11 +609,26 @@ static int out_reserve(tp_norm_scratch *s, size_t need) {
     return 0;
 }
 
+/* Room for step k's output of n chars. */
+static size_t step_room(const tp_normalizer *nz, size_t k, size_t n) {
+    const step *st = &nz->steps[k];
+    return n * nz->expand[k] + (st->kind == TP_NORM_PREPEND || st->kind == TP_NORM_REPLACE_REGEX
+                                ? st->text_n + st->content_n : 0) + 1;
+}
+
+/* A leading Replace regex's matches over the text as given (the leading regexes before it matched nothing,
+ * so they left it so): the general path starts with them instead of looking again. */
+typedef struct {
+    size_t step;
+    const tt_seg *segs;
+    size_t n;
+} known_matches;
+
 /* The general path over text[0, len), which sits at byte `base` of the caller's text: output goes to
  * s->out from byte `at` on, *out_len is where it ends. info (for a single char, when building the fast
- * path): what its decomposition does. */
+ * path): what its decomposition does. known: NULL, or where the steps start (see known_matches). */
 static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
-                           size_t base, size_t at, size_t *out_len, char_info *info) {
+                           size_t base, size_t at, size_t *out_len, char_info *info, const known_matches *known) {
     chars *in = &s->a, *next = &s->b;
     if (chars_reserve(in, len + 1)) return -1;
     in->n = 0;
@@ -613,11 +638,19 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
         push(in, c, (uint32_t)pos, (uint32_t)(pos + n));
         pos += n;
     }
-    for (size_t k = nz->lead; k < nz->n; k++) {
+    size_t k = nz->lead;
+    if (known) { /* the chars are the text's: their UTF-8 is the text, numbered by their byte starts */
+        k = known->step;
+        if (chars_reserve(next, step_room(nz, k, in->n)) || rx_reserve(s, len + 1)) return -1;
+        for (size_t i = 0; i < in->n; i++) s->rx_char[in->start[i]] = (uint32_t)i;
+        s->rx_char[len] = (uint32_t)in->n;
+        next->n = 0;
+        replace_matches(&nz->steps[k++], in, next, known->segs, known->n, s->rx_char);
+        chars *t = in; in = next; next = t;
+    }
+    for (; k < nz->n; k++) {
         const step *st = &nz->steps[k];
-        size_t room = in->n * nz->expand[k] + (st->kind == TP_NORM_PREPEND || st->kind == TP_NORM_REPLACE_REGEX
-                                               ? st->text_n + st->content_n : 0) + 1;
-        if (chars_reserve(next, room) || work_reserve(s, next->cap)) return -1;
+        if (chars_reserve(next, step_room(nz, k, in->n)) || work_reserve(s, next->cap)) return -1;
         uint8_t kind = st->kind;
         int composing = kind == TP_NORM_NFC || kind == TP_NORM_NFKC;
         if (info && (composing || kind == TP_NORM_NFD || kind == TP_NORM_NFKD)) {
@@ -893,7 +926,7 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
         if (needs_context(nz, &at, c, flags)) {
             size_t end = pos + n, step;
             while (end < len && !is_safe(nz, text, end, &step)) end += step;
-            if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL)) return -1;
+            if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL, NULL)) return -1;
             pos = safe_pos = end;
             safe_o = o;
             at = (context){0, 1}; /* the char at `end` is safe: it leads with a starter that takes no second */
@@ -958,8 +991,8 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
                 end += step;
             }
             s->shifted = 0;
-            if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL)) return -1;
-            if (s->shifted) return normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
+            if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL, NULL)) return -1;
+            if (s->shifted) return normalize_chars(nz, s, text, len, 0, 0, out_len, NULL, NULL);
             pos = safe_pos = end;
             safe_o = o;
             previous = last;
@@ -1199,7 +1232,7 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
     memcpy(s->joined + p, text, len);
     utf8_decode(text, &first);
     int rc = nz->per_char ? normalize_by_table_or_clusters(nz, s, s->joined, p + len, &(table_start){0, 0, {0, 0}}, out_len)
-                          : normalize_chars(nz, s, s->joined, p + len, 0, 0, out_len, NULL);
+                          : normalize_chars(nz, s, s->joined, p + len, 0, 0, out_len, NULL, NULL);
     for (size_t b = 0; rc == 0 && b < *out_len; b++) {
         s->from[b] = s->from[b] < p ? 0 : s->from[b] - (uint32_t)p;
         s->to[b] = s->to[b] == 0 ? 0 : s->to[b] <= p ? (uint32_t)first : s->to[b] - (uint32_t)p; /* [0, 0): inserted first */
@@ -1207,15 +1240,20 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
     return rc;
 }
 
-/* Whether one of the leading Replace regexes matches in the text (as given: no step runs before them); -1 on OOM. */
-static int leading_regex_matches(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len) {
+/* The first leading Replace regex that matches in the text, with its matches (in *known): 1, or 0 when none
+ * does; -1 on OOM. */
+static int leading_match(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                         known_matches *known) {
     if (!s->engine && !(s->engine = tp_engine->scratch_new())) return -1;
     for (size_t k = 0; k < nz->leading_regex; k++) {
         const tt_seg *segs;
         size_t n;
         if (tp_engine->program_matches(nz->steps[k].program, s->engine, text, len, &segs, &n)) return -1;
         for (size_t i = 0; i < n; i++)
-            if (segs[i].match) return 1;
+            if (segs[i].match) {
+                *known = (known_matches){k, segs, n};
+                return 1;
+            }
     }
     return 0;
 }
@@ -1225,10 +1263,14 @@ int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *tex
     *from = *to = NULL;
     *out_len = len;
     *out = text;
-    if (nz->leading_regex) {
-        int matched = leading_regex_matches(nz, s, text, len);
+    if (nz->leading_regex) { /* no prefix, table or swap: the general path or none */
+        known_matches known;
+        int matched = leading_match(nz, s, text, len, &known);
         if (matched < 0) return -1;
         if (!matched) return nz->after_regex ? tp_normalize(nz->after_regex, s, text, len, align, out, from, to, out_len) : 0;
+        int rc = normalize_chars(nz, s, text, len, 0, 0, out_len, NULL, &known);
+        *out = s->out; *from = s->from; *to = s->to;
+        return rc;
     }
     if (nz->swap_len) return normalize_swapping(nz, s, text, len, align, out, from, to, out_len);
     table_start resume = {0, 0, {0, 0}};
@@ -1236,7 +1278,7 @@ int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *tex
     if (same) return same < 0 ? -1 : 0;
     int rc = nz->prefix_len && len ? normalize_prefixed(nz, s, text, len, out_len)
            : nz->per_char ? normalize_by_table_or_clusters(nz, s, text, len, &resume, out_len)
-                          : normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
+                          : normalize_chars(nz, s, text, len, 0, 0, out_len, NULL, NULL);
     *out = s->out; *from = s->from; *to = s->to;
     return rc;
 }
@@ -1304,7 +1346,7 @@ static int build_char_table(tp_normalizer *nz) {
         char_info info = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         nz->per_char[c] = 0;
         if (c >= 0xD800 && c < 0xE000) continue; /* not in valid UTF-8: never looked up */
-        if (normalize_chars(nz, s, bytes, n, 0, 0, &out_len, &info)) { tp_norm_scratch_free(s); return -1; }
+        if (normalize_chars(nz, s, bytes, n, 0, 0, &out_len, &info, NULL)) { tp_norm_scratch_free(s); return -1; }
         if (info.decompositions > 1) {
             free(nz->per_char); free(nz->char_flags); free(nz->unchanged); free(nz->edge_ranks); free(nz->pool);
             nz->per_char = NULL; nz->char_flags = NULL; nz->unchanged = NULL; nz->edge_ranks = NULL; nz->pool = NULL;
