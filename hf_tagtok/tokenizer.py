@@ -512,8 +512,8 @@ class _Batch:
     and after encoding k's rows, fill = a padding token's value in each column (a `Columns`).
     """
 
-    __slots__ = ("native", "columns", "attention", "records", "firsts", "windows", "padding", "texts", "pairs",
-                 "pretokenized", "pad_token")
+    __slots__ = ("native", "columns", "attention", "_records", "lengths", "add_special_tokens", "firsts", "windows",
+                 "padding", "texts", "pairs", "pretokenized", "pad_token")
 
     @classmethod
     def plain(cls, native, texts, add_special_tokens, offsets=True, words=True, columnar=False, replay=None):
@@ -523,21 +523,32 @@ class _Batch:
         if columns is None:
             return None
         ids, type_ids, offsets, special, words, lengths = columns
-        side = native.single[bool(add_special_tokens)]
+        return cls(native, Columns(ids, type_ids, offsets, special, words), None, None, None, None, None,
+                   texts, [None] * len(texts), False, None, lengths, add_special_tokens)
+
+    @property
+    def records(self):
+        """Encoding records (see the class docs); a plain batch builds them when an `Encoding` first asks
+        (a columnar call reads its lengths alone)."""
+        if self._records is None:
+            self._records = self._plain_records()
+        return self._records
+
+    def _plain_records(self):
+        lengths = self.lengths
+        side = self.native.single[bool(self.add_special_tokens)]
         before, after = len(side.before), len(side.after)
-        if len(texts) == 1:  # a single `encode`: plain ints cost less than seven tiny numpy operations
+        if len(lengths) == 1:  # a single `encode`: plain ints cost less than seven tiny numpy operations
             n = int(lengths[0])
             main = (before, n - after) if side.main_range else (-1, -1)
-            records = np.array([[0, n, n, *main, -1, -1]], dtype=np.int64)
-        else:
-            ends = np.cumsum(lengths)
-            records = np.full((len(texts), RECORD_COLUMNS), -1, dtype=np.int64)
-            records[:, RECORD_START], records[:, RECORD_END], records[:, RECORD_SPLIT] = ends - lengths, ends, ends
-            if side.main_range:
-                sequence_0 = records[:, RECORD_RANGES][:, :2]  # the first of the two [start, end) ranges
-                sequence_0[:, 0], sequence_0[:, 1] = before, lengths - after
-        return cls(native, Columns(ids, type_ids, offsets, special, words), None, records, None, None, None,
-                   texts, [None] * len(texts), False, None)
+            return np.array([[0, n, n, *main, -1, -1]], dtype=np.int64)
+        ends = np.cumsum(lengths)
+        records = np.full((len(lengths), RECORD_COLUMNS), -1, dtype=np.int64)
+        records[:, RECORD_START], records[:, RECORD_END], records[:, RECORD_SPLIT] = ends - lengths, ends, ends
+        if side.main_range:
+            sequence_0 = records[:, RECORD_RANGES][:, :2]  # the first of the two [start, end) ranges
+            sequence_0[:, 0], sequence_0[:, 1] = before, lengths - after
+        return records
 
     @classmethod
     def assembled(cls, native, texts, pairs, pretokenized, add_special_tokens, truncation, padding, overflowing=True,
@@ -572,8 +583,9 @@ class _Batch:
                    pad_token)
 
     def __init__(self, native, columns, attention, records, firsts, windows, padding, texts, pairs, pretokenized,
-                 pad_token):
-        self.native, self.columns, self.attention, self.records = native, columns, attention, records
+                 pad_token, lengths=None, add_special_tokens=None):
+        self.native, self.columns, self.attention, self._records = native, columns, attention, records
+        self.lengths, self.add_special_tokens = lengths, add_special_tokens  # a plain batch's (records built later)
         self.firsts, self.windows, self.padding, self.texts, self.pairs = firsts, windows, padding, texts, pairs
         self.pretokenized, self.pad_token = pretokenized, pad_token
 
@@ -620,12 +632,11 @@ class _Batch:
         """The flat columns of a columnar batch."""
         ids, type_ids, offsets, special, _words = self.columns
         attention = self.attention if self.attention is not None else np.ones(len(ids), dtype=np.uint8)
+        if self.firsts is None:  # a plain batch: one encoding per input
+            return BatchArrays(ids, type_ids, offsets, special, attention, self.lengths,
+                               np.arange(len(self.lengths), dtype=np.int64))
         starts, ends = self.records[:, RECORD_START], self.records[:, RECORD_END]
-        if self.firsts is None:
-            samples = np.arange(len(starts), dtype=np.int64)
-        else:
-            samples = np.repeat(np.arange(len(self.firsts), dtype=np.int64),
-                                np.diff(np.append(self.firsts, len(starts))))
+        samples = np.repeat(np.arange(len(self.firsts), dtype=np.int64), np.diff(np.append(self.firsts, len(starts))))
         if not overflowing and len(starts) != len(self.texts):
             main = np.zeros(len(starts), dtype=bool)
             main[self.firsts] = True

@@ -114,7 +114,7 @@ def call_both(stock, tag, *args, **kwargs):
     return actual
 
 
-def _stock_errors(stock, first, wanted, args, kwargs, tries=20):
+def _stock_errors(stock, first, wanted, args, kwargs, tries=200):
     # When several items of a batch are refused, stock's parallel encode reports whichever failed first, so
     # the same call can raise either error: collect what stock raises over a few repeats (until `wanted`).
     seen = {(type(first), str(first))}
