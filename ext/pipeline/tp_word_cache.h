@@ -58,12 +58,27 @@ typedef struct tp_word_cache {
     tp_cache_slot *slots;
     size_t mask;       /* slots - 1 */
     uint8_t *arena;    /* TP_CACHE_ARENA_MAX bytes reserved (committed as used): entries never move */
-    /* Every lookup reads the fields above; the counters below change with each word a thread adds. A
-     * cache line apart, one thread's additions do not take the line the other threads look words up by. */
+    /* Every lookup reads the fields above; the counters below change as threads add words. A cache line
+     * apart, one thread's additions do not take the line the other threads look words up by. */
     char apart[64];
-    size_t used;       /* slots filled or claimed (atomic while shared) */
+    size_t used;       /* slots filled or claimed, or reserved by a tp_cache_credit (atomic while shared) */
     size_t arena_len;  /* atomic while shared */
+    uint64_t epoch;    /* how many times it was emptied: a credit of an earlier epoch is void */
 } tp_word_cache;
+
+/* What one thread reserved of a shared cache ahead of its words: slots it may still claim and arena bytes
+ * [arena_next, arena_end) it may still fill. The threads then meet at the cache's counters once every
+ * TP_CREDIT_SLOTS words or TP_CREDIT_ARENA bytes instead of at every word (each meeting moves the counters'
+ * cache line from one core to the other). */
+typedef struct tp_cache_credit {
+    size_t slots;
+    size_t arena_next, arena_end;
+    const struct tp_word_cache *of;
+    uint64_t epoch;
+} tp_cache_credit;
+
+#define TP_CREDIT_SLOTS 32
+#define TP_CREDIT_ARENA 4096
 
 static inline uint64_t tp_cache_meta(uint32_t at, size_t len, size_t n) {
     return (uint64_t)at | (uint64_t)len << 32 | (uint64_t)n << 48;
@@ -73,6 +88,7 @@ static inline void tp_word_cache_clear(tp_word_cache *cache) {
     memset(cache->slots, 0xFF, (cache->mask + 1) * sizeof(tp_cache_slot));
     cache->used = 0;
     cache->arena_len = 0;
+    cache->epoch++;
 }
 
 /* 0, or -1 on OOM. */
@@ -172,10 +188,31 @@ static inline void tp_word_cache_load(const tp_word_cache *cache, const tp_cache
     tp_word_cache_load_at(cache, slot, ids, starts, ends, 0);
 }
 
+/* The credit, emptied unless it is of this cache in its current epoch. */
+static inline tp_cache_credit *tp_credit_current(const tp_word_cache *cache, tp_cache_credit *credit) {
+    if (credit->of != cache || credit->epoch != cache->epoch) *credit = (tp_cache_credit){0, 0, 0, cache, cache->epoch};
+    return credit;
+}
+
+/* Whether a slot may be claimed: one of the credit's (topped up from the cache while under room), or
+ * without a credit, whether fewer than room are used. */
+static inline int tp_cache_slot_allowed(tp_word_cache *cache, tp_cache_credit *credit, size_t room) {
+    if (!credit) return __atomic_load_n(&cache->used, __ATOMIC_RELAXED) < room;
+    if (!credit->slots) {
+        if (__atomic_fetch_add(&cache->used, TP_CREDIT_SLOTS, __ATOMIC_RELAXED) >= room) {
+            __atomic_fetch_sub(&cache->used, TP_CREDIT_SLOTS, __ATOMIC_RELAXED);
+            return 0;
+        }
+        credit->slots = TP_CREDIT_SLOTS;
+    }
+    return 1;
+}
+
 /* Put meta (and key) into the word's slot unless the word is there already. Returns 0 when no slot was
- * free (a shared cache past its round's share). */
+ * free (a shared cache past its round's share). credit: the calling thread's (tp_cache_credit), or NULL to
+ * count each slot at the cache. */
 static inline int tp_cache_place(tp_word_cache *cache, uint64_t key, uint64_t hash, const uint8_t *word, size_t len,
-                                 uint64_t meta, size_t room) {
+                                 uint64_t meta, size_t room, tp_cache_credit *credit) {
     for (size_t i = hash & cache->mask;; i = (i + 1) & cache->mask) {
         tp_cache_slot *slot = &cache->slots[i];
         uint64_t seen = __atomic_load_n(&slot->meta, __ATOMIC_ACQUIRE);
@@ -185,13 +222,14 @@ static inline int tp_cache_place(tp_word_cache *cache, uint64_t key, uint64_t ha
         }
         if (seen == TP_CACHE_BUSY) continue; /* never finished (its thread forked away): pass it over */
         if (seen == TP_CACHE_EMPTY) {
-            if (__atomic_load_n(&cache->used, __ATOMIC_RELAXED) >= room) return 0;
+            if (!tp_cache_slot_allowed(cache, credit, room)) return 0;
             if (!__atomic_compare_exchange_n(&slot->meta, &seen, TP_CACHE_BUSY, 0, __ATOMIC_ACQUIRE,
                                              __ATOMIC_ACQUIRE)) {
                 i = (i - 1) & cache->mask; /* taken meanwhile: look at this slot again */
                 continue;
             }
-            __atomic_fetch_add(&cache->used, 1, __ATOMIC_RELAXED);
+            if (credit) credit->slots--;
+            else __atomic_fetch_add(&cache->used, 1, __ATOMIC_RELAXED);
             __atomic_store_n(&slot->key, key, __ATOMIC_RELAXED);
             __atomic_store_n(&slot->meta, meta, __ATOMIC_RELEASE);
             return 1;
@@ -200,32 +238,44 @@ static inline int tp_cache_place(tp_word_cache *cache, uint64_t key, uint64_t ha
     }
 }
 
-/* An arena entry of `size` bytes, or NULL when the arena is full. */
-static inline uint8_t *tp_cache_entry(tp_word_cache *cache, size_t size, uint32_t *at) {
-    size_t start = __atomic_fetch_add(&cache->arena_len, size, __ATOMIC_RELAXED);
-    if (start + size > TP_CACHE_ARENA_MAX) return NULL;
+/* An arena entry of `size` bytes (from the credit's bytes when given), or NULL when the arena is full. */
+static inline uint8_t *tp_cache_entry(tp_word_cache *cache, size_t size, uint32_t *at, tp_cache_credit *credit) {
+    size_t start;
+    if (credit && credit->arena_next + size <= credit->arena_end) {
+        start = credit->arena_next;
+    } else {
+        size_t take = credit && size < TP_CREDIT_ARENA ? TP_CREDIT_ARENA : size;
+        start = __atomic_fetch_add(&cache->arena_len, take, __ATOMIC_RELAXED);
+        if (start + take > TP_CACHE_ARENA_MAX) return NULL;
+        if (credit) credit->arena_end = start + take;
+    }
+    if (credit) credit->arena_next = start + size;
     *at = (uint32_t)start;
     return cache->arena + start;
 }
 
 /* Add a word (len <= TP_CACHE_WORD) while other threads may read and add: 1 when cached (or already
- * there), 0 when the cache has no room this round (half its slots, or its arena, are used). */
+ * there), 0 when the cache has no room this round (half its slots, or its arena, are used). credit: the
+ * calling thread's for a shared cache (see tp_cache_place). */
 static inline int tp_word_cache_offer(tp_word_cache *cache, const uint8_t *word, size_t len, uint64_t hash,
-                                      const uint32_t *ids, const uint32_t *starts, const uint32_t *ends, size_t n) {
+                                      const uint32_t *ids, const uint32_t *starts, const uint32_t *ends, size_t n,
+                                      tp_cache_credit *credit) {
     size_t room = (cache->mask + 1) / 2;
-    if (__atomic_load_n(&cache->used, __ATOMIC_RELAXED) >= room) return 0;
+    if (credit) credit = tp_credit_current(cache, credit);
+    if (!(credit && credit->slots) && __atomic_load_n(&cache->used, __ATOMIC_RELAXED) >= room) return 0;
     int is_short = len <= TP_CACHE_KEY_BYTES;
     uint64_t key = is_short ? tp_word_key(word, len) : hash;
     if (is_short && n == 1 && starts[0] == 0 && ends[0] == len)
-        return tp_cache_place(cache, key, hash, word, len, tp_cache_meta(ids[0], len | TP_CACHE_INLINE, 1), room);
+        return tp_cache_place(cache, key, hash, word, len, tp_cache_meta(ids[0], len | TP_CACHE_INLINE, 1), room,
+                              credit);
     uint32_t at;
-    uint8_t *entry = tp_cache_entry(cache, tp_cache_entry_size(len, n), &at);
+    uint8_t *entry = tp_cache_entry(cache, tp_cache_entry_size(len, n), &at, credit);
     if (!entry) return 0;
     uint16_t *from = (uint16_t *)(entry + n * 4), *to = from + n;
     memcpy(entry, ids, n * 4);
     for (size_t k = 0; k < n; k++) { from[k] = (uint16_t)starts[k]; to[k] = (uint16_t)ends[k]; }
     if (!is_short) memcpy(entry + n * 8, word, len);
-    return tp_cache_place(cache, key, hash, word, len, tp_cache_meta(at, len, n), room);
+    return tp_cache_place(cache, key, hash, word, len, tp_cache_meta(at, len, n), room, credit);
 }
 
 /* Make room for the next words: twice the slots once half are used, emptied past the limits. Only while
@@ -242,7 +292,7 @@ static inline void tp_word_cache_settle(tp_word_cache *cache) {
 static inline void tp_word_cache_store(tp_word_cache *cache, const uint8_t *word, size_t len, uint64_t hash,
                                        const uint32_t *ids, const uint32_t *starts, const uint32_t *ends, size_t n) {
     tp_word_cache_settle(cache);
-    tp_word_cache_offer(cache, word, len, hash, ids, starts, ends, n);
+    tp_word_cache_offer(cache, word, len, hash, ids, starts, ends, n, NULL);
 }
 
 /* Move every word of `from` into `into` (no thread using either), and empty `from`. */
@@ -258,13 +308,13 @@ static inline void tp_word_cache_absorb(tp_word_cache *into, tp_word_cache *from
         if (!(slot->len & TP_CACHE_INLINE)) {
             size_t size = tp_cache_entry_size(len, slot->n);
             uint32_t at;
-            uint8_t *entry = tp_cache_entry(into, size, &at);
+            uint8_t *entry = tp_cache_entry(into, size, &at, NULL);
             if (!entry) continue;
             memcpy(entry, from->arena + slot->at, size);
             if (len > TP_CACHE_KEY_BYTES) word = entry + (size_t)slot->n * 8;
             meta = tp_cache_meta(at, len, slot->n);
         }
-        tp_cache_place(into, slot->key, tp_cache_slot_hash(slot), word, len, meta, (into->mask + 1) / 2);
+        tp_cache_place(into, slot->key, tp_cache_slot_hash(slot), word, len, meta, (into->mask + 1) / 2, NULL);
     }
     tp_word_cache_clear(from);
 }
@@ -285,6 +335,7 @@ typedef struct tp_word_caches {
     int pooled;            /* a pool thread's scratch (see tp_workspace_new) */
     tp_word_cache *shared; /* the model's, while a pooled scratch encodes for it */
     tp_word_cache own;     /* every word of an unpooled scratch; those the shared one had no room for */
+    tp_cache_credit credit; /* of the shared one */
 } tp_word_caches;
 
 /* Before a call's words for a model whose shared cache is model_cache. 0, or -1 on OOM. */
@@ -308,7 +359,7 @@ static inline const tp_cache_slot *tp_caches_find(const tp_word_caches *c, const
 /* Remember a word (len <= TP_CACHE_WORD). Best effort: on OOM it is not cached. */
 static inline void tp_caches_remember(tp_word_caches *c, const uint8_t *word, size_t len, uint64_t hash,
                                       const uint32_t *ids, const uint32_t *starts, const uint32_t *ends, size_t n) {
-    if (c->shared && tp_word_cache_offer(c->shared, word, len, hash, ids, starts, ends, n)) return;
+    if (c->shared && tp_word_cache_offer(c->shared, word, len, hash, ids, starts, ends, n, &c->credit)) return;
     if (c->own.slots || !tp_word_cache_init(&c->own)) tp_word_cache_store(&c->own, word, len, hash, ids, starts, ends, n);
 }
 
@@ -316,6 +367,9 @@ static inline void tp_caches_remember(tp_word_caches *c, const uint8_t *word, si
  * room for the next round. */
 static inline void tp_caches_settle(tp_word_caches *c) {
     if (!c->shared) return;
+    tp_cache_credit *credit = tp_credit_current(c->shared, &c->credit);
+    c->shared->used -= credit->slots; /* unclaimed: counted again only when claimed */
+    credit->slots = 0;
     if (c->own.used) tp_word_cache_absorb(c->shared, &c->own);
     tp_word_cache_settle(c->shared);
 }
