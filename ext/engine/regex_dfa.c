@@ -483,6 +483,7 @@ static inline size_t dfa_segments(const tt_rx *rx, tt_rx_dfa *d, const uint16_t 
 #define CUT_MISSING (-1) /* not computed yet */
 #define CUT_SLOW (-2)    /* the DFA dies here without a match ending before this char */
 #define CUT_OOM (-3)
+#define CUT_ENDED (-4)   /* a match of the search ends before this char, and none can start on it */
 
 /* The transition of row on col, computed when missing: -1 on OOM. */
 static inline int32_t trans_at(tt_rx_dfa *d, const tt_rx *rx, uint32_t row, uint32_t col) {
@@ -491,7 +492,7 @@ static inline int32_t trans_at(tt_rx_dfa *d, const tt_rx *rx, uint32_t row, uint
 }
 
 /* The cut step of row on col, the next state's row offset << CUT_SHIFT with CUT or CUT_MATCHED, or CUT_SLOW
- * (stored unless the cache was emptied meanwhile), or CUT_OOM. */
+ * or CUT_ENDED (stored unless the cache was emptied meanwhile), or CUT_OOM. */
 __attribute__((noinline, cold)) static int32_t fill_cut(tt_rx_dfa *d, const tt_rx *rx, uint32_t row, uint32_t col) {
     uint32_t resets = d->resets;
     int32_t t = trans_at(d, rx, row, col);
@@ -501,7 +502,8 @@ __attribute__((noinline, cold)) static int32_t fill_cut(tt_rx_dfa *d, const tt_r
     if (next == DEAD) {
         int32_t t0 = t & 1 ? trans_at(d, rx, START * d->n_cols, col) : 0;
         if (t0 < 0) return CUT_OOM;
-        step = (uint32_t)t0 >> 1 == DEAD ? CUT_SLOW : (int32_t)((uint32_t)t0 >> 1 << CUT_SHIFT | CUT);
+        if ((uint32_t)t0 >> 1 != DEAD) step = (int32_t)((uint32_t)t0 >> 1 << CUT_SHIFT | CUT);
+        else step = t & 1 ? CUT_ENDED : CUT_SLOW;
     }
     if (d->resets == resets) d->cuts[row + col] = step;
     return step;
@@ -545,7 +547,7 @@ static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uin
     const int32_t *cuts = d->cuts;
     size_t n = 0;
     uint32_t search = lo, p = lo, row = start_row;
-    uint32_t last = lo; /* where the latest CUT_MATCHED step stood: a match of the search when past its start */
+    uint32_t last = lo; /* where the latest CUT_MATCHED or CUT_ENDED step stood: the search matched when past it */
     for (;;) {
         if (p < hi) {
             uint32_t len, col = col_at(rx, NULL, text, p, &len);
@@ -564,6 +566,7 @@ static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uin
                 p += len;
                 continue;
             }
+            if (step == CUT_ENDED) last = p;
         } else {
             if (search == hi) return n;
             int32_t t = trans_at(d, rx, row, d->n_cols - 1);

@@ -4,6 +4,9 @@
  * class comes from a 2-level table and each set is a bitmap over classes, so this file knows nothing
  * about Unicode. Priority is leftmost-first: SPLIT tries its first target, then its second.
  *
+ * A lookbehind's body starts with BACK, which steps its fixed length back in chars (the compiler admits
+ * only fixed-length bodies, as onig does); the body then ends where the lookbehind stands.
+ *
  * Linear time: a SPLIT entered twice at the same position is a failure the second time (no
  * captures, so the rest of the match depends only on (pc, pos)). The memo survives from one search
  * start to the next within a piece, except at the end of a found match, whose column is cleared
@@ -85,6 +88,7 @@ tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
             ok = (uint32_t)a > pc && (uint32_t)a < rx->n_code && (b == 0 || b == 1) && c >= 0 &&
                  (uint32_t)c < s->n_looks && pc + 1 < rx->n_code;
             break;
+        case RX_BACK: ok = a >= 0 && pc + 1 < rx->n_code; break; /* a lookbehind body's start: a chars back */
         case RX_ASSERT:
             ok = a >= 0 && a < RX_ASSERT_COUNT && pc + 1 < rx->n_code &&
                  ((a != RX_WORD_B && a != RX_NOT_WORD_B) || (b >= 0 && (uint32_t)b < s->n_sets));
@@ -198,6 +202,11 @@ static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) {
             } else if (in[0] == RX_MATCH) {
                 m->sp = base;
                 return pos;
+            } else if (in[0] == RX_BACK) { /* the body then matches forward, to where the lookbehind stands */
+                uint32_t back = (uint32_t)in[1];
+                for (; back && pos > x->lo; back--) pos = prev_start(x->text, x->lo, pos);
+                if (back) break;
+                pc++;
             } else if (in[0] == RX_LOOK) {
                 int r = look(x, (uint32_t)in[3], (uint32_t)in[1], pos);
                 if (r < 0) return -1;
