@@ -240,7 +240,7 @@ def test_word_repeated_before_it_is_cached_matches_stock(name):
 
 
 def test_word_cache_keeps_stock_ids_while_it_grows_past_its_first_size():
-    # 120,000 distinct words in one call: the model's shared word cache starts at 65,536 slots and takes
+    # 300,000 distinct words in one call: the model's shared word cache starts at 262,144 slots and takes
     # half of them in a round, so the pool threads keep the rest in their own caches; between rounds it
     # takes those in and doubles. The second pass reads every word back from it.
     import random
@@ -249,7 +249,7 @@ def test_word_cache_keeps_stock_ids_while_it_grows_past_its_first_size():
     ours = hf_tagtok.Tokenizer(stock)
     rng = random.Random(7)
     letters = "abcdefghijklmnopqrstuvwxyzéßжλ中"
-    words = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 12))) for _ in range(120_000)]
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 12))) for _ in range(300_000)]
     texts = [" ".join(words[i:i + 500]) for i in range(0, len(words), 500)]
     expected = [e.ids for e in stock.encode_batch(texts)]
     for _ in range(2):

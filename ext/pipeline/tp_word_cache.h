@@ -28,7 +28,10 @@
 #include "tp_hash.h"
 
 #define TP_CACHE_WORD 4096            /* longer words are not cached (ranges are stored as uint16) */
-#define TP_CACHE_SLOTS_MIN (1u << 16)  /* index slots at first; doubled when half are used, up to ... */
+#define TP_CACHE_SLOTS_OWN (1u << 16)  /* index slots at first of a thread's own cache, ... */
+#define TP_CACHE_SLOTS_SHARED (1u << 18) /* ... of a model's shared one (a stream's first calls meet tens of
+                                          * thousands of new words: growing from less is serial work between
+                                          * rounds); doubled when half are used, up to ... */
 #define TP_CACHE_SLOTS_MAX (1u << 21)  /* ... this many (32 MB), then the cache is emptied ... */
 #define TP_CACHE_ARENA_MAX (64u << 20) /* ... as it is when the entries would outgrow this many bytes */
 
@@ -92,15 +95,15 @@ static inline void tp_word_cache_clear(tp_word_cache *cache) {
 }
 
 /* 0, or -1 on OOM. */
-static inline int tp_word_cache_init(tp_word_cache *cache) {
+static inline int tp_word_cache_init(tp_word_cache *cache, size_t slots) {
     memset(cache, 0, sizeof(*cache));
     void *arena = mmap(NULL, TP_CACHE_ARENA_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                        -1, 0);
     if (arena == MAP_FAILED) return -1;
     cache->arena = arena;
-    cache->slots = aligned_alloc(64, TP_CACHE_SLOTS_MIN * sizeof(tp_cache_slot));
+    cache->slots = aligned_alloc(64, slots * sizeof(tp_cache_slot));
     if (!cache->slots) { munmap(arena, TP_CACHE_ARENA_MAX); cache->arena = NULL; return -1; }
-    cache->mask = TP_CACHE_SLOTS_MIN - 1;
+    cache->mask = slots - 1;
     tp_word_cache_clear(cache);
     return 0;
 }
@@ -321,7 +324,7 @@ static inline void tp_word_cache_absorb(tp_word_cache *into, tp_word_cache *from
 
 static inline tp_word_cache *tp_word_cache_new(void) {
     tp_word_cache *cache = malloc(sizeof(*cache));
-    if (cache && tp_word_cache_init(cache)) { free(cache); return NULL; }
+    if (cache && tp_word_cache_init(cache, TP_CACHE_SLOTS_SHARED)) { free(cache); return NULL; }
     return cache;
 }
 
@@ -341,7 +344,7 @@ typedef struct tp_word_caches {
 /* Before a call's words for a model whose shared cache is model_cache. 0, or -1 on OOM. */
 static inline int tp_caches_begin(tp_word_caches *c, tp_word_cache *model_cache) {
     c->shared = c->pooled ? model_cache : NULL;
-    return !c->shared && !c->own.slots ? tp_word_cache_init(&c->own) : 0;
+    return !c->shared && !c->own.slots ? tp_word_cache_init(&c->own, TP_CACHE_SLOTS_OWN) : 0;
 }
 
 /* The cache a word is looked for (and kept) first. */
@@ -360,7 +363,8 @@ static inline const tp_cache_slot *tp_caches_find(const tp_word_caches *c, const
 static inline void tp_caches_remember(tp_word_caches *c, const uint8_t *word, size_t len, uint64_t hash,
                                       const uint32_t *ids, const uint32_t *starts, const uint32_t *ends, size_t n) {
     if (c->shared && tp_word_cache_offer(c->shared, word, len, hash, ids, starts, ends, n, &c->credit)) return;
-    if (c->own.slots || !tp_word_cache_init(&c->own)) tp_word_cache_store(&c->own, word, len, hash, ids, starts, ends, n);
+    if (c->own.slots || !tp_word_cache_init(&c->own, TP_CACHE_SLOTS_OWN))
+        tp_word_cache_store(&c->own, word, len, hash, ids, starts, ends, n);
 }
 
 /* Between pool rounds (no thread encoding): the scratch's own words go to the shared cache, which makes
