@@ -286,8 +286,9 @@ class _Parser:
         return node
 
     def lookbehind(self, body, negate, start):
-        """onig's rule: each top-level alternative has a fixed length in chars, and is looked for ending here
-        (it starts that many chars back); `(?<=a|bc)` is `(?:(?<=a)|(?<=bc))`, `(?<!a|bc)` is `(?<!a)(?<!bc)`."""
+        """Each top-level alternative must take a fixed number of chars (onig also takes varying lengths, which
+        fall back here) and is looked for ending here, starting that many chars back; as in onig, `(?<=a|bc)`
+        is `(?:(?<=a)|(?<=bc))` and `(?<!a|bc)` is `(?<!a)(?<!bc)`."""
         looks = []
         for branch in (body[1] if body[0] == "alt" else [body]):
             length = _fixed_length(branch)

@@ -278,7 +278,7 @@ def _fuzz_atom(rng, depth):
 
 
 def _fuzz_lookbehind(rng):
-    """Alternatives of one-char atoms, mostly of a fixed length each (onig's rule); `?` makes one vary."""
+    """Alternatives of one-char atoms, mostly of a fixed length each (what compiles); `?` makes one vary."""
     branches = []
     for _ in range(rng.randint(1, 3)):
         atoms = [rng.choice([rng.choice(FUZZ_LITERALS).replace(".", r"\."), rng.choice(FUZZ_ESCAPES),

@@ -4,8 +4,8 @@
  * class comes from a 2-level table and each set is a bitmap over classes, so this file knows nothing
  * about Unicode. Priority is leftmost-first: SPLIT tries its first target, then its second.
  *
- * A lookbehind's body starts with BACK, which steps its fixed length back in chars (the compiler admits
- * only fixed-length bodies, as onig does); the body then ends where the lookbehind stands.
+ * A lookbehind's body starts with BACK, which steps its length back in chars (the compiler admits only
+ * fixed-length bodies); the body then ends where the lookbehind stands.
  *
  * Linear time: a SPLIT entered twice at the same position is a failure the second time (no
  * captures, so the rest of the match depends only on (pc, pos)). The memo survives from one search
