@@ -796,6 +796,20 @@ def small_backref_replayed():
     return _small_byte_bpe(pre, post, added=_flagged_added_tokens(), normalizer=normalizers.NFKC())
 
 
+# Fixed-length lookbehinds (runs on the regex compiler's backtracking VM), after a Digits split: each piece
+# is the subject the lookbehind looks back in, never before it.
+LOOKBEHIND_PATTERN = r"(?<=[0-9])[a-z]+|(?<![\p{L}\p{N}])'\p{L}+|(?<=\p{Han}|[\s]{2})\p{L}|" + CL100K_PATTERN
+
+
+def small_lookbehind_split():
+    post = processors.Sequence([processors.ByteLevel(trim_offsets=True, add_prefix_space=False),
+                                processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
+                                                              special_tokens=[("<s>", 0), ("</s>", 1)])])
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=False), _split(LOOKBEHIND_PATTERN),
+                                   _byte_level()])
+    return _small_byte_bpe(pre, post, added=_flagged_added_tokens(), normalizer=normalizers.NFC())
+
+
 def small_backref_missing_bytes():
     # some texts' tokens leave bytes out (stock drops the missing bytes): those batches are not replayed
     return _gappy_byte_bpe(pre_tokenizers.Sequence([_split(BACKREF_PATTERN), _byte_level()]))
@@ -839,6 +853,7 @@ SMALL = {
     "small_bytelevel_byte_fallback_unk": small_bytelevel_byte_fallback_unk,
     "small_bytelevel_fused_unk": small_bytelevel_fused_unk,
     "small_backref_replayed": small_backref_replayed,
+    "small_lookbehind_split": small_lookbehind_split,
     "small_backref_missing_bytes": small_backref_missing_bytes,
 }
 
