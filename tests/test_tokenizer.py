@@ -3,6 +3,7 @@ import copy
 import os
 import pickle
 import threading
+import unicodedata
 
 import pytest
 import tokenizers
@@ -257,13 +258,16 @@ def test_word_cache_keeps_stock_ids_while_it_grows_past_its_first_size():
 
 
 @pytest.mark.parametrize("name", ["small_bytelevel_prefix", "small_metaspace_byte_fallback", "small_wordpiece_prefix",
-                                  "small_normalized_added_lowercase", "t5_style", "mistral_v1"])
+                                  "small_normalized_added_lowercase", "t5_style", "mistral_v1",
+                                  "small_bytelevel_no_regex_nfkc", "small_strip_replace_sequence"])
 def test_columnar_calls_from_the_word_cache_match_stock(name):
     # The second call finds every word in the model's word cache and writes its tokens straight from there
-    # (ids alone for rendered Metaspace words and prefixed pieces; offsets too for the text's own bytes).
+    # (ids alone for rendered Metaspace words and prefixed pieces; offsets too for the text's own bytes and
+    # for normalized bytes, through the normalizer's alignment: the decomposed texts change under NFC/NFKC).
     stock = tokenizer_zoo.load(name)
     ours = hf_tagtok.Tokenizer.from_hf(stock)
     texts = sample_text.multiscript_texts()[:40] + ["Hello hello HELLO", "", " a  b ", "ab" * 40]
+    texts += [unicodedata.normalize("NFD", text) for text in texts[:20]] + ["Cafe\u0301 cafe\u0301 ﬁne ﬁne ①"]
     expected = stock.encode_batch(texts)
     ids = [i for e in expected for i in e.ids]
     offsets = [o for e in expected for o in e.offsets]

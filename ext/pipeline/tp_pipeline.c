@@ -169,16 +169,21 @@ static inline size_t original_start(const alignment *al, size_t s) {
     return al->shift + (al->from ? al->from[s] : s);
 }
 
+/* The original range of normalized bytes [*s, *e). */
+static inline __attribute__((always_inline)) void align_range(const alignment *al, size_t *s, size_t *e) {
+    if (al->from) { /* stock maps a normalized range to the span of its bytes' alignments */
+        size_t orig_s = al->shift + al->from[*s];
+        *e = *e > *s ? al->shift + al->to[*e - 1] : orig_s;
+        *s = orig_s;
+    } else {
+        *s += al->shift;
+        *e += al->shift;
+    }
+}
+
 static inline __attribute__((always_inline)) void put_aligned(const tp_pipeline *p, tp_columns *c, text_state *st,
                                                               uint32_t id, size_t s, size_t e, const alignment *al) {
-    if (al && al->from) { /* stock maps a normalized range to the span of its bytes' alignments */
-        size_t orig_s = al->shift + al->from[s];
-        e = e > s ? al->shift + al->to[e - 1] : orig_s;
-        s = orig_s;
-    } else if (al) {
-        s += al->shift;
-        e += al->shift;
-    }
+    if (al) align_range(al, &s, &e);
     put_token(p, c, st, id, s, e);
 }
 
@@ -408,17 +413,20 @@ static inline __attribute__((always_inline)) void emit_words(const tp_pipeline *
     *st = at;
 }
 
-/* One cached word's tokens (room reserved) straight from its slot, into put_plain_word's columns. */
+/* One cached word's tokens (room reserved) straight from its slot, into put_plain_word's columns; `start`:
+ * where the word starts, in the text, or with `mapped` (an alignment with from/to) in the normalized text. */
 static inline __attribute__((always_inline)) void put_cached_word(const tp_pipeline *p, tp_columns *c, int32_t word,
                                                                   size_t start, const tp_word_cache *cache,
-                                                                  const tp_cache_slot *slot) {
+                                                                  const tp_cache_slot *slot, const alignment *mapped) {
     const size_t at = c->n;
     const uint32_t *model_ids = p->model_ids;
     if (slot->len & TP_CACHE_INLINE) {
         c->ids[at] = model_ids ? model_ids[slot->at] : slot->at;
         if (!c->no_offsets) {
-            c->offsets[2 * at] = (uint32_t)start;
-            c->offsets[2 * at + 1] = (uint32_t)(start + (slot->len & ~TP_CACHE_INLINE));
+            size_t s = start, e = start + (slot->len & ~TP_CACHE_INLINE);
+            if (mapped) align_range(mapped, &s, &e);
+            c->offsets[2 * at] = (uint32_t)s;
+            c->offsets[2 * at + 1] = (uint32_t)e;
         }
         c->n = at + 1;
     } else {
@@ -430,8 +438,10 @@ static inline __attribute__((always_inline)) void put_cached_word(const tp_pipel
         for (size_t k = 0; k < n; k++) {
             out_ids[k] = model_ids ? model_ids[ids[k]] : ids[k];
             if (!c->no_offsets) {
-                offsets[2 * k] = (uint32_t)(start + from[k]);
-                offsets[2 * k + 1] = (uint32_t)(start + to[k]);
+                size_t s = start + from[k], e = start + to[k];
+                if (mapped) align_range(mapped, &s, &e);
+                offsets[2 * k] = (uint32_t)s;
+                offsets[2 * k + 1] = (uint32_t)e;
             }
         }
         c->n = at + n;
@@ -439,9 +449,36 @@ static inline __attribute__((always_inline)) void put_cached_word(const tp_pipel
     put_word_numbers(p, c, at, word);
 }
 
+/* put_cached_words' loop: the leading words of the m looked for that the cache holds (see put_cached_word for
+ * mapped); how many. */
+static inline __attribute__((always_inline)) size_t put_cached_run(const tp_pipeline *p, const tp_workspace *ws,
+                                                                   tp_word_caches *caches, tp_columns *c,
+                                                                   text_state *st, size_t m, size_t shift,
+                                                                   const alignment *mapped) {
+    tp_columns local = *c; /* column stores cannot alias the pointers and count held here */
+    text_state at = *st;
+    size_t j = 0;
+    for (; j < m && (ws->word_lens[j] || !p->n_replacement); j++) {
+        const tp_word_cache *cache;
+        const tp_cache_slot *slot = tp_caches_find(caches, &cache, ws->words[j], ws->word_lens[j], ws->hash[j]);
+        if (!slot) break;
+        put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, cache, slot, mapped);
+    }
+    c->n = local.n;
+    *st = at;
+    return j;
+}
+
+/* put_cached_run through an alignment, kept out of line: the common loop stays as small as without it. */
+static __attribute__((noinline)) size_t put_cached_mapped(const tp_pipeline *p, const tp_workspace *ws,
+                                                          tp_word_caches *caches, tp_columns *c, text_state *st,
+                                                          size_t m, const alignment *al) {
+    return put_cached_run(p, ws, caches, c, st, m, 0, al);
+}
+
 /* The group's leading words that the model's word cache holds, emitted straight from it: no copy into the
  * model's scratch and out again, and no per-word bookkeeping. The ids alone come so from any words; with
- * offsets, only from words that are the text's own bytes or normalized bytes that kept their places. A word
+ * offsets, only from words that are the (normalized) text's own bytes, not rendered ones. A word
  * too long to be looked for, or an empty Metaspace word (no word: emit_word), ends the run. Returns how
  * many; the model encodes the rest, with *hashes (the group's hashes, or NULL when not every word was hashed). */
 static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
@@ -453,9 +490,7 @@ static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_column
     tp_word_cache *shared = p->wordpiece ? tp_wordpiece_shared_cache(p->wordpiece)
                           : p->unigram   ? tp_unigram_shared_cache(p->unigram)
                                          : tp_bpe_shared_cache(p->bpe);
-    /* a normalized stretch whose bytes kept their places is the text's bytes moved by al->shift */
-    if (!shared || (!ids_only(c) && (!ws->plain || (al && al->from)))) return 0;
-    const size_t shift = al ? al->shift : 0;
+    if (!shared || (!ids_only(c) && !ws->plain)) return 0;
     const size_t longest = p->wordpiece || p->unigram ? TP_CACHE_WORD : tp_bpe_longest_cached(p->bpe);
     /* the words before the first too long to be looked for: their room (at most two tokens a byte, under
      * byte fallback), and every index line requested before any is read */
@@ -468,18 +503,9 @@ static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_column
         __builtin_prefetch(tp_word_cache_home(tp_caches_first(caches), hash[j]));
     }
     if (m == n) *hashes = hash;
-    tp_columns local = *c; /* column stores cannot alias the pointers and count held here */
-    text_state at = *st;
-    size_t j = 0;
-    for (; j < m && (ws->word_lens[j] || !p->n_replacement); j++) {
-        const tp_word_cache *cache;
-        const tp_cache_slot *slot = tp_caches_find(caches, &cache, ws->words[j], ws->word_lens[j], hash[j]);
-        if (!slot) break;
-        put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, cache, slot);
-    }
-    c->n = local.n;
-    *st = at;
-    return j;
+    if (al && al->from) return put_cached_mapped(p, ws, caches, c, st, m, al);
+    /* a normalized stretch whose bytes kept their places is the text's bytes moved by al->shift */
+    return put_cached_run(p, ws, caches, c, st, m, al ? al->shift : 0, NULL);
 }
 
 static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
