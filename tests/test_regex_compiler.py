@@ -3,6 +3,7 @@ point, the hand-written FSMs, and a seeded fuzz of random patterns drawn from th
 import itertools
 import os
 import random
+import struct
 import sys
 from pathlib import Path
 
@@ -210,8 +211,9 @@ def test_malformed_compiled_steps_are_rejected():
     _engine.Program([good])
     bad_jump = bytearray(good["code"])
     bad_jump[4:8] = (10 ** 6).to_bytes(4, "little", signed=True)
-    for change in ({"code": b""}, {"code": bytes(bad_jump)}, {"stage1": b"\0\0"}, {"n_classes": 0},
-                   {"sets": good["sets"][:-8] or b"x"}, {"n_looks": -1}):
+    stray_back = struct.pack("<4i", regex_compiler.OP_BACK, 1, 0, 0) + good["code"][16:]  # in the main program
+    for change in ({"code": b""}, {"code": bytes(bad_jump)}, {"code": stray_back}, {"stage1": b"\0\0"},
+                   {"n_classes": 0}, {"sets": good["sets"][:-8] or b"x"}, {"n_looks": -1}):
         with pytest.raises((ValueError, _engine.UnsupportedShape)):
             _engine.Program([{**good, **change}])
 

@@ -459,8 +459,6 @@ static int run_metaspace(const tt_program *prog, const tt_view *v, size_t len, t
     return 0;
 }
 
-/* ByteLevel: the prefix space is real text for the GPT-2 regex, so the piece is copied behind a
- * space; a match that is only that space becomes a prefix-only piece (start == end). */
 /* ByteLevel's regex split of [lo, hi) into Isolated pieces: the compiled DFA's, or the hand FSM's. */
 static size_t gpt2_pieces(const tt_program *prog, const tt_view *v, uint32_t lo, uint32_t hi, tt_scratch *sc,
                           tt_piece *out) {
@@ -468,6 +466,8 @@ static size_t gpt2_pieces(const tt_program *prog, const tt_view *v, uint32_t lo,
                           : tt_fsm_regex_pieces(v, lo, hi, TT_REGEX_GPT2, out);
 }
 
+/* ByteLevel: the prefix space is real text for the GPT-2 regex, so the piece is copied behind a
+ * space; a match that is only that space becomes a prefix-only piece (start == end). */
 static int run_bytelevel(const tt_program *prog, const tt_view *v, tt_scratch *sc, size_t *n) {
     const tt_step *b = &prog->final;
     if (!b->use_regex) { /* the pieces stay, each marked where the prefix space goes */

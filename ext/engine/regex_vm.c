@@ -97,6 +97,14 @@ tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
         }
         if (!ok) return reject(rx, err, err_len, "malformed instruction");
     }
+    /* BACK starts a lookbehind's body and only that: elsewhere it could end a match before its start. */
+    for (uint32_t pc = 0; pc < rx->n_code; pc++) {
+        if (rx->code[4 * pc] != RX_BACK) continue;
+        int starts_body = 0;
+        for (uint32_t look = 0; look < rx->n_code && !starts_body; look++)
+            starts_body = rx->code[4 * look] == RX_LOOK && (uint32_t)rx->code[4 * look + 1] == pc;
+        if (!starts_body) return reject(rx, err, err_len, "BACK outside a lookbehind's start");
+    }
     /* A cycle of JMPs alone would never consume input nor meet a memoised SPLIT. */
     for (uint32_t pc = 0; pc < rx->n_code; pc++) {
         uint32_t p = pc, hops = 0;

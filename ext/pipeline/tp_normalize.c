@@ -332,8 +332,7 @@ static void replace(const step *st, const chars *in, chars *out) {
     }
 }
 
-/* The chars' UTF-8 in s->rx_text (length in *len) and, at each byte that starts a char and at the end,
- * that char's index. */
+/* Room for need bytes of UTF-8 in s->rx_text and their char numbers in s->rx_char. */
 static int rx_reserve(tp_norm_scratch *s, size_t need) {
     if (need <= s->rx_cap) return 0;
     void *p;
@@ -345,6 +344,8 @@ static int rx_reserve(tp_norm_scratch *s, size_t need) {
     return 0;
 }
 
+/* The chars' UTF-8 in s->rx_text (length in *len) and, at each byte that starts a char and at the end,
+ * that char's index. */
 static int chars_utf8(const chars *in, tp_norm_scratch *s, size_t *len) {
     if (rx_reserve(s, 4 * in->n + 1)) return -1;
     size_t b = 0;
