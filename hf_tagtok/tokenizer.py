@@ -9,7 +9,7 @@ natively (ext/pipeline/tp_assemble.c); inputs stock refuses under these settings
 it raises its own exception. `acceleration` reports per stage what runs natively and why not.
 """
 import copy
-from itertools import chain, repeat
+from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
@@ -187,8 +187,8 @@ class Tokenizer:
         if batch is not None:
             arrays = batch.arrays(overflowing)
             return arrays if offsets else arrays._replace(offsets=None)
-        if single_texts and not offsets and self._plain_layout() is not None:
-            return self._ids_in_layout(split[0], add_special_tokens)
+        if single_texts and self._plain_layout() is not None:
+            return self._read_in_layout(split[0], add_special_tokens, offsets)
         # stock encodes this input, or raises exactly what it raises for it; without offsets, single texts go
         # to its fast call (the same encodings without offsets and word ids)
         if offsets or overflowing or is_pretokenized or not all(map(_is_text, inputs)):
@@ -219,13 +219,15 @@ class Tokenizer:
         post-processor, no truncation or padding), else None."""
         return self._planned().layout if self._stock_plain() else None
 
-    def _ids_in_layout(self, texts, add_special_tokens) -> BatchArrays:
-        """The columnar call without offsets on stock's fast call, reading only its ids: type ids and special
-        flags follow from the layout (post-processor tokens around each text's own, whose flags stock leaves 0)."""
-        from hf_tagtok._lists import flat_ids
+    def _read_in_layout(self, texts, add_special_tokens, offsets) -> BatchArrays:
+        """The columnar call from stock's ids alone, and its offsets when asked (its fast call when not): type ids
+        and special flags follow from the layout (post-processor tokens around each text's own, whose flags stock
+        leaves 0)."""
+        from hf_tagtok._lists import flat_ids, flat_pairs
 
         side = self._plain_layout()[bool(add_special_tokens)]
-        encodings = self._stock.encode_batch_fast(texts, add_special_tokens=add_special_tokens)
+        encode = self._stock.encode_batch if offsets else self._stock.encode_batch_fast
+        encodings = encode(texts, add_special_tokens=add_special_tokens)
         ids, lengths = flat_ids([encoding.ids for encoding in encodings])
         type_ids = np.full(len(ids), side.main_type, dtype=np.uint32)
         special = np.zeros(len(ids), dtype=np.uint8)
@@ -233,7 +235,8 @@ class Tokenizer:
         for at, tokens in ((starts, side.before), (starts + lengths - len(side.after), side.after)):
             for k, (_, type_id, _) in enumerate(tokens):
                 type_ids[at + k], special[at + k] = type_id, 1
-        return BatchArrays(ids, type_ids, None, special, np.ones(len(ids), dtype=np.uint8), lengths,
+        pairs = flat_pairs([encoding.offsets for encoding in encodings]) if offsets else None
+        return BatchArrays(ids, type_ids, pairs, special, np.ones(len(ids), dtype=np.uint8), lengths,
                            np.arange(len(texts), dtype=np.int64))
 
     def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True, offsets=True,
@@ -408,28 +411,23 @@ class Tokenizer:
 
 def _columns(encodings, overflowing=False, offsets=True, padded=True) -> BatchArrays:
     """Stock's encodings as columns: each field read once per encoding (its list is built in Rust) and
-    chained into one array, no Python step per token. Unless `padded`, every attention mask is all ones
-    (stock zeroes it on padding only), so it is not read."""
+    chained into one array in C. Unless `padded`, every attention mask is all ones (stock zeroes it on
+    padding only), so it is not read."""
+    from hf_tagtok._lists import flat_ids, flat_pairs
     if overflowing:
         samples = [sample for sample, e in enumerate(encodings) for _ in range(1 + len(e.overflowing))]
         encodings = [part for e in encodings for part in (e, *e.overflowing)]
     else:
         samples = range(len(encodings))
-    lengths = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
-    total = int(lengths.sum())
+    ids, lengths = flat_ids([e.ids for e in encodings])
 
     def flat(field, dtype):
-        return np.fromiter(chain.from_iterable([getattr(e, field) for e in encodings]), dtype=dtype, count=total)
+        return flat_ids([getattr(e, field) for e in encodings])[0].astype(dtype, copy=False)
 
-    if offsets:
-        pairs = chain.from_iterable(chain.from_iterable([e.offsets for e in encodings]))
-        offsets = np.fromiter(pairs, dtype=np.int64, count=2 * total).reshape(-1, 2)
-    else:
-        offsets = None
-    attention = flat("attention_mask", np.uint8) if padded else np.ones(total, dtype=np.uint8)
-    return BatchArrays(flat("ids", np.uint32), flat("type_ids", np.uint32), offsets,
-                       flat("special_tokens_mask", np.uint8), attention, lengths,
-                       np.fromiter(samples, dtype=np.int64, count=len(lengths)))
+    offsets = flat_pairs([e.offsets for e in encodings]) if offsets else None
+    attention = flat("attention_mask", np.uint8) if padded else np.ones(len(ids), dtype=np.uint8)
+    return BatchArrays(ids, flat("type_ids", np.uint32), offsets, flat("special_tokens_mask", np.uint8), attention,
+                       lengths, np.fromiter(samples, dtype=np.int64, count=len(lengths)))
 
 
 def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncation, padding, overflowing=True,

@@ -208,3 +208,19 @@ def test_flat_ids_chains_rows_like_numpy():
             _lists.flat_ids(bad)
     with pytest.raises(TypeError):
         _lists.flat_ids([["1"]])
+
+
+def test_flat_pairs_chains_offset_rows_like_numpy():
+    rows = [[(0, 1), (1, 5)], [], [(7, 7)], [(i, i + 3) for i in range(1000)], [(0, (1 << 63) - 1)]]
+    pairs = _lists.flat_pairs(rows)
+    assert pairs.dtype == np.int64 and pairs.shape == (1004, 2)
+    assert pairs.tolist() == np.array([p for row in rows for p in row], dtype=np.int64).tolist()
+    assert _lists.flat_pairs([]).shape == (0, 2)
+    with pytest.raises(ValueError):
+        _lists.flat_pairs([[(1, 2, 3)]])
+    with pytest.raises(TypeError):
+        _lists.flat_pairs([[[1, 2]]])
+    with pytest.raises(TypeError):
+        _lists.flat_pairs([((1, 2),)])
+    with pytest.raises(OverflowError):
+        _lists.flat_pairs([[(0, 1 << 63)]])

@@ -71,8 +71,13 @@ def test_pre_tokenizers_that_keep_every_byte_replay_like_stock(name):
 def test_pre_tokenizers_that_drop_or_add_bytes_stay_on_stock(name):
     stock = _byte_bpe(pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(BACKREF), "isolated"),
                                                DROPPING[name], tokenizer_zoo._byte_level()]))
+    stock.add_special_tokens([AddedToken("<|special|>", special=True, normalized=False)])
+    stock.add_tokens([AddedToken("word", single_word=True, normalized=False)])
     ours = _ours(stock)
     assert ours._native is None and ours._replay is None
+    assert ours._plain_layout() is not None  # the columns are read in the post-processor's layout
+    _assert_columns_like_stock(ours, stock, TEXTS)
+    stock.encode_special_tokens = ours.encode_special_tokens = True
     _assert_columns_like_stock(ours, stock, TEXTS)
 
 
