@@ -1,5 +1,7 @@
 # cython: language_level=3
-"""hf_tagtok._lists: per-text Python rows built straight from flat token columns.
+"""hf_tagtok._lists: Python objects and token columns converted into each other in C: per-text rows built
+straight from flat token columns, the views `encode_batch` returns, and stock's per-encoding lists chained
+into columns.
 
 transformers' `BatchEncoding` holds a list of ints (or of (start, end) tuples) per text. Building
 them here, in one pass with no intermediate numpy slices or Python loops, is most of what separates
@@ -405,3 +407,32 @@ def flat_pairs(list rows):
             out[at + k, 1] = pair[1]
         at += len(row)
     return pairs
+
+
+cdef class EncodingView:
+    """Where an `Encoding` finds its tokens: its batch and rows, or (`_own`) fields of its own. Made in C:
+    `encode_batch` makes one per input, and as Python objects with slots they cost twice as much."""
+    cdef public object _batch, _own
+    cdef public Py_ssize_t _index, _item, _start, _end
+
+    def __init__(self, batch, Py_ssize_t index, Py_ssize_t item, Py_ssize_t start, Py_ssize_t end):
+        self._batch, self._index, self._item, self._start, self._end = batch, index, item, start, end
+        self._own = None
+
+
+def encoding_views(type cls, batch, const int64_t[:] starts, const int64_t[:] ends):
+    """One `cls` (an EncodingView type) per input of `batch`, input i encoded in its rows [starts[i], ends[i])."""
+    if not issubclass(cls, EncodingView):
+        raise TypeError(f"{cls.__name__} is not an EncodingView")
+    if starts.shape[0] != ends.shape[0]:
+        raise ValueError("starts and ends differ in length")
+    cdef Py_ssize_t i, n = starts.shape[0]
+    cdef list views = [None] * n
+    cdef EncodingView view
+    for i in range(n):
+        view = EncodingView.__new__(cls)
+        view._batch, view._own = batch, None
+        view._index = view._item = i
+        view._start, view._end = starts[i], ends[i]
+        views[i] = view
+    return views

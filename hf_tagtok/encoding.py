@@ -7,6 +7,8 @@ operations `_Fields` follows step by step.
 """
 from typing import Any, NamedTuple
 
+from hf_tagtok._lists import EncodingView
+
 NAMELESS = -(1 << 31)  # word column: a text token with no word id and no token string (encode_batch_fast)
 
 # The columns of a native batch's encoding records (int64, a row per encoding): the fields of tp_encoding
@@ -136,15 +138,13 @@ class _Fields:
         return self
 
 
-class Encoding:
+class Encoding(EncodingView):
     """One encoding with the attributes and methods of `tokenizers.Encoding`, pairs and overflow included:
-    a view on a native batch's columns until it is changed, then its own `_Fields`."""
+    a view on a native batch's columns until it is changed, then its own `_Fields`.
+    `Encoding(batch, index, item, start, end)`: encoding `index` of `batch`, for input `item`, in its rows
+    [start, end)."""
 
-    __slots__ = ("_batch", "_index", "_item", "_start", "_end", "_own")
-
-    def __init__(self, batch, index, item, start, end):
-        self._batch, self._index, self._item, self._start, self._end = batch, index, item, start, end
-        self._own = None
+    __slots__ = ()
 
     @classmethod
     def _of(cls, fields):

@@ -9,13 +9,13 @@ natively (ext/pipeline/tp_assemble.c); inputs stock refuses under these settings
 it raises its own exception. `acceleration` reports per stage what runs natively and why not.
 """
 import copy
-from itertools import repeat
 from typing import NamedTuple
 
 import numpy as np
 import tokenizers
 
 from hf_tagtok import planner
+from hf_tagtok._lists import encoding_views, flat_ids, flat_pairs
 from hf_tagtok.encoding import (NAMELESS, RECORD_BOUNDS, RECORD_COLUMNS, RECORD_END, RECORD_RANGES, RECORD_SPLIT,
                                 RECORD_START, Columns, Encoding)
 from hf_tagtok.fallback import SHADOWED, warn_fallback
@@ -201,8 +201,6 @@ class Tokenizer:
     def _replayed_batch(self, texts, add_special_tokens, offsets):
         """The columnar `_Batch` of single texts from stock's token ids (its fast call, which costs less than
         the encodings the columns would be read from) and the replaying pipeline, or None: stock must run."""
-        from hf_tagtok._lists import flat_ids
-
         replay = self._replay
         if replay is None or not self._stock_plain():
             return None
@@ -223,8 +221,6 @@ class Tokenizer:
         """The columnar call from stock's ids alone, and its offsets when asked (its fast call when not): type ids
         and special flags follow from the layout (post-processor tokens around each text's own, whose flags stock
         leaves 0)."""
-        from hf_tagtok._lists import flat_ids, flat_pairs
-
         side = self._plain_layout()[bool(add_special_tokens)]
         encode = self._stock.encode_batch if offsets else self._stock.encode_batch_fast
         encodings = encode(texts, add_special_tokens=add_special_tokens)
@@ -413,7 +409,6 @@ def _columns(encodings, overflowing=False, offsets=True, padded=True) -> BatchAr
     """Stock's encodings as columns: each field read once per encoding (its list is built in Rust) and
     chained into one array in C. Unless `padded`, every attention mask is all ones (stock zeroes it on
     padding only), so it is not read."""
-    from hf_tagtok._lists import flat_ids, flat_pairs
     if overflowing:
         samples = [sample for sample, e in enumerate(encodings) for _ in range(1 + len(e.overflowing))]
         encodings = [part for e in encodings for part in (e, *e.overflowing)]
@@ -602,9 +597,10 @@ class _Batch:
     def encodings(self):
         """The main encoding of every input."""
         if self.firsts is None:  # one encoding per input
-            n = len(self.texts)
-            return list(map(Encoding, repeat(self, n), range(n), range(n), self.records[:, RECORD_START].tolist(),
-                            self.records[:, RECORD_END].tolist()))
+            if self._records is None:  # a plain batch: each input's rows follow the last one's
+                ends = np.cumsum(self.lengths)
+                return encoding_views(Encoding, self, ends - self.lengths, ends)
+            return encoding_views(Encoding, self, self.records[:, RECORD_START], self.records[:, RECORD_END])
         bounds = self.records[:, RECORD_BOUNDS].tolist()
         return [Encoding(self, index, item, *bounds[index]) for item, index in enumerate(self.firsts.tolist())]
 

@@ -224,3 +224,14 @@ def test_flat_pairs_chains_offset_rows_like_numpy():
         _lists.flat_pairs([((1, 2),)])
     with pytest.raises(OverflowError):
         _lists.flat_pairs([[(0, 1 << 63)]])
+
+
+def test_encoding_views_hold_each_inputs_rows():
+    views = _lists.encoding_views(_lists.EncodingView, "batch", np.array([0, 3, 3]), np.array([3, 3, 7]))
+    assert [(v._batch, v._index, v._item, v._start, v._end, v._own) for v in views] == [
+        ("batch", 0, 0, 0, 3, None), ("batch", 1, 1, 3, 3, None), ("batch", 2, 2, 3, 7, None)]
+    assert _lists.encoding_views(_lists.EncodingView, None, np.zeros(0, np.int64), np.zeros(0, np.int64)) == []
+    with pytest.raises(TypeError):
+        _lists.encoding_views(object, None, np.zeros(1, np.int64), np.zeros(1, np.int64))
+    with pytest.raises(ValueError):
+        _lists.encoding_views(_lists.EncodingView, None, np.zeros(2, np.int64), np.zeros(1, np.int64))
