@@ -397,8 +397,6 @@ def flat_pairs(list rows):
     cdef int64_t[:, ::1] out = pairs
     for i in range(n):
         row = rows[i]
-        if at + len(row) > total:
-            raise ValueError("a row grew while it was read")
         for k in range(len(row)):
             pair = row[k]
             if len(pair) != 2:

@@ -596,11 +596,9 @@ class _Batch:
 
     def encodings(self):
         """The main encoding of every input."""
-        if self.firsts is None:  # one encoding per input
-            if self._records is None:  # a plain batch: each input's rows follow the last one's
-                ends = np.cumsum(self.lengths)
-                return encoding_views(Encoding, self, ends - self.lengths, ends)
-            return encoding_views(Encoding, self, self.records[:, RECORD_START], self.records[:, RECORD_END])
+        if self.firsts is None:  # a plain batch: one encoding per input, each input's rows after the last one's
+            ends = np.cumsum(self.lengths)
+            return encoding_views(Encoding, self, ends - self.lengths, ends)
         bounds = self.records[:, RECORD_BOUNDS].tolist()
         return [Encoding(self, index, item, *bounds[index]) for item, index in enumerate(self.firsts.tolist())]
 
