@@ -194,6 +194,12 @@ cdef int _fill_compiled(tt.tt_step *out, dict step, list keep_alive) except -1:
     if not isinstance(first_set, int) or isinstance(first_set, bool) or not -1 <= first_set < 2 ** 31:
         raise ValueError(f"step 'split_compiled': first_set must be -1 or a set index, not {first_set!r}")
     spec.first_set = first_set
+    segments = step.get("segments", b"")
+    if not isinstance(segments, bytes) or len(segments) % 8:
+        raise ValueError("step 'split_compiled': segments must be bytes of (set, chars) uint32 pairs")
+    keep_alive.append(segments)
+    spec.segments = <const uint32_t *><const char *>segments
+    spec.n_segments = len(segments) // 8
     backtrack_only = step.get("backtrack_only", False)
     if not isinstance(backtrack_only, bool):
         raise ValueError(f"step 'split_compiled': backtrack_only must be a bool, not {backtrack_only!r}")

@@ -59,6 +59,8 @@ cdef extern from "tagtok.h" nogil:
         uint32_t n_splits
         uint32_t n_looks
         int first_set
+        const uint32_t *segments
+        uint32_t n_segments
         int backtrack_only
 
     ctypedef struct tt_step:

@@ -619,6 +619,21 @@ class FixedLength(PreTokenizer):
         return cls(config.get("length", 5))
 
 
+def _within_runs(runs, item):
+    """One compiled step for Isolated class-run splits (`runs`, see Sequence._steps) followed by the Isolated
+    regex Split `item`: its pattern run on each segment they leave, in one pass over the text (the DFA's cut
+    loop meets each segment's end as a char of one of the runs' sets); None when that does not apply."""
+    if (not 0 < len(runs) <= regex_compiler.MAX_SEGMENT_SETS or any(run.run_chunk is None for run in runs)
+            or not isinstance(item, Split) or item._pattern_type != "Regex" or item._behavior != "isolated"
+            or item._invert):
+        return None
+    try:
+        compiled = regex_compiler.compile_within_runs(item._pattern, tuple(runs))
+    except regex_compiler.UnsupportedRegex:
+        return None
+    return {"kind": "split_compiled", **compiled.step_fields, "behavior": "isolated", "invert": False}
+
+
 class Sequence(PreTokenizer):
     def __init__(self, pretokenizers):
         for item in _require(pretokenizers, list, "list"):
@@ -637,6 +652,7 @@ class Sequence(PreTokenizer):
     def _steps(self):
         # Consecutive Isolated splits by runs of pairwise disjoint char sets (DeepSeek-V3's digits, then its
         # CJK runs) cut the text as one Isolated split by their alternation: one pass instead of one per split.
+        # Followed by an Isolated regex Split, they and it are one step: that regex run within their segments.
         steps, run = [], []  # run: the current such splits, as (item, its CompiledRegex)
 
         def flush():
@@ -655,6 +671,11 @@ class Sequence(PreTokenizer):
         for item in self._pretokenizers:
             compiled = item._isolated_class_run() if isinstance(item, Split) else None
             if compiled is None:
+                within = _within_runs([c for _, c in run], item)
+                if within is not None:
+                    steps.append(within)
+                    run.clear()
+                    continue
                 flush()
                 steps.extend(item._steps())
                 continue

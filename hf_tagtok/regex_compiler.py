@@ -11,7 +11,8 @@ so callers fall back to stock with a readable reason.
 import functools
 import struct
 
-__all__ = ["UnsupportedRegex", "compile_pattern", "compile_alternatives", "disjoint_class_runs", "CompiledRegex"]
+__all__ = ["UnsupportedRegex", "compile_pattern", "compile_alternatives", "compile_within_runs", "disjoint_class_runs",
+           "CompiledRegex"]
 
 MAX_CP = 0x10FFFF
 MAX_INSTRUCTIONS = 50000
@@ -643,14 +644,35 @@ def _class_run(node):
     return None
 
 
-class CompiledRegex:
-    """A compiled pattern: program words, class map and set bitmaps, as bytes for the engine step."""
+MAX_SEGMENT_SETS = 8  # the engine's TT_RX_MAX_SEGMENTS: class-run sets a compiled step can run within
 
-    def __init__(self, pattern, tree=None):
+
+def _run_chunk(node):
+    """For a class-run pattern (_class_run): the chars of each match it cuts a run of its set into, from the
+    run's start (0: the whole run), when every char of a run falls in some match; else None."""
+    kind = node[0]
+    if kind == "set":
+        return 1
+    if kind == "run" and node[2] == 1:
+        return node[3] or 0
+    if kind == "rep" and node[1][0] == "set" and node[2] == 1:
+        return (node[3] or 0) if node[4] else 1
+    return None
+
+
+class CompiledRegex:
+    """A compiled pattern: program words, class map and set bitmaps, as bytes for the engine step.
+
+    With `runs` ((code point ranges, chars per chunk) pairs, pairwise disjoint sets), the step runs the
+    pattern on each segment of the text: a chunk of a run of one of those sets, or a stretch of none of
+    them. That is what Isolated splits by class-run patterns (_run_chunk) followed by this pattern give."""
+
+    def __init__(self, pattern, tree=None, runs=()):
         self.pattern = pattern
         if tree is None:
             tree = _Parser(pattern).parse()
         self.class_run = _class_run(tree)
+        self.run_chunk = _run_chunk(tree) if self.class_run is not None else None
         em = _Emitter()
         em.gen(tree)
         n_main_splits = em.n_splits
@@ -661,6 +683,7 @@ class CompiledRegex:
         if first == ((0, MAX_CP),):  # every char can start a match: nothing to skip
             first = None
         first_set = -1 if first is None else em.sets.setdefault(first, len(em.sets))
+        segments = [v for ranges, chunk in runs for v in (em.sets.setdefault(ranges, len(em.sets)), chunk)]
         sets = [None] * len(em.sets)
         for ranges, idx in em.sets.items():
             sets[idx] = ranges
@@ -685,6 +708,8 @@ class CompiledRegex:
             "n_looks": em.n_looks,
             "first_set": first_set,
         }
+        if segments:
+            self.step_fields["segments"] = struct.pack(f"<{len(segments)}I", *segments)
 
 
 @functools.lru_cache(maxsize=256)
@@ -699,6 +724,14 @@ def compile_alternatives(patterns):
     parsed on its own (so a flag such as `(?i)` stays inside its pattern)."""
     tree = ("alt", [_Parser(pattern).parse() for pattern in patterns])
     return CompiledRegex("|".join(f"(?:{pattern})" for pattern in patterns), tree)
+
+
+@functools.lru_cache(maxsize=256)
+def compile_within_runs(pattern, runs):
+    """CompiledRegex for `pattern` run within the segments of `runs` (a tuple of CompiledRegex class-run
+    patterns with a run_chunk, whose sets disjoint_class_runs holds pairwise disjoint): one step for their
+    Isolated splits followed by this pattern's."""
+    return CompiledRegex(pattern, runs=tuple((run.class_run, run.run_chunk) for run in runs))
 
 
 def disjoint_class_runs(compiled):

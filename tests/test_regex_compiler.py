@@ -180,8 +180,9 @@ def test_sequence_and_native_pipeline_use_the_compiled_step():
     pattern = FAMILY_PATTERNS["deepseek-v3"]
     seq = twins.Sequence([twins.Split(Regex(p), "isolated") for p in pattern] + [twins.ByteLevel(False, True, False)])
     stock = hf.Sequence([hf.Split(Regex(p), "isolated") for p in pattern] + [hf.ByteLevel(False, True, False)])
-    # the digit and CJK splits (disjoint runs) run as one compiled step
-    assert [s["kind"] for s in seq._steps()] == ["split_compiled"] * 2 + ["bytelevel"]
+    # the digit and CJK splits (disjoint runs) and the last regex, run within their segments, are one step
+    assert [s["kind"] for s in seq._steps()] == ["split_compiled", "bytelevel"]
+    assert "segments" in seq._steps()[0]
     _assert_same(seq, stock, TEXTS, "deepseek-v3 sequence")
 
 
@@ -216,6 +217,16 @@ def test_malformed_compiled_steps_are_rejected():
                    {"n_classes": 0}, {"sets": good["sets"][:-8] or b"x"}, {"n_looks": -1}):
         with pytest.raises((ValueError, _engine.UnsupportedShape)):
             _engine.Program([{**good, **change}])
+    runs = tuple(regex_compiler.compile_pattern(p) for p in (r"\p{N}", "[一-龥]+"))
+    within = {**good, **regex_compiler.compile_within_runs(r"\p{L}+", runs).step_fields}
+    _engine.Program([within])
+    one_set = within["segments"][:4]
+    for change, why in (({"segments": one_set * 2 + struct.pack("<I", 10 ** 6)}, "segments must be bytes"),
+                        ({"segments": one_set + b"\0\0\0\0" + one_set + b"\0\0\0\0"}, "segment sets overlap"),
+                        ({"segments": struct.pack("<2I", 10 ** 6, 0)}, "segment set out of range"),
+                        ({"behavior": "removed"}, "within segments splits Isolated")):
+        with pytest.raises((ValueError, _engine.UnsupportedShape), match=why):
+            _engine.Program([{**within, **change}])
 
 
 # The search for a match start skips bytes that start nothing sixteen at a time and rejects a multi-byte char
@@ -382,13 +393,44 @@ CUT_LOOP_PARTS = ["word", "Word", "  ", " ", "\n", "\r\n", "123", "!!", "'s", "�
 
 @pytest.mark.parametrize("pattern", CUT_LOOP_PATTERNS)
 def test_isolated_cuts_at_every_kind_of_match_end(pattern):
-    """A program that never matches empty and can start on any char writes its Isolated pieces in one pass,
+    r"""A program that never matches empty and can start on any char writes its Isolated pieces in one pass,
     cutting where the DFA dies; the other match ends (a match that gives back chars, as `\s+(?!\S)` before
     a word; no match where the search stands; the end of the piece, after a match or inside a gap) go back
     to the general search. Every join of three parts, against stock."""
     ours, stock = _pairs(pattern)
     texts = ["".join(parts) for parts in itertools.product(CUT_LOOP_PARTS, repeat=3)]
     _assert_same(ours, stock, texts, pattern)
+
+
+# Isolated class-run splits followed by an Isolated regex split run as one step: the regex within the
+# segments the runs leave. The runs: chunks of up to three chars, whole runs, one char each, a lazy repeat
+# (one char), a possessive run; the regexes: ones the cut loop runs (ending each stretch where a segment
+# char stands) and ones it does not (a first set, an empty match), on the DFA and on the backtracking VM.
+SEGMENT_RUNS = [[r"\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"], [r"\d"], [r"\p{N}+?", "[ぁ-ゖ]++"]]
+SEGMENT_REGEXES = CUT_LOOP_PATTERNS[:3] + [r"\p{L}+|\d", r"a*", r"(?<=\d)\s|\S+"]
+SEGMENT_PARTS = ["word", "ひら", "  ", " ", "\n", "123", "12345", "٣٤", "日本", "カナ", "\u309b", "゠", "7b", "a1", "\u200d😀", "!!", "é"]
+
+
+@pytest.mark.parametrize("runs", SEGMENT_RUNS, ids=["digits-cjk", "digit", "lazy-possessive"])
+@pytest.mark.parametrize("pattern", SEGMENT_REGEXES)
+def test_class_run_splits_then_a_regex_run_as_one_step(runs, pattern):
+    items = [twins.Split(Regex(run), "isolated") for run in runs] + [twins.Split(Regex(pattern), "isolated")]
+    stock = hf.Sequence([hf.Split(Regex(run), "isolated") for run in runs] + [hf.Split(Regex(pattern), "isolated")])
+    steps = twins.Sequence(items)._steps()
+    assert len(steps) == 1 and "segments" in steps[0]
+    texts = ["".join(parts) for parts in itertools.product(SEGMENT_PARTS, repeat=3)] + TEXTS
+    _assert_same(twins.Sequence(items), stock, texts, pattern)
+    vm = _engine.Program([{**steps[0], "backtrack_only": True}])
+    assert vm.dfa_steps == 0
+    for text in texts[::7]:
+        assert vm.pre_tokenize_str(text) == stock.pre_tokenize_str(text), text
+    after_bytes = [twins.ByteLevel(False, use_regex=False)] + items
+    stock_after = hf.Sequence([hf.ByteLevel(False, use_regex=False)] + _stock_items(runs, pattern))
+    _assert_same(twins.Sequence(after_bytes), stock_after, texts[::7], pattern + " after ByteLevel")
+
+
+def _stock_items(runs, pattern):
+    return [hf.Split(Regex(run), "isolated") for run in runs] + [hf.Split(Regex(pattern), "isolated")]
 
 
 def test_isolated_cuts_while_the_state_cache_refills():

@@ -110,6 +110,9 @@ typedef struct tt_rx_mem tt_rx_mem;
 tt_rx *tt_rx_new(const tt_rx_spec *spec, char *err, size_t err_len);
 void tt_rx_free(tt_rx *rx);
 int tt_rx_uses_dfa(const tt_rx *rx);
+/* Whether rx runs within segments (tt_rx_spec.segments), and where the segment at the char start p ends. */
+int tt_rx_has_segments(const tt_rx *rx);
+uint32_t tt_rx_segment_end(const tt_rx *rx, const uint16_t *byte_col, const uint8_t *text, uint32_t p, uint32_t hi);
 tt_rx_mem *tt_rx_mem_new(void);
 void tt_rx_mem_free(tt_rx_mem *mem);
 size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *mem,

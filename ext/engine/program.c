@@ -85,6 +85,9 @@ static int check_step(const tt_step *s, char *err, size_t err_len) {
     if (s->kind == TT_STEP_SPLIT_COMPILED && !s->rx) return fail(err, err_len, "compiled step without a program");
     if (s->kind == TT_STEP_BYTELEVEL && s->rx && !s->use_regex)
         return fail(err, err_len, "a ByteLevel regex program without use_regex");
+    if (s->rx && s->rx->n_segments &&
+        !(s->kind == TT_STEP_SPLIT_COMPILED && s->behavior == TT_BEHAVIOR_ISOLATED && !s->invert))
+        return fail(err, err_len, "a regex run within segments splits Isolated, not inverted");
     if (splits_by_pattern && (unsigned)s->behavior > TT_BEHAVIOR_CONTIGUOUS)
         return fail(err, err_len, "unknown split behavior");
     if (s->kind == TT_STEP_SPLIT_REGEX && (unsigned)s->regex > TT_REGEX_O200K)
@@ -312,6 +315,22 @@ static void swap_pieces(tt_scratch *sc) {
     size_t c = sc->cur_cap; sc->cur_cap = sc->next_cap; sc->next_cap = c;
 }
 
+/* The current pieces cut where the segments of rx (tt_rx_has_segments) end, for the paths that run its
+ * program on each piece as it comes (Isolated: a piece's pieces are those of its segments, in order). */
+static int cut_at_segments(const tt_rx *rx, const tt_byte_step *bs, const tt_view *v, tt_scratch *sc, size_t *n) {
+    size_t out = 0;
+    for (size_t i = 0; i < *n; i++) {
+        uint32_t lo = sc->cur[i].start, hi = sc->cur[i].end;
+        if (GROW(sc->next, sc->next_cap, out + (hi - lo))) return -1;
+        for (uint32_t p = lo; p < hi; p = sc->next[out++].end)
+            sc->next[out] = (tt_piece){p, tt_rx_segment_end(rx, bs ? bs->col : NULL, v->text, p, hi),
+                                       p == lo ? sc->cur[i].flags : 0};
+    }
+    swap_pieces(sc);
+    *n = out;
+    return 0;
+}
+
 /* One splitting step over every current piece; with bs, over the original bytes as byte-level chars. */
 static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs, const tt_view *v, tt_scratch *sc,
                      size_t *n) {
@@ -327,6 +346,7 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
     int regex_pieces = !bs && s->kind == TT_STEP_SPLIT_REGEX && !invert && behavior == TT_BEHAVIOR_ISOLATED;
     int compiled_pieces = !bs && rx && tt_rx_uses_dfa(rx) && !invert && behavior == TT_BEHAVIOR_ISOLATED;
     if (compiled_pieces && !sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return -1;
+    if (rx && tt_rx_has_segments(rx) && !compiled_pieces && cut_at_segments(rx, bs, v, sc, n)) return -1;
     size_t out = 0;
     /* with bs->skips: start_at is the first byte that starts a match at or after the piece it was
      * looked for from (once `scanned`); pieces are in text order, so one scan over the text serves them all */
@@ -609,7 +629,8 @@ int tt_program_matches(const tt_program *prog, tt_scratch *sc, const uint8_t *te
                        const tt_seg **segs, size_t *n_segs) {
     *segs = NULL;
     *n_segs = 0;
-    if (prog->n_steps != 1 || prog->has_final || !prog->rx[0] || len > UINT32_MAX - 2) return -1;
+    if (prog->n_steps != 1 || prog->has_final || !prog->rx[0] || tt_rx_has_segments(prog->rx[0]) || len > UINT32_MAX - 2)
+        return -1;
     if (len == 0) return 0; /* tokenizers' find_matches looks for nothing in an empty string */
     if (GROW(sc->segs, sc->segs_cap, TT_MAX_SEGS(len))) return -1;
     if (!sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return -1;

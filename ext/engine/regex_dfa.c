@@ -354,27 +354,41 @@ static inline uint32_t col_at(const tt_rx *rx, const uint16_t *byte_col, const u
     return tt_rx_class(rx, utf8_decode(text + p, NULL));
 }
 
+int tt_rx_has_segments(const tt_rx *rx) { return rx->segment_of != NULL; }
+
+uint32_t tt_rx_segment_end(const tt_rx *rx, const uint16_t *byte_col, const uint8_t *text, uint32_t p, uint32_t hi) {
+    uint32_t len, kind = rx->segment_of[col_at(rx, byte_col, text, p, &len)];
+    uint32_t chars = rx->segment_chars[kind], n = 1;
+    for (p += len; p < hi && (!kind || !chars || n < chars); p += len, n++)
+        if (rx->segment_of[col_at(rx, byte_col, text, p, &len)] != kind) break;
+    return p;
+}
+
 /* End of the leftmost-first match starting at `start`: -1 none, -2 out of memory. A transition value
- * is the next state's row offset in `trans` (state * n_cols) shifted left once, or'ed with "matched". */
+ * is the next state's row offset in `trans` (state * n_cols) shifted left once, or'ed with "matched".
+ * With `stop` (per class), the text ends before the first char whose class it marks. */
 static inline int64_t match_from(tt_rx_dfa *d, const tt_rx *rx, const uint16_t *byte_col, const uint8_t *text,
-                                 uint32_t start, uint32_t hi) {
-    const uint32_t n_cols = d->n_cols;
+                                 uint32_t start, uint32_t hi, const uint8_t *stop) {
+    const uint32_t n_cols = d->n_cols, at_end = n_cols - 1;
     uint32_t row = START * n_cols, p = start;
     int64_t last = -1;
     for (;;) {
-        uint32_t col, len = 0;
-        col = p < hi ? col_at(rx, byte_col, text, p, &len) : n_cols - 1;
+        uint32_t col = at_end, len = 0;
+        if (p < hi) {
+            col = col_at(rx, byte_col, text, p, &len);
+            if (stop && stop[col]) col = at_end;
+        }
         int32_t t = d->trans[row + col];
         if (t < 0 && (t = compute(d, rx, row / n_cols, col)) < 0) return -2;
         if (t & 1) last = p;
         uint32_t next = (uint32_t)t >> 1;
-        if (next == DEAD || p >= hi) return last;
+        if (next == DEAD || col == at_end) return last;
         p += len;
         if (next == row) { /* a self-loop (a run of letters, digits, spaces): no state to carry */
             const int32_t *same = d->trans + row;
             while (p < hi) {
                 uint32_t c = col_at(rx, byte_col, text, p, &len);
-                if (same[c] != t) break;
+                if (same[c] != t || (stop && stop[c])) break;
                 if (t & 1) last = p;
                 p += len;
             }
@@ -437,15 +451,20 @@ static inline uint32_t skip_to_start(const tt_rx *rx, const uint16_t *byte_col, 
 }
 
 /* The first match at or after the char start `*start` (moved to where it starts): its end, -1 none, -2 out
- * of memory. */
+ * of memory. With `stop` (match_from), no match is looked for past a char it marks, and on -1 *start is
+ * moved to that char, or to hi. */
 static inline int64_t next_match(tt_rx_dfa *d, const tt_rx *rx, const uint16_t *byte_col, const uint8_t *text,
-                                 uint32_t *start, uint32_t hi) {
-    uint32_t p = *start;
+                                 uint32_t *start, uint32_t hi, const uint8_t *stop) {
+    uint32_t p = *start, len;
     for (;;) {
-        if (rx->first_set >= 0) {
+        if (rx->first_set >= 0 && !stop) {
             if ((p = skip_to_start(rx, byte_col, text, p, hi)) >= hi) return -1;
         }
-        int64_t end = match_from(d, rx, byte_col, text, p, hi);
+        if (stop && p < hi && stop[col_at(rx, byte_col, text, p, &len)]) {
+            *start = p;
+            return -1;
+        }
+        int64_t end = match_from(d, rx, byte_col, text, p, hi, stop);
         if (end != -1 || p >= hi) {
             *start = p;
             return end;
@@ -461,7 +480,7 @@ static inline size_t dfa_segments(const tt_rx *rx, tt_rx_dfa *d, const uint16_t 
     it.pieces = pieces;
     while (it.search <= hi) {
         uint32_t start = it.search;
-        int64_t end = next_match(d, rx, byte_col, text, &start, hi);
+        int64_t end = next_match(d, rx, byte_col, text, &start, hi, NULL);
         if (end == -2) return TT_RX_OOM;
         if (end < 0 || tt_rx_segments_take(&it, text, hi, start, (uint32_t)end, byte_col != NULL) < 0) break;
     }
@@ -484,6 +503,7 @@ static inline size_t dfa_segments(const tt_rx *rx, tt_rx_dfa *d, const uint16_t 
 #define CUT_SLOW (-2)    /* the DFA dies here without a match ending before this char */
 #define CUT_OOM (-3)
 #define CUT_ENDED (-4)   /* a match of the search ends before this char, and none can start on it */
+#define CUT_SEGMENT (-5) /* the char is in a segment set (tt_rx_spec.segments): the search's text ends before it */
 
 /* The transition of row on col, computed when missing: -1 on OOM. */
 static inline int32_t trans_at(tt_rx_dfa *d, const tt_rx *rx, uint32_t row, uint32_t col) {
@@ -491,9 +511,10 @@ static inline int32_t trans_at(tt_rx_dfa *d, const tt_rx *rx, uint32_t row, uint
     return t >= 0 ? t : compute(d, rx, row / d->n_cols, col);
 }
 
-/* The cut step of row on col, the next state's row offset << CUT_SHIFT with CUT or CUT_MATCHED, or CUT_SLOW
- * or CUT_ENDED (stored unless the cache was emptied meanwhile), or CUT_OOM. */
+/* The cut step of row on col, the next state's row offset << CUT_SHIFT with CUT or CUT_MATCHED, or CUT_SLOW,
+ * CUT_ENDED or CUT_SEGMENT (stored unless the cache was emptied meanwhile), or CUT_OOM. */
 __attribute__((noinline, cold)) static int32_t fill_cut(tt_rx_dfa *d, const tt_rx *rx, uint32_t row, uint32_t col) {
+    if (rx->segment_of && rx->segment_of[col]) return d->cuts[row + col] = CUT_SEGMENT;
     uint32_t resets = d->resets;
     int32_t t = trans_at(d, rx, row, col);
     if (t < 0) return CUT_OOM;
@@ -525,31 +546,45 @@ static int cut_suits(tt_rx_dfa *d, const tt_rx *rx) {
 }
 
 /* Where the cut loop's search from *search found no match: the next match from the char after it, found
- * by the general search and appended to out[n...] after the gap before it. Moves *search to where the next
- * search starts (hi when no match is left); returns the new piece count, or TT_RX_OOM. Kept out of the loop
- * so the loop's values stay in registers. */
+ * by the general search and appended to out[n...] after the gap before it. With segments the search stops
+ * at the next char of a segment set, where the gap then ends. Moves *search to where the next search starts
+ * (hi, or that segment char, when no match is left); returns the new piece count, or TT_RX_OOM. Kept out of
+ * the loop so the loop's values stay in registers. */
 __attribute__((noinline)) static size_t search_again(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text,
                                                      uint32_t *search, uint32_t hi, tt_piece *out, size_t n) {
     uint32_t start = *search + utf8_char_len(text[*search]);
-    int64_t end = start < hi ? next_match(d, rx, NULL, text, &start, hi) : -1;
+    int64_t end = start < hi ? next_match(d, rx, NULL, text, &start, hi, rx->segment_of) : -1;
     if (end == -2) return TT_RX_OOM;
-    if (end < 0) start = hi;
+    if (end < 0 && !rx->segment_of) start = hi;
     out[n++] = (tt_piece){*search, start, 0};
     if (end >= 0) out[n++] = (tt_piece){start, (uint32_t)end, 0};
-    *search = end < 0 ? hi : (uint32_t)end;
+    *search = end < 0 ? start : (uint32_t)end;
     return n;
 }
 
-/* The Isolated pieces of [lo, hi) by the cut loop, or TT_RX_OOM. */
+/* The Isolated pieces of the segment starting at the char at *at, of a char in a segment set, found by the
+ * general search and appended to out[n...]; moves *at past it. Returns the new piece count, or TT_RX_OOM. */
+__attribute__((noinline)) static size_t segment_run(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text,
+                                                    uint32_t *at, uint32_t hi, tt_piece *out, size_t n) {
+    uint32_t end = tt_rx_segment_end(rx, NULL, text, *at, hi);
+    size_t got = dfa_segments(rx, d, NULL, text, *at, end, NULL, out + n);
+    *at = end;
+    return got == TT_RX_OOM ? TT_RX_OOM : n + got;
+}
+
+/* The Isolated pieces of [lo, hi) by the cut loop, or TT_RX_OOM. With segments, the loop runs over the
+ * stretches of chars in no segment set, each its own text: `end` is where the current one ends (hi until
+ * a CUT_SEGMENT step meets a segment char), and each run of segment chars between them goes to
+ * segment_run. */
 static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uint32_t lo, uint32_t hi,
                          tt_piece *out) {
     const uint32_t start_row = START * d->n_cols;
     const int32_t *cuts = d->cuts;
     size_t n = 0;
-    uint32_t search = lo, p = lo, row = start_row;
+    uint32_t search = lo, p = lo, row = start_row, end = hi;
     uint32_t last = lo; /* where the latest CUT_MATCHED or CUT_ENDED step stood: the search matched when past it */
     for (;;) {
-        if (p < hi) {
+        if (p < end) {
             uint32_t len, col = col_at(rx, NULL, text, p, &len);
             int32_t step = cuts[row + col];
             if (__builtin_expect(step < 0, 0)) {
@@ -566,14 +601,27 @@ static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uin
                 p += len;
                 continue;
             }
+            if (step == CUT_SEGMENT) {
+                end = p;
+                continue;
+            }
             if (step == CUT_ENDED) last = p;
         } else {
-            if (search == hi) return n;
+            if (search == end) {
+                if (end == hi) return n;
+                if ((n = segment_run(d, rx, text, &search, hi, out, n)) == TT_RX_OOM) return TT_RX_OOM;
+                p = last = search;
+                row = start_row;
+                end = hi;
+                cuts = d->cuts;
+                continue;
+            }
             int32_t t = trans_at(d, rx, row, d->n_cols - 1);
             if (t < 0) return TT_RX_OOM;
-            if (t & 1) { /* a match ending at hi takes the rest */
-                out[n++] = (tt_piece){search, hi, 0};
-                return n;
+            if (t & 1) { /* a match ending at the text's end takes the rest */
+                out[n++] = (tt_piece){search, end, 0};
+                search = p = end;
+                continue;
             }
         }
         if (last > search) { /* the search's match gave chars back */
@@ -583,7 +631,7 @@ static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uin
             continue;
         }
         uint32_t next = search; /* a copy: the loop's own values never have their address taken */
-        if ((n = search_again(d, rx, text, &next, hi, out, n)) == TT_RX_OOM) return TT_RX_OOM;
+        if ((n = search_again(d, rx, text, &next, end, out, n)) == TT_RX_OOM) return TT_RX_OOM;
         search = p = next;
         row = start_row;
         cuts = d->cuts;
@@ -602,7 +650,17 @@ size_t tt_fsm_compiled_pieces(const tt_rx *rx, const tt_view *v, uint32_t lo, ui
     if (!d) return TT_RX_OOM;
     int cut = cut_suits(d, rx);
     if (cut < 0) return TT_RX_OOM;
-    return cut ? cut_pieces(d, rx, v->text, lo, hi, out) : dfa_segments(rx, d, NULL, v->text, lo, hi, NULL, out);
+    if (cut) return cut_pieces(d, rx, v->text, lo, hi, out);
+    if (!rx->segment_of) return dfa_segments(rx, d, NULL, v->text, lo, hi, NULL, out);
+    size_t n = 0;
+    for (uint32_t p = lo; p < hi;) {
+        uint32_t end = tt_rx_segment_end(rx, NULL, v->text, p, hi);
+        size_t got = dfa_segments(rx, d, NULL, v->text, p, end, NULL, out + n);
+        if (got == TT_RX_OOM) return TT_RX_OOM;
+        n += got;
+        p = end;
+    }
+    return n;
 }
 
 void tt_rx_byte_classes(const tt_rx *rx, const uint32_t char_of_byte[256], uint16_t byte_col[256]) {

@@ -11,6 +11,8 @@ enum { RX_LINE_BEGIN, RX_LINE_END, RX_TEXT_BEGIN, RX_TEXT_END, RX_TEXT_END_NL, R
 
 typedef struct tt_rx_dfa tt_rx_dfa;
 
+#define TT_RX_MAX_SEGMENTS 8
+
 struct tt_rx {
     int32_t *code; /* op, a, b, c */
     uint32_t n_code;
@@ -34,6 +36,9 @@ struct tt_rx {
                                  * starting with those two bytes may start a match */
     tt_nibble_set start_set;   /* byte_starts, sixteen bytes at a time */
     uint8_t *class_starts;     /* first_set per class (NULL without first_set) */
+    uint8_t *segment_of;       /* per class: 0 outside the spec's segment sets, else 1 + its set's index in
+                                * them (NULL without segments) */
+    uint32_t segment_chars[TT_RX_MAX_SEGMENTS + 1]; /* by segment_of: chars per chunk of a run (0: the run) */
 };
 
 struct tt_rx_mem {

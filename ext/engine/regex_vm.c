@@ -31,13 +31,31 @@ static void *dup(const void *src, size_t bytes) {
 void tt_rx_free(tt_rx *rx) {
     if (!rx) return;
     free(rx->code); free(rx->stage1); free(rx->stage2); free(rx->sets);
-    free(rx->key_base); free(rx->key_pc); free(rx->key_count); free(rx->class_starts);
+    free(rx->key_base); free(rx->key_pc); free(rx->key_count); free(rx->class_starts); free(rx->segment_of);
     free(rx);
 }
 
 static tt_rx *reject(tt_rx *rx, char *err, size_t err_len, const char *msg) {
     if (err && err_len) snprintf(err, err_len, "compiled regex: %s", msg);
     tt_rx_free(rx);
+    return NULL;
+}
+
+/* rx->segment_of and segment_chars from the spec's segments; what is wrong with them, or NULL. */
+static const char *segments_of(tt_rx *rx, const tt_rx_spec *s) {
+    if (!s->n_segments) return NULL;
+    if (s->n_segments > TT_RX_MAX_SEGMENTS) return "too many segment sets";
+    if (!(rx->segment_of = calloc(rx->n_classes, 1))) return "out of memory";
+    for (uint32_t k = 0; k < s->n_segments; k++) {
+        uint32_t set = s->segments[2 * k];
+        if (set >= rx->n_sets) return "segment set out of range";
+        rx->segment_chars[k + 1] = s->segments[2 * k + 1];
+        for (uint32_t c = 0; c < rx->n_classes; c++) {
+            if (!tt_rx_set_has(rx, set, c)) continue;
+            if (rx->segment_of[c]) return "segment sets overlap";
+            rx->segment_of[c] = (uint8_t)(k + 1);
+        }
+    }
     return NULL;
 }
 
@@ -111,6 +129,8 @@ tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
         while (rx->code[4 * p] == RX_JMP && hops++ <= rx->n_code) p = (uint32_t)rx->code[4 * p + 1];
         if (hops > rx->n_code) return reject(rx, err, err_len, "jump cycle");
     }
+    const char *why = segments_of(rx, s);
+    if (why) return reject(rx, err, err_len, why);
     if (tt_rx_dfa_prepare(rx, s->backtrack_only)) return reject(rx, err, err_len, "out of memory");
     return rx;
 }

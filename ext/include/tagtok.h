@@ -91,6 +91,9 @@ typedef struct {
     const uint64_t *sets; uint32_t n_sets;  /* n_sets * ceil(n_classes / 64) words */
     uint32_t n_classes, n_main_splits, n_splits, n_looks;
     int first_set; /* every match starts with a char of this set (-1: unknown) */
+    /* (set, chars) pairs, the sets pairwise disjoint: the program runs on each segment of the text, a chunk of
+     * up to `chars` chars (0: all) of a run of one set's chars, or a stretch of chars in none; Isolated only */
+    const uint32_t *segments; uint32_t n_segments;
     int backtrack_only; /* run on the backtracking VM even where the DFA could (for testing one against the other) */
 } tt_rx_spec;
 
