@@ -575,9 +575,10 @@ __attribute__((noinline)) static size_t segment_run(tt_rx_dfa *d, const tt_rx *r
 /* The Isolated pieces of [lo, hi) by the cut loop, or TT_RX_OOM. With segments, the loop runs over the
  * stretches of chars in no segment set, each its own text: `end` is where the current one ends (hi until
  * a CUT_SEGMENT step meets a segment char), and each run of segment chars between them goes to
- * segment_run. */
-static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uint32_t lo, uint32_t hi,
-                         tt_piece *out) {
+ * segment_run. Inlined with `segmented` constant, so the loop without segments keeps hi for its end. */
+static inline __attribute__((always_inline)) size_t cut_loop(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text,
+                                                             uint32_t lo, uint32_t hi, tt_piece *out,
+                                                             const int segmented) {
     const uint32_t start_row = START * d->n_cols;
     const int32_t *cuts = d->cuts;
     size_t n = 0;
@@ -601,14 +602,14 @@ static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uin
                 p += len;
                 continue;
             }
-            if (step == CUT_SEGMENT) {
+            if (segmented && step == CUT_SEGMENT) {
                 end = p;
                 continue;
             }
             if (step == CUT_ENDED) last = p;
         } else {
             if (search == end) {
-                if (end == hi) return n;
+                if (!segmented || end == hi) return n;
                 if ((n = segment_run(d, rx, text, &search, hi, out, n)) == TT_RX_OOM) return TT_RX_OOM;
                 p = last = search;
                 row = start_row;
@@ -636,6 +637,11 @@ static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uin
         row = start_row;
         cuts = d->cuts;
     }
+}
+
+static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uint32_t lo, uint32_t hi,
+                         tt_piece *out) {
+    return rx->segment_of ? cut_loop(d, rx, text, lo, hi, out, 1) : cut_loop(d, rx, text, lo, hi, out, 0);
 }
 
 size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,

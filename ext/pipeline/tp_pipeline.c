@@ -481,12 +481,16 @@ static __attribute__((noinline)) size_t put_cached_mapped(const tp_pipeline *p, 
  * offsets, only from words that are the (normalized) text's own bytes, not rendered ones. A word
  * too long to be looked for, or an empty Metaspace word (no word: emit_word), ends the run. Returns how
  * many; the model encodes the rest, with *hashes (the group's hashes, or NULL when not every word was hashed). */
+static tp_word_caches *model_caches(const tp_pipeline *p, tp_workspace *ws) {
+    return p->wordpiece ? tp_wordpiece_scratch_caches(ws->wordpiece)
+         : p->unigram   ? tp_unigram_scratch_caches(ws->unigram)
+                        : tp_bpe_scratch_caches(ws->bpe);
+}
+
 static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                                const alignment *al, const uint64_t **hashes) {
     *hashes = NULL;
-    tp_word_caches *caches = p->wordpiece ? tp_wordpiece_scratch_caches(ws->wordpiece)
-                           : p->unigram   ? tp_unigram_scratch_caches(ws->unigram)
-                                          : tp_bpe_scratch_caches(ws->bpe);
+    tp_word_caches *caches = model_caches(p, ws);
     tp_word_cache *shared = p->wordpiece ? tp_wordpiece_shared_cache(p->wordpiece)
                           : p->unigram   ? tp_unigram_shared_cache(p->unigram)
                                          : tp_bpe_shared_cache(p->bpe);
@@ -508,11 +512,71 @@ static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_column
     return put_cached_run(p, ws, caches, c, st, m, al ? al->shift : 0, NULL);
 }
 
+static int model_encode(const tp_pipeline *p, tp_workspace *ws, const uint8_t *const *words, const size_t *lens,
+                        const uint64_t *hashes, size_t n, tp_words *out) {
+    return p->wordpiece ? tp_wordpiece_encode_words(p->wordpiece, ws->wordpiece, words, lens, hashes, n, out)
+         : p->unigram   ? tp_unigram_encode_words(p->unigram, ws->unigram, words, lens, hashes, n, out)
+                        : tp_bpe_encode_words(p->bpe, ws->bpe, words, lens, hashes, n, out);
+}
+
+/* The group's words from `done` on (the first of them not cached) once put_cached_words looked for every word
+ * in the shared cache: the words it lacks go to the model in one call, then every word is written in order,
+ * a cached one straight from its slot as put_cached_run writes it (a shared slot stays put while threads
+ * encode). In a stream's first pass most groups hold a new word, and most words after it are cached. Out of
+ * line: the warm path (every word cached) stays as small as without it. */
+static __attribute__((noinline)) int encode_rest(const tp_pipeline *p, tp_workspace *ws, tp_columns *c,
+                                                text_state *st, size_t done, size_t n, const alignment *al) {
+    const tp_word_cache *shared = model_caches(p, ws)->shared;
+    const tp_cache_slot *slots[GROUP_PIECES];
+    const uint8_t *words[GROUP_PIECES];
+    size_t lens[GROUP_PIECES], n_new = 0, room = 0;
+    uint64_t hashes[GROUP_PIECES];
+    const int metaspace = p->n_replacement != 0;
+    for (size_t j = done; j < n; j++) {
+        slots[j] = j > done && (ws->word_lens[j] || !metaspace)
+                 ? tp_word_cache_find(shared, ws->words[j], ws->word_lens[j], ws->hash[j]) : NULL;
+        if (slots[j]) {
+            room += 2 * ws->word_lens[j] + 1; /* put_cached_words' bound */
+            continue;
+        }
+        words[n_new] = ws->words[j];
+        lens[n_new] = ws->word_lens[j];
+        hashes[n_new++] = ws->hash[j];
+    }
+    tp_words out;
+    if (model_encode(p, ws, words, lens, hashes, n_new, &out)) return -1;
+    for (size_t k = 0; k < n_new; k++) room += out.count[k];
+    if (tp_columns_reserve(c, room)) return -1;
+    tp_columns local = *c;
+    text_state at = *st;
+    const alignment *mapped = al && al->from ? al : NULL;
+    const size_t shift = al && !al->from ? al->shift : 0;
+    for (size_t j = done, k = 0; j < n; j++) {
+        if (slots[j]) {
+            put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, shared, slots[j],
+                            mapped);
+            continue;
+        }
+        const uint32_t *ids = out.ids + out.first[k];
+        size_t count = out.count[k++];
+        if (!ids_only(&local)) {
+            emit_word(p, ws, &local, &at, &ws->group[j], ws->word_lens[j], ids, out.starts + (ids - out.ids),
+                      out.ends + (ids - out.ids), count, al, metaspace);
+        } else if (ws->word_lens[j] || !metaspace) { /* as put_ids */
+            for (size_t t = 0; t < count; t++) local.ids[local.n++] = p->model_ids ? p->model_ids[ids[t]] : ids[t];
+        }
+    }
+    c->n = local.n;
+    *st = at;
+    return 0;
+}
+
 static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                         const alignment *al) {
     const uint64_t *hashes;
     size_t done = put_cached_words(p, ws, c, st, n, al, &hashes);
     if (done == n) return 0;
+    if (hashes && model_caches(p, ws)->shared) return encode_rest(p, ws, c, st, done, n, al);
     if (done) { /* the model takes the rest from the first word not cached */
         n -= done;
         if (hashes) hashes += done;
@@ -521,10 +585,7 @@ static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
         memmove(ws->group, ws->group + done, n * sizeof(ws->group[0]));
     }
     tp_words out;
-    int failed = p->wordpiece ? tp_wordpiece_encode_words(p->wordpiece, ws->wordpiece, ws->words, ws->word_lens, hashes, n, &out)
-               : p->unigram ? tp_unigram_encode_words(p->unigram, ws->unigram, ws->words, ws->word_lens, hashes, n, &out)
-               : tp_bpe_encode_words(p->bpe, ws->bpe, ws->words, ws->word_lens, hashes, n, &out);
-    if (failed) return -1;
+    if (model_encode(p, ws, ws->words, ws->word_lens, hashes, n, &out)) return -1;
     if (ids_only(c)) return put_ids(p, ws, c, &out, n); /* no word numbers either */
     size_t total = 0;
     for (size_t j = 0; j < n; j++) total += out.count[j];
