@@ -388,7 +388,8 @@ def test_dfa_state_cache_refills_when_full(pattern):
 # previous one. The last: a group that can match empty before the set every match needs ('.' begins none).
 CUT_LOOP_PATTERNS = [FAMILY_PATTERNS["deepseek-v3"][2], FAMILY_PATTERNS["tekken"][0], r"\s+(?!\S)|\s+|[^\s\d]+",
                      r"\z\d|[^\s\d]*?\s", r"(?:a?b?)[^.]+"]
-CUT_LOOP_PARTS = ["word", "Word", "  ", " ", "\n", "\r\n", "123", "!!", "'s", "日本", "é", "😀", "\t", ".A", "7b"]
+CUT_LOOP_PARTS = ["word", "Word", "  ", " ", "\n", "\r\n", "123", "!!", "'s", "日本", "é", "😀", "\t", ".A", "7b", "\u200d",
+                  "\u200d\u200dx", "\x00"]
 
 
 @pytest.mark.parametrize("pattern", CUT_LOOP_PATTERNS)

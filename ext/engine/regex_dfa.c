@@ -584,6 +584,7 @@ static inline __attribute__((always_inline)) size_t cut_loop(tt_rx_dfa *d, const
     size_t n = 0;
     uint32_t search = lo, p = lo, row = start_row, end = hi;
     uint32_t last = lo; /* where the latest CUT_MATCHED or CUT_ENDED step stood: the search matched when past it */
+    uint32_t gap_end = UINT32_MAX; /* where the last piece ends when it is a gap (no match started in it) */
     for (;;) {
         if (p < end) {
             uint32_t len, col = col_at(rx, NULL, text, p, &len);
@@ -631,6 +632,16 @@ static inline __attribute__((always_inline)) size_t cut_loop(tt_rx_dfa *d, const
             row = start_row;
             continue;
         }
+        /* No match starts at search. When the DFA died on the char after it (a joiner between emoji, say), the
+         * search goes on from that char, as the general search would, the gap before it one piece */
+        if (p == search + utf8_char_len(text[search]) && p < end) {
+            if (gap_end == search) out[n - 1].end = p;
+            else out[n++] = (tt_piece){search, p, 0};
+            gap_end = search = p;
+            row = start_row;
+            continue;
+        }
+        if (gap_end == search) search = out[--n].start; /* the gap before goes on into this one */
         uint32_t next = search; /* a copy: the loop's own values never have their address taken */
         if ((n = search_again(d, rx, text, &next, end, out, n)) == TT_RX_OOM) return TT_RX_OOM;
         search = p = next;
