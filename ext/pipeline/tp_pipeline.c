@@ -476,17 +476,18 @@ static __attribute__((noinline)) size_t put_cached_mapped(const tp_pipeline *p, 
     return put_cached_run(p, ws, caches, c, st, m, 0, al);
 }
 
-/* The group's leading words that the model's word cache holds, emitted straight from it: no copy into the
- * model's scratch and out again, and no per-word bookkeeping. The ids alone come so from any words; with
- * offsets, only from words that are the (normalized) text's own bytes, not rendered ones. A word
- * too long to be looked for, or an empty Metaspace word (no word: emit_word), ends the run. Returns how
- * many; the model encodes the rest, with *hashes (the group's hashes, or NULL when not every word was hashed). */
 static tp_word_caches *model_caches(const tp_pipeline *p, tp_workspace *ws) {
     return p->wordpiece ? tp_wordpiece_scratch_caches(ws->wordpiece)
          : p->unigram   ? tp_unigram_scratch_caches(ws->unigram)
                         : tp_bpe_scratch_caches(ws->bpe);
 }
 
+/* The group's leading words that the model's word cache holds, emitted straight from it: no copy into the
+ * model's scratch and out again, and no per-word bookkeeping. The ids alone come so from any words; with
+ * offsets, only from words that are the (normalized) text's own bytes, not rendered ones. A word
+ * too long to be looked for, or an empty Metaspace word (no word: emit_word), ends the run. Returns how
+ * many; *hashes: the group's hashes, or NULL when not every word was hashed (then the model encodes the
+ * rest; else encode_rest takes it). */
 static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
                                const alignment *al, const uint64_t **hashes) {
     *hashes = NULL;
