@@ -451,6 +451,34 @@ def test_fuzz_random_patterns_equal_stock():
     assert compiled >= n_patterns // 2, (compiled, rejected, invalid)
 
 
+RUN_POOL = [r"\p{N}{1,3}", r"\d+", "[一-龥]+", "[ぁ-ゖ]", r"\p{Lu}+?", "[,.]{1,2}", r"\s++", "[😀-🙏]+", r"\p{P}"]
+
+
+def test_fuzz_class_run_splits_then_random_patterns_equal_stock():
+    """Random patterns of the grammar after one or two class-run splits with disjoint sets, run as one step
+    within their segments (a pattern that is a class run too joins the runs instead), on the DFA and on the
+    backtracking VM, against stock's Sequence."""
+    rng = random.Random(11)
+    within = 0
+    for pattern in fuzz_patterns(11, int(os.environ.get("HF_TAGTOK_REGEX_FUZZ", "120")) // 2):
+        runs = rng.sample(RUN_POOL, rng.randint(1, 2))
+        if not regex_compiler.disjoint_class_runs([regex_compiler.compile_pattern(run) for run in runs]):
+            runs = runs[:1]
+        try:
+            stock = hf.Sequence([hf.Split(Regex(run), "isolated") for run in runs] + [hf.Split(Regex(pattern), "isolated")])
+            ours = twins.Sequence([twins.Split(Regex(run), "isolated") for run in runs]
+                                  + [twins.Split(Regex(pattern), "isolated")])
+        except Exception:  # stock rejects the pattern, or the compiler cannot express it
+            continue
+        steps = ours._steps()
+        within += "segments" in steps[-1]
+        texts = _fuzz_texts(rng.random(), 25) + ["12345 東京タワー, 😀😀 AbC", "\u200d7\u200d一"]
+        _assert_same(ours, stock, texts, f"fuzz {runs} {pattern!r}")
+        vm = _engine.Program([{**step, "backtrack_only": True} for step in steps])
+        _assert_same(vm, stock, texts, f"fuzz VM {runs} {pattern!r}")
+    assert within >= 20, within
+
+
 def test_fuzz_random_patterns_as_replace_normalizers_equal_stock():
     """The same grammar's patterns in a Replace normalizer: normalized text and every char's alignment
     (each match's content, including an empty match's insertion) against stock."""
