@@ -650,9 +650,15 @@ static inline __attribute__((always_inline)) size_t cut_loop(tt_rx_dfa *d, const
     }
 }
 
+/* cut_loop with segments, out of line: the loop without them keeps its function to itself. */
+static __attribute__((noinline)) size_t cut_segmented(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uint32_t lo,
+                                                      uint32_t hi, tt_piece *out) {
+    return cut_loop(d, rx, text, lo, hi, out, 1);
+}
+
 static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uint32_t lo, uint32_t hi,
                          tt_piece *out) {
-    return rx->segment_of ? cut_loop(d, rx, text, lo, hi, out, 1) : cut_loop(d, rx, text, lo, hi, out, 0);
+    return rx->segment_of ? cut_segmented(d, rx, text, lo, hi, out) : cut_loop(d, rx, text, lo, hi, out, 0);
 }
 
 size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
