@@ -626,11 +626,32 @@ static void trim_token(const tp_pipeline *p, uint32_t *o, int first, uint32_t le
     if (trail > 0 && o[1] >= trail) o[1] = o[1] - trail > o[0] ? o[1] - trail : o[0];
 }
 
+/* trim_token over tokens [0, n) whose trim entries are their ids, without a branch a token, the tables and
+ * columns in locals (a token without an entry trims nothing). */
+static void trim_by_id(const uint8_t *restrict lead_of, const uint8_t *restrict trail_of, size_t n_ids,
+                       int add_prefix_space, const uint32_t *restrict ids, uint32_t *restrict offsets, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        uint32_t id = ids[k], has = id < n_ids, entry = has ? id : 0;
+        uint32_t trail = has ? trail_of[entry] : 0, s = offsets[2 * k], e = offsets[2 * k + 1];
+        uint64_t lead = has ? lead_of[entry] : 0;
+        lead = add_prefix_space && lead == 1 && (k == 0 || s == 0) ? 0 : lead;
+        uint32_t start = s + lead < e ? (uint32_t)(s + lead) : e;
+        offsets[2 * k] = start;
+        offsets[2 * k + 1] = e >= trail ? (e - trail > start ? e - trail : start) : e;
+    }
+}
+
 void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t end, const tp_columns *src,
                      size_t src_first) {
-    for (size_t k = first; k < end; k++) { /* stripping tokens have no entry */
-        size_t entry = trim_entry(p, c->ids[k]);
-        if (entry != p->trim_len) trim_token(p, &c->offsets[2 * k], k == first, p->trim_lead[entry], p->trim_trail[entry]);
+    if (!p->trim_ids) {
+        trim_by_id(p->trim_lead, p->trim_trail, p->trim_len, p->trim_add_prefix_space, c->ids + first,
+                   c->offsets + 2 * first, end - first);
+    } else {
+        for (size_t k = first; k < end; k++) { /* stripping tokens have no entry */
+            size_t entry = trim_entry(p, c->ids[k]);
+            if (entry != p->trim_len)
+                trim_token(p, &c->offsets[2 * k], k == first, p->trim_lead[entry], p->trim_trail[entry]);
+        }
     }
     for (size_t i = 0; i < src->n_strips; i++) {
         const tp_strip_trim *s = &src->strips[i];
