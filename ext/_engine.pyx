@@ -154,6 +154,7 @@ cdef const tt.tt_engine_api *engine_api() noexcept:
 
 
 _COMPILED_BUFFERS = {"code": 16, "stage1": 2, "stage2": 2, "sets": 8}
+MAX_SEGMENT_SETS = tt.TT_RX_MAX_SEGMENTS  # class-run sets a compiled step can run within (its `segments`)
 
 
 cdef int _fill_compiled(tt.tt_step *out, dict step, list keep_alive) except -1:

@@ -7,6 +7,7 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 cdef extern from "tagtok.h" nogil:
     enum: TT_TAG_CONT
     enum: TT_MAX_TEXT_BYTES
+    enum: TT_RX_MAX_SEGMENTS
 
     ctypedef enum tt_alphabet:
         TT_ALPHABET_ATOMS

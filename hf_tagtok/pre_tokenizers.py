@@ -623,7 +623,7 @@ def _within_runs(runs, item):
     """One compiled step for Isolated class-run splits (`runs`, see Sequence._steps) followed by the Isolated
     regex Split `item`: its pattern run on each segment they leave, in one pass over the text (the DFA's cut
     loop meets each segment's end as a char of one of the runs' sets); None when that does not apply."""
-    if (not 0 < len(runs) <= regex_compiler.MAX_SEGMENT_SETS or any(run.run_chunk is None for run in runs)
+    if (not 0 < len(runs) <= _engine().MAX_SEGMENT_SETS or any(run.run_chunk is None for run in runs)
             or not isinstance(item, Split) or item._pattern_type != "Regex" or item._behavior != "isolated"
             or item._invert):
         return None

@@ -632,32 +632,19 @@ def _two_level(bounds, interval_class):
 
 
 def _class_run(node):
-    """The code points of a pattern whose matches are runs of that one set (at least one char), each decided
-    by the chars from its start on within the run; None for any other pattern."""
+    """(ranges, chunk) of a pattern whose matches are runs of one set of code points (at least one char), each
+    decided by the chars from its start on within the run: the set's ranges, and the chars of each match it
+    cuts a run into from the run's start (0: the whole run) when every char of a run falls in some match (else
+    None); (None, None) for any other pattern."""
     kind = node[0]
     if kind == "set":
-        return node[1]
+        return node[1], 1
     if kind == "run" and node[2] >= 1:
-        return node[1]
+        return node[1], (node[3] or 0) if node[2] == 1 else None
     if kind == "rep" and node[2] >= 1 and node[1][0] == "set":
-        return node[1][1]
-    return None
-
-
-MAX_SEGMENT_SETS = 8  # the engine's TT_RX_MAX_SEGMENTS: class-run sets a compiled step can run within
-
-
-def _run_chunk(node):
-    """For a class-run pattern (_class_run): the chars of each match it cuts a run of its set into, from the
-    run's start (0: the whole run), when every char of a run falls in some match; else None."""
-    kind = node[0]
-    if kind == "set":
-        return 1
-    if kind == "run" and node[2] == 1:
-        return node[3] or 0
-    if kind == "rep" and node[1][0] == "set" and node[2] == 1:
-        return (node[3] or 0) if node[4] else 1
-    return None
+        greedy = node[4]
+        return node[1][1], ((node[3] or 0) if greedy else 1) if node[2] == 1 else None
+    return None, None
 
 
 class CompiledRegex:
@@ -665,14 +652,13 @@ class CompiledRegex:
 
     With `runs` ((code point ranges, chars per chunk) pairs, pairwise disjoint sets), the step runs the
     pattern on each segment of the text: a chunk of a run of one of those sets, or a stretch of none of
-    them. That is what Isolated splits by class-run patterns (_run_chunk) followed by this pattern give."""
+    them. That is what Isolated splits by class-run patterns (_class_run) followed by this pattern give."""
 
     def __init__(self, pattern, tree=None, runs=()):
         self.pattern = pattern
         if tree is None:
             tree = _Parser(pattern).parse()
-        self.class_run = _class_run(tree)
-        self.run_chunk = _run_chunk(tree) if self.class_run is not None else None
+        self.class_run, self.run_chunk = _class_run(tree)
         em = _Emitter()
         em.gen(tree)
         n_main_splits = em.n_splits

@@ -11,8 +11,6 @@ enum { RX_LINE_BEGIN, RX_LINE_END, RX_TEXT_BEGIN, RX_TEXT_END, RX_TEXT_END_NL, R
 
 typedef struct tt_rx_dfa tt_rx_dfa;
 
-#define TT_RX_MAX_SEGMENTS 8
-
 struct tt_rx {
     int32_t *code; /* op, a, b, c */
     uint32_t n_code;

@@ -81,6 +81,8 @@ typedef enum {
 typedef enum { TT_REGEX_GPT2, TT_REGEX_CL100K, TT_REGEX_QWEN2, TT_REGEX_O200K } tt_regex_kind;
 typedef enum { TT_PREPEND_ALWAYS, TT_PREPEND_FIRST, TT_PREPEND_NEVER } tt_prepend_scheme;
 
+#define TT_RX_MAX_SEGMENTS 8 /* segment sets a compiled regex can run within (tt_rx_spec.segments) */
+
 /* A compiled regex: instructions of 4 int32 (op, a, b, c), a 2-level class map
  * (class = stage2[stage1[cp >> 8] * 256 + (cp & 0xFF)]) and one bitmap over classes per set.
  * Splits numbered below n_main_splits belong to the main program, the rest to lookaround bodies. */
@@ -93,7 +95,7 @@ typedef struct {
     int first_set; /* every match starts with a char of this set (-1: unknown) */
     /* (set, chars) pairs, the sets pairwise disjoint: the program runs on each segment of the text, a chunk of
      * up to `chars` chars (0: all) of a run of one set's chars, or a stretch of chars in none; Isolated only */
-    const uint32_t *segments; uint32_t n_segments;
+    const uint32_t *segments; uint32_t n_segments; /* at most TT_RX_MAX_SEGMENTS */
     int backtrack_only; /* run on the backtracking VM even where the DFA could (for testing one against the other) */
 } tt_rx_spec;
 

@@ -523,8 +523,8 @@ static int model_encode(const tp_pipeline *p, tp_workspace *ws, const uint8_t *c
 /* The group's words from `done` on (the first of them not cached) once put_cached_words looked for every word
  * in the shared cache: the words it lacks go to the model in one call, then every word is written in order,
  * a cached one straight from its slot as put_cached_run writes it (a shared slot stays put while threads
- * encode). In a stream's first pass most groups hold a new word, and most words after it are cached. Out of
- * line: the warm path (every word cached) stays as small as without it. */
+ * encode). In a stream's first pass a third of the groups hold a new word, and most words after it are
+ * cached. Out of line: the warm path (every word cached) stays as small as without it. */
 static __attribute__((noinline)) int encode_rest(const tp_pipeline *p, tp_workspace *ws, tp_columns *c,
                                                 text_state *st, size_t done, size_t n, const alignment *al) {
     const tp_word_cache *shared = model_caches(p, ws)->shared;
