@@ -104,7 +104,7 @@ def family_table(repeats, clock):
     for name in tokenizer_zoo.REGEX_FAMILIES:
         stock, programs = family_programs(name)
         if not programs:
-            print(f"{name:<14}no Split regex (its ByteLevel runs the GPT-2 regex, a hand FSM)")
+            print(f"{name:<14}no Split regex (its ByteLevel runs the compiled GPT-2 regex)")
             continue
         for way, program in programs.items():  # each way's output equals stock's before it is timed
             assert [p.tolist() for p in program.pre_tokenize_offsets(texts)[0][:2000]] == \
