@@ -19,7 +19,7 @@
 #define NO_ID UINT32_MAX
 
 typedef struct {
-    uint64_t head;    /* word_head of the token's bytes */
+    uint64_t head;    /* tp_word_key of the token's bytes */
     uint32_t id;      /* NO_ID: empty slot */
     uint32_t len;
 } vocab_slot;
@@ -110,17 +110,9 @@ struct tp_bpe_scratch {
 
 static uint64_t merge_hash(uint64_t key) { return tp_mix64(key); }
 
-/* A word's first 8 bytes, or all of a shorter one (tp_short_word): with the length, most vocab probes are
- * settled by this one compare. */
-static uint64_t word_head(const uint8_t *word, size_t len) {
-    uint64_t head;
-    if (len < 8) return tp_short_word(word, len);
-    memcpy(&head, word, 8);
-    return head;
-}
-
+/* With the length, most vocab probes are settled by one compare of the word's first 8 bytes (tp_word_key). */
 static uint32_t vocab_find(const tp_bpe *bpe, const uint8_t *word, size_t len, uint64_t hash) {
-    uint64_t head = word_head(word, len);
+    uint64_t head = tp_word_key(word, len);
     for (uint64_t i = hash & bpe->vocab_mask;; i = (i + 1) & bpe->vocab_mask) {
         const vocab_slot *slot = &bpe->vocab_slots[i];
         if (slot->id == NO_ID) return NO_ID;
@@ -219,7 +211,7 @@ static int build_vocab(tp_bpe *bpe, const uint8_t *const *tokens, const uint32_t
         if (vocab_find(bpe, word, len, hash) != NO_ID) continue; /* duplicate bytes: first id wins */
         uint64_t slot = hash & bpe->vocab_mask;
         while (bpe->vocab_slots[slot].id != NO_ID) slot = (slot + 1) & bpe->vocab_mask;
-        bpe->vocab_slots[slot] = (vocab_slot){word_head(word, len), i, (uint32_t)len};
+        bpe->vocab_slots[slot] = (vocab_slot){tp_word_key(word, len), i, (uint32_t)len};
     }
     return 0;
 }

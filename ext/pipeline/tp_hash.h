@@ -12,16 +12,19 @@ static inline uint64_t tp_mix64(uint64_t x) {
     return x ^ (x >> 33);
 }
 
-/* The len < 8 bytes at data as one word, read by at most two loads inside them (a variable-length copy
- * costs a call): distinct byte strings of one length give distinct words. */
+/* The len < 8 bytes at data as one word, their bytes in order from the lowest, zero above: distinct byte
+ * strings of one length give distinct words. One 8-byte load, masked, where it stays in data's page (the
+ * bytes past the string are read but not used: no branch on the length); else the bytes alone. */
 static inline uint64_t tp_short_word(const uint8_t *data, size_t len) {
-    if (len >= 4) {
-        uint32_t low, high;
-        memcpy(&low, data, 4); memcpy(&high, data + len - 4, 4);
-        return (uint64_t)high << 32 | low;
+    uint64_t word = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (((uintptr_t)data & 4095) <= 4096 - 8) {
+        memcpy(&word, data, 8);
+        return word & ((1ull << (8 * len)) - 1);
     }
-    if (len == 0) return 0;
-    return (uint64_t)data[0] << 16 | (uint64_t)data[len >> 1] << 8 | data[len - 1];
+#endif
+    for (size_t k = 0; k < len; k++) word |= (uint64_t)data[k] << (8 * k);
+    return word;
 }
 
 /* A word of len <= 8 bytes as one uint64: distinct words of one length give distinct keys. */
