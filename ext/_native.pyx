@@ -17,6 +17,7 @@ from hf_tagtok._engine cimport Program, _fill_compiled, _utf8, engine_api
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
+from posix.mman cimport MAP_ANONYMOUS, MAP_FAILED, MAP_PRIVATE, PROT_NONE, PROT_READ, PROT_WRITE, mmap, mprotect, munmap
 from cython.view cimport array as cvarray
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
 
@@ -117,6 +118,9 @@ cdef extern from "pipeline/tp_added.h" nogil:
                            const uint8_t *pass_, const uint8_t *skip, const uint8_t *lstrip,
                            const uint8_t *rstrip, const uint8_t *single_word, size_t n)
     void tp_added_free(tp_added *added)
+
+cdef extern from "pipeline/tp_hash.h" nogil:
+    uint64_t tp_word_key(const uint8_t *data, size_t len)
 
 cdef extern from "pipeline/tp_pool.h" nogil:
     int tp_pool_threads()
@@ -400,6 +404,24 @@ cdef class WordModel:
         if rc:
             raise MemoryError()
         return [(out.ids[i], out.starts[i], out.ends[i]) for i in range(out.count[0])]
+
+
+def word_keys(bytes word):
+    """(mid-page, at a page's end): the cache key of a word of at most 8 bytes read both ways, the second with
+    the word's last byte the last readable one (no page mapped after it)."""
+    cdef size_t n = len(word), page = 4096
+    if n > 8:
+        raise ValueError("a word key is of at most 8 bytes")
+    cdef uint8_t *pages = <uint8_t *>mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+    if pages == <uint8_t *>MAP_FAILED:
+        raise MemoryError()
+    cdef uint8_t *at_end = pages + page - n
+    memcpy(pages + 100, <const char *>word, n)
+    memcpy(at_end, <const char *>word, n)
+    mprotect(pages + page, page, PROT_NONE)
+    keys = (tp_word_key(pages + 100, n), tp_word_key(at_end, n))
+    munmap(pages, 2 * page)
+    return keys
 
 
 def pool_threads():

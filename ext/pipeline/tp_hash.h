@@ -13,12 +13,13 @@ static inline uint64_t tp_mix64(uint64_t x) {
 }
 
 /* The len < 8 bytes at data as one word, their bytes in order from the lowest, zero above: distinct byte
- * strings of one length give distinct words. One 8-byte load, masked, where it stays in data's page (the
- * bytes past the string are read but not used: no branch on the length); else the bytes alone. */
+ * strings of one length give distinct words. One 8-byte load, masked, where it stays in the page of the
+ * string's first byte (the bytes past the string are read but not used: no branch on the length); else the
+ * bytes alone. An empty string has no byte to read: data may be the end of a page before an unmapped one. */
 static inline uint64_t tp_short_word(const uint8_t *data, size_t len) {
     uint64_t word = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (((uintptr_t)data & 4095) <= 4096 - 8) {
+    if (len && ((uintptr_t)data & 4095) <= 4096 - 8) {
         memcpy(&word, data, 8);
         return word & ((1ull << (8 * len)) - 1);
     }
