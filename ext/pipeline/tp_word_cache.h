@@ -241,11 +241,14 @@ static inline int tp_cache_place(tp_word_cache *cache, uint64_t key, uint64_t ha
     }
 }
 
-/* An arena entry of `size` bytes (from the credit's bytes when given), or NULL when the arena is full. */
+/* An arena entry of `size` bytes (from the credit's bytes when given), or NULL when the arena is full. From a
+ * credit, an entry of at most 64 bytes starts on the next cache line rather than cross one: a hit then misses
+ * on one line (its ids and a long word's bytes together), for about a fifth more arena. */
 static inline uint8_t *tp_cache_entry(tp_word_cache *cache, size_t size, uint32_t *at, tp_cache_credit *credit) {
     size_t start;
-    if (credit && credit->arena_next + size <= credit->arena_end) {
-        start = credit->arena_next;
+    size_t pad = credit && size <= 64 && (credit->arena_next & 63) + size > 64 ? 64 - (credit->arena_next & 63) : 0;
+    if (credit && credit->arena_next + pad + size <= credit->arena_end) {
+        start = credit->arena_next + pad;
     } else {
         size_t take = credit && size < TP_CREDIT_ARENA ? TP_CREDIT_ARENA : size;
         start = __atomic_fetch_add(&cache->arena_len, take, __ATOMIC_RELAXED);
