@@ -9,6 +9,7 @@
 #include "grow.h"
 #include "tp_engine.h"
 #include "tp_hash.h"
+#include "tp_huge.h"
 #include "tp_word_cache.h"
 #include "utf8.h"
 
@@ -190,10 +191,11 @@ static int build_vocab(tp_bpe *bpe, const uint8_t *const *tokens, const uint32_t
     bpe->offset = malloc(sizeof(uint64_t) * ((size_t)n + 1));
     bpe->has_bytes = calloc(n ? n : 1, 1);
     uint64_t size = table_size(n);
-    bpe->vocab_slots = malloc(sizeof(vocab_slot) * size);
-    if (!bpe->bytes || !bpe->offset || !bpe->has_bytes || !bpe->vocab_slots) return -1;
-    memset(bpe->vocab_slots, 0xFF, sizeof(vocab_slot) * size);
+    bpe->vocab_slots = tp_huge_alloc(sizeof(vocab_slot) * size);
+    if (!bpe->vocab_slots) return -1;
     bpe->vocab_mask = size - 1;
+    if (!bpe->bytes || !bpe->offset || !bpe->has_bytes) return -1;
+    memset(bpe->vocab_slots, 0xFF, sizeof(vocab_slot) * size);
     uint64_t at = 0;
     for (uint32_t i = 0; i < n; i++) {
         bpe->offset[i] = at;
@@ -219,10 +221,10 @@ static int build_vocab(tp_bpe *bpe, const uint8_t *const *tokens, const uint32_t
 static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     uint64_t size = 16;
     while (size < (uint64_t)n + n / 2) size <<= 1;
-    bpe->merges = malloc(sizeof(merge_slot) * size);
+    bpe->merges = tp_huge_alloc(sizeof(merge_slot) * size);
     if (!bpe->merges) return -1;
-    memset(bpe->merges, 0xFF, sizeof(merge_slot) * size);
     bpe->merge_mask = size - 1;
+    memset(bpe->merges, 0xFF, sizeof(merge_slot) * size);
     for (uint32_t rank = 0; rank < n; rank++) {
         uint64_t pair = pair_of(merges[rank].left, merges[rank].right);
         uint64_t slot = merge_hash(pair) & bpe->merge_mask;
@@ -391,8 +393,10 @@ fail:
 
 void tp_bpe_free(tp_bpe *bpe) {
     if (!bpe) return;
-    free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes); free(bpe->vocab_slots);
-    free(bpe->merges); free(bpe->pair_filter); free(bpe->sides); free(bpe->bmp_id);
+    free(bpe->bytes); free(bpe->offset); free(bpe->has_bytes);
+    tp_huge_free(bpe->vocab_slots, (bpe->vocab_mask + 1) * sizeof(vocab_slot));
+    tp_huge_free(bpe->merges, (bpe->merge_mask + 1) * sizeof(merge_slot));
+    free(bpe->pair_filter); free(bpe->sides); free(bpe->bmp_id);
     free(bpe->astral_id);
     tp_word_cache_free(bpe->words);
     free(bpe);

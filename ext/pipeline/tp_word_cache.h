@@ -26,6 +26,7 @@
 
 #include "tp_cpu_relax.h"
 #include "tp_hash.h"
+#include "tp_huge.h"
 
 #define TP_CACHE_WORD 4096            /* longer words are not cached (ranges are stored as uint16) */
 #define TP_CACHE_SLOTS_OWN (1u << 16)  /* index slots at first of a thread's own cache, ... */
@@ -100,8 +101,9 @@ static inline int tp_word_cache_init(tp_word_cache *cache, size_t slots) {
     void *arena = mmap(NULL, TP_CACHE_ARENA_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                        -1, 0);
     if (arena == MAP_FAILED) return -1;
+    tp_ask_huge(arena, TP_CACHE_ARENA_MAX);
     cache->arena = arena;
-    cache->slots = aligned_alloc(64, slots * sizeof(tp_cache_slot));
+    cache->slots = tp_huge_alloc(slots * sizeof(tp_cache_slot));
     if (!cache->slots) { munmap(arena, TP_CACHE_ARENA_MAX); cache->arena = NULL; return -1; }
     cache->mask = slots - 1;
     tp_word_cache_clear(cache);
@@ -109,7 +111,7 @@ static inline int tp_word_cache_init(tp_word_cache *cache, size_t slots) {
 }
 
 static inline void tp_word_cache_release(tp_word_cache *cache) {
-    free(cache->slots);
+    tp_huge_free(cache->slots, (cache->mask + 1) * sizeof(tp_cache_slot));
     if (cache->arena) munmap(cache->arena, TP_CACHE_ARENA_MAX);
     memset(cache, 0, sizeof(*cache));
 }
@@ -129,7 +131,7 @@ static inline size_t tp_cache_entry_size(size_t len, size_t n) {
 /* Twice the slots, every entry kept. Only while no thread uses the cache. 0, or -1 on OOM (unchanged). */
 static inline int tp_word_cache_grow(tp_word_cache *cache) {
     size_t mask = cache->mask * 2 + 1;
-    tp_cache_slot *slots = aligned_alloc(64, (mask + 1) * sizeof(tp_cache_slot));
+    tp_cache_slot *slots = tp_huge_alloc((mask + 1) * sizeof(tp_cache_slot));
     if (!slots) return -1;
     memset(slots, 0xFF, (mask + 1) * sizeof(tp_cache_slot));
     for (size_t i = 0; i <= cache->mask; i++) {
@@ -139,7 +141,7 @@ static inline int tp_word_cache_grow(tp_word_cache *cache) {
         while (slots[k].meta != TP_CACHE_EMPTY) k = (k + 1) & mask;
         slots[k] = *slot;
     }
-    free(cache->slots);
+    tp_huge_free(cache->slots, (cache->mask + 1) * sizeof(tp_cache_slot));
     cache->slots = slots;
     cache->mask = mask;
     return 0;
