@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -23,17 +24,19 @@ static inline void tp_ask_huge(void *at, size_t bytes) {
 #endif
 }
 
-/* bytes of zeroed memory in pages of their own (huge where the kernel gives them), or NULL; tp_huge_free
- * takes the same count back. */
+/* A table of `bytes`, or NULL: from malloc below TP_HUGE_MIN, else pages of its own (huge where the kernel
+ * gives them); tp_huge_free takes the same count back. */
 static inline void *tp_huge_alloc(size_t bytes) {
-    void *at = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (bytes < TP_HUGE_MIN) return malloc(bytes ? bytes : 1);
+    void *at = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (at == MAP_FAILED) return NULL;
     tp_ask_huge(at, bytes);
     return at;
 }
 
 static inline void tp_huge_free(void *at, size_t bytes) {
-    if (at) munmap(at, bytes ? bytes : 1);
+    if (bytes < TP_HUGE_MIN) free(at);
+    else if (at) munmap(at, bytes);
 }
 
 #endif
