@@ -14,7 +14,7 @@ The configuration readers hf_tagtok.models uses while it builds the model spec (
 cimport tagtok as tt
 from hf_tagtok._engine cimport Program, _fill_compiled, _utf8, engine_api
 
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 from posix.mman cimport MAP_ANONYMOUS, MAP_FAILED, MAP_PRIVATE, PROT_NONE, PROT_READ, PROT_WRITE, mmap, mprotect, munmap
@@ -139,8 +139,7 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         size_t n_before, n_after
         uint32_t type_id
         const uint32_t *model_ids
-        const uint8_t *trim_lead
-        const uint8_t *trim_trail
+        const uint16_t *trim_of
         const uint32_t *trim_ids
         size_t trim_len
         int trim_add_prefix_space
@@ -471,7 +470,7 @@ cdef class Pipeline:
     cdef tp_workspace **_workspaces
     cdef int _n_workspaces
     cdef Program _program, _program_later
-    cdef bytes _trim_lead, _trim_trail, _trim_ids, _model_ids, _replay_bytes, _replay_starts
+    cdef bytes _trim_of, _trim_ids, _model_ids, _replay_bytes, _replay_starts
 
     def __cinit__(self, spec):
         """spec: hf_tagtok.planner.PipelineSpec."""
@@ -510,10 +509,10 @@ cdef class Pipeline:
         self._assembly.added_single, self._assembly.added_pair = spec.added
         trim = spec.trim
         if trim is not None:
-            self._trim_lead, self._trim_trail = trim.lead, trim.trail
-            self._p.trim_lead = <const uint8_t *><const char *>self._trim_lead
-            self._p.trim_trail = <const uint8_t *><const char *>self._trim_trail
-            self._p.trim_len = len(self._trim_lead)
+            lead, trail = np.frombuffer(trim.lead, dtype=np.uint8), np.frombuffer(trim.trail, dtype=np.uint8)
+            self._trim_of = (lead.astype(np.uint16) | trail.astype(np.uint16) << 8).tobytes()
+            self._p.trim_of = <const uint16_t *><const char *>self._trim_of
+            self._p.trim_len = len(lead)
             if trim.ids is not None:
                 self._trim_ids = trim.ids.astype(np.uint32).tobytes()
                 self._p.trim_ids = <const uint32_t *><const char *>self._trim_ids

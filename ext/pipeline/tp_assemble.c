@@ -106,7 +106,7 @@ static int put_part(const tp_assembly *a, tp_columns *out, const tp_side *side, 
             memset(out->special + first, 0, n);
             for (size_t k = first; k < first + n; k++) out->type_ids[k] = type;
             out->n += n;
-            if (a->p->trim_lead) tp_trim_offsets(a->p, out, first, out->n, src, w.start);
+            if (a->p->trim_of) tp_trim_offsets(a->p, out, first, out->n, src, w.start);
             if (main ? side->main_range : side->window_range) {
                 range[0] = (int64_t)first - enc_start;
                 range[1] = (int64_t)out->n - enc_start;

@@ -626,31 +626,33 @@ static void trim_token(const tp_pipeline *p, uint32_t *o, int first, uint32_t le
     if (trail > 0 && o[1] >= trail) o[1] = o[1] - trail > o[0] ? o[1] - trail : o[0];
 }
 
-/* trim_token over tokens [0, n) whose trim entries are their ids, without a branch a token, the tables and
+/* trim_token over tokens [0, n) whose trim entries are their ids, without a branch a token, the table and
  * columns in locals (a token without an entry trims nothing). */
-static void trim_by_id(const uint8_t *restrict lead_of, const uint8_t *restrict trail_of, size_t n_ids,
-                       int add_prefix_space, const uint32_t *restrict ids, uint32_t *restrict offsets, size_t n) {
+static void trim_by_id(const uint16_t *restrict trim_of, size_t n_ids, int add_prefix_space,
+                       const uint32_t *restrict ids, uint32_t *restrict offsets, size_t n) {
     for (size_t k = 0; k < n; k++) {
-        uint32_t id = ids[k], has = id < n_ids, entry = has ? id : 0;
-        uint32_t trail = has ? trail_of[entry] : 0, s = offsets[2 * k], e = offsets[2 * k + 1];
-        uint64_t lead = has ? lead_of[entry] : 0;
-        lead = add_prefix_space && lead == 1 && (k == 0 || s == 0) ? 0 : lead;
+        uint32_t id = ids[k], both = id < n_ids ? trim_of[id] : 0;
+        uint32_t trail = both >> 8, s = offsets[2 * k], e = offsets[2 * k + 1];
+        /* bitwise, not short-circuit: a token with one leading space is too common a case to branch on */
+        uint32_t keeps_space = (uint32_t)add_prefix_space & ((both & 0xFF) == 1) & ((k == 0) | (s == 0));
+        uint64_t lead = both & 0xFF & (keeps_space - 1);
         uint32_t start = s + lead < e ? (uint32_t)(s + lead) : e;
+        uint32_t end = e - (e >= trail ? trail : 0);
         offsets[2 * k] = start;
-        offsets[2 * k + 1] = e >= trail ? (e - trail > start ? e - trail : start) : e;
+        offsets[2 * k + 1] = end > start ? end : start;
     }
 }
 
 void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t end, const tp_columns *src,
                      size_t src_first) {
     if (!p->trim_ids) {
-        trim_by_id(p->trim_lead, p->trim_trail, p->trim_len, p->trim_add_prefix_space, c->ids + first,
-                   c->offsets + 2 * first, end - first);
+        trim_by_id(p->trim_of, p->trim_len, p->trim_add_prefix_space, c->ids + first, c->offsets + 2 * first,
+                   end - first);
     } else {
         for (size_t k = first; k < end; k++) { /* stripping tokens have no entry */
             size_t entry = trim_entry(p, c->ids[k]);
             if (entry != p->trim_len)
-                trim_token(p, &c->offsets[2 * k], k == first, p->trim_lead[entry], p->trim_trail[entry]);
+                trim_token(p, &c->offsets[2 * k], k == first, p->trim_of[entry] & 0xFF, p->trim_of[entry] >> 8);
         }
     }
     for (size_t i = 0; i < src->n_strips; i++) {
@@ -664,7 +666,7 @@ void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t e
 /* Records the trim of the stripping added token just put, which matched text[0, len), when offsets are
  * trimmed. */
 static int note_strip(const tp_pipeline *p, tp_columns *c, const uint8_t *text, size_t len) {
-    if (!p->trim_lead || c->no_offsets) return 0;
+    if (!p->trim_of || c->no_offsets) return 0;
     if (c->n_strips == c->strips_cap) {
         size_t cap = grow_capacity(c->strips_cap, c->n_strips + 1);
         if (grow_to(&c->strips, cap, sizeof(tp_strip_trim))) return -1;
@@ -837,7 +839,7 @@ static int encode_text(const tp_pipeline *p, tp_workspace *ws, const uint8_t *te
     c->n_strips = 0;
     int code = tp_encode_sequence(p, ws, text, len, c);
     if (code) return code;
-    if (p->trim_lead && !c->no_offsets) tp_trim_offsets(p, c, first, c->n, c, first);
+    if (p->trim_of && !c->no_offsets) tp_trim_offsets(p, c, first, c->n, c, first);
     if (add_special) {
         if (tp_columns_reserve(c, p->n_after)) return -1;
         tp_put_specials(c, p->after, p->n_after);

@@ -38,10 +38,10 @@ typedef struct {
     /* The model's tables index its tokens densely; model_ids[index] is the vocabulary id it emits (NULL:
      * index and id are the same), so sparse ids cost nothing per missing id. */
     const uint32_t *model_ids;
-    /* ByteLevel offset trimming (trim_offsets): per named token, how many leading/trailing chars of its
-     * string are spaces (trim_len entries); NULL when off. trim_ids NULL: entry k is id k; else the
-     * entries' ids, ascending. */
-    const uint8_t *trim_lead, *trim_trail;
+    /* ByteLevel offset trimming (trim_offsets): per named token, how many leading (low byte) and trailing
+     * (high byte) chars of its string are spaces (trim_len entries, one load a token); NULL when off.
+     * trim_ids NULL: entry k is id k; else the entries' ids, ascending. */
+    const uint16_t *trim_of;
     const uint32_t *trim_ids;
     size_t trim_len;
     int trim_add_prefix_space;
