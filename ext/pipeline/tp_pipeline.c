@@ -626,20 +626,36 @@ static void trim_token(const tp_pipeline *p, uint32_t *o, int first, uint32_t le
     if (trail > 0 && o[1] >= trail) o[1] = o[1] - trail > o[0] ? o[1] - trail : o[0];
 }
 
-/* trim_token over tokens [0, n) whose trim entries are their ids, without a branch a token, the table and
- * columns in locals (a token without an entry trims nothing). */
+#define TRIM_BLOCK 64
+
+/* One token's trim (its entry `both`: leading spaces in the low byte, trailing in the high one); the
+ * prefix-space exception keeps one leading space on a text's first token (`first`) or on one at 0. */
+static inline void trim_one(uint32_t *o, uint32_t both, uint32_t add_prefix_space, uint32_t first) {
+    uint32_t s = o[0], e = o[1], lead = both & 0xFFu, trail = both >> 8;
+    uint32_t keeps_space = add_prefix_space & (lead == 1) & (first | (s == 0));
+    lead &= keeps_space - 1;
+    uint32_t start = e - s > lead ? s + lead : e, end = e >= trail ? e - trail : e;
+    o[0] = start;
+    o[1] = end > start ? end : start;
+}
+
+/* trim_token over tokens [0, n) whose trim entries are their ids, a block at a time: the block's entries
+ * read by id first, then a loop of plain 32-bit arithmetic over its offsets that the compiler vectorizes
+ * (the text's first token, whose exception differs, is done again from its own offsets after it). A token
+ * without an entry trims nothing. */
 static void trim_by_id(const uint16_t *restrict trim_of, size_t n_ids, int add_prefix_space,
                        const uint32_t *restrict ids, uint32_t *restrict offsets, size_t n) {
-    for (size_t k = 0; k < n; k++) {
-        uint32_t id = ids[k], both = id < n_ids ? trim_of[id] : 0;
-        uint32_t trail = both >> 8, s = offsets[2 * k], e = offsets[2 * k + 1];
-        /* bitwise, not short-circuit: a token with one leading space is too common a case to branch on */
-        uint32_t keeps_space = (uint32_t)add_prefix_space & ((both & 0xFF) == 1) & ((k == 0) | (s == 0));
-        uint64_t lead = both & 0xFF & (keeps_space - 1);
-        uint32_t start = s + lead < e ? (uint32_t)(s + lead) : e;
-        uint32_t end = e - (e >= trail ? trail : 0);
-        offsets[2 * k] = start;
-        offsets[2 * k + 1] = end > start ? end : start;
+    uint16_t both[TRIM_BLOCK];
+    uint32_t first[2] = {n ? offsets[0] : 0, n ? offsets[1] : 0};
+    for (size_t at = 0; at < n; at += TRIM_BLOCK) {
+        const size_t m = n - at < TRIM_BLOCK ? n - at : TRIM_BLOCK;
+        for (size_t k = 0; k < m; k++) both[k] = ids[at + k] < n_ids ? trim_of[ids[at + k]] : 0;
+        for (size_t k = 0; k < m; k++) trim_one(offsets + 2 * (at + k), both[k], (uint32_t)add_prefix_space, 0);
+    }
+    if (n) {
+        offsets[0] = first[0];
+        offsets[1] = first[1];
+        trim_one(offsets, ids[0] < n_ids ? trim_of[ids[0]] : 0, (uint32_t)add_prefix_space, 1);
     }
 }
 
