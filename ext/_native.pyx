@@ -18,6 +18,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy, memset
 from posix.mman cimport MAP_ANONYMOUS, MAP_FAILED, MAP_PRIVATE, PROT_NONE, PROT_READ, PROT_WRITE, mmap, mprotect, munmap
+from posix.unistd cimport _SC_PAGESIZE, sysconf
 from cython.view cimport array as cvarray
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
 
@@ -408,7 +409,7 @@ cdef class WordModel:
 def word_keys(bytes word):
     """(mid-page, at a page's end): the cache key of a word of at most 8 bytes read both ways, the second with
     the word's last byte the last readable one (no page mapped after it)."""
-    cdef size_t n = len(word), page = 4096
+    cdef size_t n = len(word), page = <size_t>sysconf(_SC_PAGESIZE)
     if n > 8:
         raise ValueError("a word key is of at most 8 bytes")
     cdef uint8_t *pages = <uint8_t *>mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
@@ -417,7 +418,9 @@ def word_keys(bytes word):
     cdef uint8_t *at_end = pages + page - n
     memcpy(pages + 100, <const char *>word, n)
     memcpy(at_end, <const char *>word, n)
-    mprotect(pages + page, page, PROT_NONE)
+    if mprotect(pages + page, page, PROT_NONE):
+        munmap(pages, 2 * page)
+        raise OSError("the guard page could not be made unreadable")
     keys = (tp_word_key(pages + 100, n), tp_word_key(at_end, n))
     munmap(pages, 2 * page)
     return keys

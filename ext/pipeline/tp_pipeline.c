@@ -618,26 +618,19 @@ static size_t trim_entry(const tp_pipeline *p, uint32_t id) {
     return lo < p->trim_len && p->trim_ids[lo] == id ? lo : p->trim_len;
 }
 
-static void trim_token(const tp_pipeline *p, uint32_t *o, int first, uint32_t lead, uint32_t trail) {
-    if (lead > 0) {
-        if ((first || o[0] == 0) && p->trim_add_prefix_space && lead == 1) lead = 0;
-        o[0] = (uint64_t)o[0] + lead < o[1] ? o[0] + lead : o[1];
-    }
-    if (trail > 0 && o[1] >= trail) o[1] = o[1] - trail > o[0] ? o[1] - trail : o[0];
-}
-
-#define TRIM_BLOCK 64
-
-/* One token's trim (its entry `both`: leading spaces in the low byte, trailing in the high one); the
- * prefix-space exception keeps one leading space on a text's first token (`first`) or on one at 0. */
-static inline void trim_one(uint32_t *o, uint32_t both, uint32_t add_prefix_space, uint32_t first) {
-    uint32_t s = o[0], e = o[1], lead = both & 0xFFu, trail = both >> 8;
+/* One token's trim by `lead` leading and `trail` trailing spaces; the prefix-space exception keeps one
+ * leading space on a text's first token (`first`) or on one at 0. Bitwise, not short-circuit: a token with
+ * one leading space is too common a case to branch on. */
+static inline void trim_token(uint32_t *o, uint32_t lead, uint32_t trail, uint32_t add_prefix_space, uint32_t first) {
+    uint32_t s = o[0], e = o[1];
     uint32_t keeps_space = add_prefix_space & (lead == 1) & (first | (s == 0));
     lead &= keeps_space - 1;
     uint32_t start = e - s > lead ? s + lead : e, end = e >= trail ? e - trail : e;
     o[0] = start;
     o[1] = end > start ? end : start;
 }
+
+#define TRIM_BLOCK 64
 
 /* trim_token over tokens [0, n) whose trim entries are their ids, a block at a time: the block's entries
  * read by id first, then a loop of plain 32-bit arithmetic over its offsets that the compiler vectorizes
@@ -650,12 +643,14 @@ static void trim_by_id(const uint16_t *restrict trim_of, size_t n_ids, int add_p
     for (size_t at = 0; at < n; at += TRIM_BLOCK) {
         const size_t m = n - at < TRIM_BLOCK ? n - at : TRIM_BLOCK;
         for (size_t k = 0; k < m; k++) both[k] = ids[at + k] < n_ids ? trim_of[ids[at + k]] : 0;
-        for (size_t k = 0; k < m; k++) trim_one(offsets + 2 * (at + k), both[k], (uint32_t)add_prefix_space, 0);
+        for (size_t k = 0; k < m; k++)
+            trim_token(offsets + 2 * (at + k), both[k] & 0xFFu, (uint32_t)both[k] >> 8, (uint32_t)add_prefix_space, 0);
     }
     if (n) {
         offsets[0] = first[0];
         offsets[1] = first[1];
-        trim_one(offsets, ids[0] < n_ids ? trim_of[ids[0]] : 0, (uint32_t)add_prefix_space, 1);
+        uint32_t entry = ids[0] < n_ids ? trim_of[ids[0]] : 0;
+        trim_token(offsets, entry & 0xFFu, entry >> 8, (uint32_t)add_prefix_space, 1);
     }
 }
 
@@ -668,14 +663,15 @@ void tp_trim_offsets(const tp_pipeline *p, tp_columns *c, size_t first, size_t e
         for (size_t k = first; k < end; k++) { /* stripping tokens have no entry */
             size_t entry = trim_entry(p, c->ids[k]);
             if (entry != p->trim_len)
-                trim_token(p, &c->offsets[2 * k], k == first, p->trim_of[entry] & 0xFF, p->trim_of[entry] >> 8);
+                trim_token(&c->offsets[2 * k], p->trim_of[entry] & 0xFFu, (uint32_t)p->trim_of[entry] >> 8,
+                           (uint32_t)p->trim_add_prefix_space, k == first);
         }
     }
     for (size_t i = 0; i < src->n_strips; i++) {
         const tp_strip_trim *s = &src->strips[i];
         if (s->row < src_first || s->row - src_first >= end - first) continue;
         size_t k = first + (s->row - src_first);
-        trim_token(p, &c->offsets[2 * k], k == first, s->lead, s->trail);
+        trim_token(&c->offsets[2 * k], s->lead, s->trail, (uint32_t)p->trim_add_prefix_space, k == first);
     }
 }
 
