@@ -191,10 +191,9 @@ static int build_vocab(tp_bpe *bpe, const uint8_t *const *tokens, const uint32_t
     bpe->offset = malloc(sizeof(uint64_t) * ((size_t)n + 1));
     bpe->has_bytes = calloc(n ? n : 1, 1);
     uint64_t size = table_size(n);
+    bpe->vocab_mask = size - 1; /* before the table: tp_bpe_free gives its size back */
     bpe->vocab_slots = tp_huge_alloc(sizeof(vocab_slot) * size);
-    if (!bpe->vocab_slots) return -1;
-    bpe->vocab_mask = size - 1;
-    if (!bpe->bytes || !bpe->offset || !bpe->has_bytes) return -1;
+    if (!bpe->bytes || !bpe->offset || !bpe->has_bytes || !bpe->vocab_slots) return -1;
     memset(bpe->vocab_slots, 0xFF, sizeof(vocab_slot) * size);
     uint64_t at = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -221,9 +220,9 @@ static int build_vocab(tp_bpe *bpe, const uint8_t *const *tokens, const uint32_t
 static int build_merges(tp_bpe *bpe, const tp_merge *merges, uint32_t n) {
     uint64_t size = 16;
     while (size < (uint64_t)n + n / 2) size <<= 1;
+    bpe->merge_mask = size - 1; /* before the table: tp_bpe_free gives its size back */
     bpe->merges = tp_huge_alloc(sizeof(merge_slot) * size);
     if (!bpe->merges) return -1;
-    bpe->merge_mask = size - 1;
     memset(bpe->merges, 0xFF, sizeof(merge_slot) * size);
     for (uint32_t rank = 0; rank < n; rank++) {
         uint64_t pair = pair_of(merges[rank].left, merges[rank].right);

@@ -13,9 +13,9 @@ static inline uint64_t tp_mix64(uint64_t x) {
 }
 
 /* The len < 8 bytes at data as one word, their bytes in order from the lowest, zero above: distinct byte
- * strings of one length give distinct words. One 8-byte load, masked, where it stays in the page of the
- * string's first byte (the bytes past the string are read but not used: no branch on the length); else the
- * bytes alone. An empty string has no byte to read: data may be the end of a page before an unmapped one. */
+ * strings of one length give distinct words. One 8-byte load, masked, where it stays in the 4 KiB block of
+ * the string's first byte (no page is smaller; the bytes past the string are read but not used: no branch on
+ * the length); else the bytes alone. An empty string has no byte to read: data may be the end of a page before an unmapped one. */
 static inline uint64_t tp_short_word(const uint8_t *data, size_t len) {
     uint64_t word = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__

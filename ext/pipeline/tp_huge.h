@@ -4,30 +4,24 @@
 #define TP_HUGE_H
 
 #include <stddef.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #define TP_HUGE_MIN ((size_t)2 << 20) /* a smaller table takes no huge page */
 
-/* Asks for huge pages over the whole pages of [at, at + bytes), before they are first written. */
+/* Asks for huge pages over a mapping of `bytes` at `at` (its start, from mmap), before it is first written. */
 static inline void tp_ask_huge(void *at, size_t bytes) {
 #ifdef MADV_HUGEPAGE
-    long page = sysconf(_SC_PAGESIZE);
-    if (bytes < TP_HUGE_MIN || page <= 0) return;
-    uintptr_t start = ((uintptr_t)at + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-    uintptr_t end = ((uintptr_t)at + bytes) & ~((uintptr_t)page - 1);
-    if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE);
+    madvise(at, bytes, MADV_HUGEPAGE);
 #else
     (void)at; (void)bytes;
 #endif
 }
 
-/* A table of `bytes`, or NULL: from malloc below TP_HUGE_MIN, else pages of its own (huge where the kernel
- * gives them); tp_huge_free takes the same count back. */
+/* A table of `bytes` on cache-line boundaries, or NULL: a mapping of its own with huge pages asked for from
+ * TP_HUGE_MIN on, else from the heap; tp_huge_free takes the same count back. */
 static inline void *tp_huge_alloc(size_t bytes) {
-    if (bytes < TP_HUGE_MIN) return malloc(bytes ? bytes : 1);
+    if (bytes < TP_HUGE_MIN) return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
     void *at = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (at == MAP_FAILED) return NULL;
     tp_ask_huge(at, bytes);
