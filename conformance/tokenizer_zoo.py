@@ -353,6 +353,7 @@ REAL.update(SENTENCEPIECE_FAMILIES)
 ON_STOCK = {
     "small_backref_replayed": "backreference",
     "small_backref_missing_bytes": "backreference",
+    "small_backref_replace_gated": "backreference",  # on stock for the texts its Replace changes
 }
 
 
@@ -810,6 +811,18 @@ def small_lookbehind_split():
     return _small_byte_bpe(pre, post, added=_flagged_added_tokens(), normalizer=normalizers.NFC())
 
 
+# A Replace whose regex the compiler refuses (a backreference: doubled letters) between two native normalizer
+# steps: a text its regex finds no match in is encoded natively without that step (hf_tagtok.gate), the
+# others on stock, and the columnar call interleaves the two.
+def small_backref_replace_gated():
+    post = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
+                                         special_tokens=[("<s>", 0), ("</s>", 1)])
+    normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(r"(\p{L})\1"), "ǁ"),
+                                       normalizers.Lowercase()])
+    return _small_byte_bpe(pre_tokenizers.Sequence([_split(CL100K_PATTERN), _byte_level()]), post,
+                           added=_flagged_added_tokens(), normalizer=normalizer)
+
+
 def small_backref_missing_bytes():
     # some texts' tokens leave bytes out (stock drops the missing bytes): those batches are not replayed
     return _gappy_byte_bpe(pre_tokenizers.Sequence([_split(BACKREF_PATTERN), _byte_level()]))
@@ -855,6 +868,7 @@ SMALL = {
     "small_backref_replayed": small_backref_replayed,
     "small_lookbehind_split": small_lookbehind_split,
     "small_backref_missing_bytes": small_backref_missing_bytes,
+    "small_backref_replace_gated": small_backref_replace_gated,
 }
 
 

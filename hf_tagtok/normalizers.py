@@ -40,7 +40,7 @@ def _steps(config):
     if kind == "BertNormalizer":
         return _bert_steps(config)
     if kind == "Sequence":
-        return [step for part in config["normalizers"] for step in _steps(part)]
+        return [step for part in _leaves(config) for step in _steps(part)]
     if kind == "Replace":
         return [_replace_step(config)]
     if kind == "Prepend":
@@ -56,6 +56,38 @@ def _steps(config):
     if kind == "Strip":
         return [("strip", bool(config["strip_left"]), bool(config["strip_right"]))]
     raise Unsupported(f"normalizer {kind} is not native yet")
+
+
+def _leaves(config):
+    """A normalizer config's steps, nested Sequences flattened (stock runs them in this order)."""
+    if config.get("type") == "Sequence":
+        return [leaf for part in config["normalizers"] for leaf in _leaves(part)]
+    return [config]
+
+
+def _refused_regex(config):
+    """Whether a step is a Replace whose regex the compiler refuses."""
+    if config.get("type") != "Replace" or "Regex" not in config["pattern"]:
+        return False
+    try:
+        regex_compiler.compile_pattern(config["pattern"]["Regex"])
+    except regex_compiler.UnsupportedRegex:
+        return True
+    return False
+
+
+def gated(config):
+    """(NormalizerSpec of the other steps, [(configs of the steps since the previous refused one, the refused
+    Replace's config), ...]) when the steps this spec does not cover are all Replaces whose regex the compiler
+    refuses; raises Unsupported otherwise. For hf_tagtok.gate: the other steps encode exactly the texts those
+    Replaces leave alone."""
+    leaves = [] if config is None else _leaves(config)
+    refused = [k for k, leaf in enumerate(leaves) if _refused_regex(leaf)]
+    if not refused:
+        raise Unsupported("no Replace step with a regex the compiler refuses")
+    others = [leaf for k, leaf in enumerate(leaves) if k not in refused]
+    segments = [(leaves[after + 1:k], leaves[k]) for after, k in zip([-1] + refused, refused)]
+    return NormalizerSpec([step for leaf in others for step in _steps(leaf)]), segments
 
 
 def _replace_step(config):

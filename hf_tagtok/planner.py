@@ -6,7 +6,9 @@ why not; `plan` builds the native pipeline (`hf_tagtok._native.Pipeline` over a 
 every stage is covered, else returns None (stock then runs the whole encode). When only the pre-tokenizer
 is not covered, but it keeps every byte in order, `plan` also builds a replaying pipeline: it runs every
 other stage natively on the byte-level BPE tokens stock's fast call gives per text, for the columnar call
-(offsets and post-processing from our side, at the cost of stock's ids). `plan_key` tells when a plan is
+(offsets and post-processing from our side, at the cost of stock's ids). When only the normalizer is not,
+for want of Replace steps whose regex the compiler refuses, it builds the pipeline without those steps for
+the texts they leave alone (`Gated`, hf_tagtok.gate). `plan_key` tells when a plan is
 stale; `NativeEncoder` is a built pipeline plus what encodings need to name their tokens.
 """
 import functools
@@ -18,6 +20,7 @@ import numpy as np
 
 from hf_tagtok import added_tokens, models, normalizers, pre_tokenizers, processors
 from hf_tagtok.errors import Unsupported, native_module
+from hf_tagtok.gate import ReplaceGate
 from hf_tagtok.pre_tokenizers import byte_chars, char_bytes
 
 _PIPELINE_STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor")
@@ -216,11 +219,18 @@ def analyse(stock, text=None):
     return report, spec, config
 
 
+class Gated(NamedTuple):
+    """The encoder of the pipeline without a normalizer's refused Replace steps, for the texts `gate` passes."""
+    encoder: "NativeEncoder"
+    gate: ReplaceGate
+
+
 class Plan(NamedTuple):
     report: dict  # per stage: {"native": bool, "reason": str}
     native: "NativeEncoder"  # None when some stage is not covered
     replay: "NativeEncoder"  # the replaying encoder when only a byte-keeping pre-tokenizer is not, else None
     layout: tuple  # a single text's post-processor Sides (processors.ProcessorSpec.single) when it is native
+    gated: Gated = None  # when only the normalizer is not, for want of Replace steps (hf_tagtok.gate)
 
 
 def plan(stock, text=None) -> Plan:
@@ -228,7 +238,8 @@ def plan(stock, text=None) -> Plan:
     missing = [] if spec is None else [name for name in _PIPELINE_STAGES if not report[name]["native"]]
     layout = spec["post_processor"].single if spec is not None and "post_processor" in spec else None
     replay = missing == ["pre_tokenizer"] and _replayable(spec["model"], config.get("pre_tokenizer"))
-    if spec is None or missing and not replay:
+    gateable = missing == ["normalizer"]
+    if spec is None or missing and not (replay or gateable):
         return Plan(report, None, None, layout)
     try:
         native = native_module()
@@ -241,11 +252,30 @@ def plan(stock, text=None) -> Plan:
                                               "runs the other stages natively")
         return Plan(report, None, _encoder(native, stock, spec), layout)
     from hf_tagtok.errors import UnsupportedShape  # the compiled engine's, once it is loaded
+    if gateable:
+        return Plan(report, None, None, layout, _gated(native, stock, spec, config, report))
     try:
         return Plan(report, _encoder(native, stock, spec), None, layout)
     except UnsupportedShape as error:
         report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
         return Plan(report, None, None, layout)
+
+
+def _gated(native, stock, spec, config, report):
+    """The Gated encoder when the normalizer misses only Replace steps whose regex the compiler refuses, else None."""
+    from hf_tagtok.errors import UnsupportedShape
+
+    try:
+        normalizer, segments = normalizers.gated(config.get("normalizer"))
+        encoder = _encoder(native, stock, {**spec, "normalizer": normalizer})
+    except Unsupported:
+        return None
+    except UnsupportedShape as error:
+        report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
+        return None
+    report["normalizer"]["reason"] += ("; a text in which stock finds no match of such a Replace regex (checked "
+                                       "per text) is encoded natively without that step")
+    return Gated(encoder, ReplaceGate(segments, added_tokens.loaded(stock)))
 
 
 def _replayable(model, pre_tokenizer):

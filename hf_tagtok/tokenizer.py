@@ -96,6 +96,10 @@ class Tokenizer:
     def _replay(self):
         return self._planned().replay
 
+    @property
+    def _gated(self):
+        return self._planned().gated
+
     def _checked(self):
         """self, after a FallbackWarning (pointing at the caller's caller) when it is not fully native."""
         warn_fallback(f"hf_tagtok.Tokenizer({type(self._stock.model).__name__})", self.acceleration, stacklevel=3)
@@ -150,6 +154,9 @@ class Tokenizer:
     def encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
         split = _split_batch(input, is_pretokenized, add_special_tokens)
         if split is not None:
+            mask = self._gate_mask(split, is_pretokenized)
+            if mask is not None:
+                return self._gated_encodings(split[0], mask, add_special_tokens)
             batch = self._native_batch(*split, add_special_tokens, is_pretokenized)
             if batch is not None:
                 return batch.encodings()
@@ -179,6 +186,9 @@ class Tokenizer:
                             "(wrap it in a list)")
         inputs = list(inputs)
         split = _split_batch(inputs, is_pretokenized, add_special_tokens)
+        mask = None if split is None else self._gate_mask(split, is_pretokenized)
+        if mask is not None:
+            return self._gated_arrays(split[0], mask, add_special_tokens, offsets)
         batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized,
                                                                  overflowing, offsets, words=False, columnar=True)
         single_texts = split is not None and not is_pretokenized and split[1].count(None) == len(inputs)
@@ -187,8 +197,12 @@ class Tokenizer:
         if batch is not None:
             arrays = batch.arrays(overflowing)
             return arrays if offsets else arrays._replace(offsets=None)
+        return self._stock_arrays(inputs, add_special_tokens, overflowing, is_pretokenized, offsets, single_texts)
+
+    def _stock_arrays(self, inputs, add_special_tokens, overflowing, is_pretokenized, offsets, single_texts):
+        """encode_batch_arrays from stock's encodings (or the exception stock raises for the inputs)."""
         if single_texts and self._plain_layout() is not None:
-            return self._read_in_layout(split[0], add_special_tokens, offsets)
+            return self._read_in_layout(inputs, add_special_tokens, offsets)
         # stock encodes this input, or raises exactly what it raises for it; without offsets, single texts go
         # to its fast call (the same encodings without offsets and word ids)
         if offsets or overflowing or is_pretokenized or not all(map(_is_text, inputs)):
@@ -207,6 +221,57 @@ class Tokenizer:
         encodings = self._stock.encode_batch_fast(texts, add_special_tokens=False)
         return _Batch.plain(replay, texts, add_special_tokens, offsets, words=False, columnar=True,
                             replay=flat_ids([encoding.ids for encoding in encodings]))
+
+    def _gate_mask(self, split, is_pretokenized):
+        """Per text, whether the gated pipeline encodes it (planner.Gated), for a call of single texts with
+        truncation and padding off; None for any other call, or when the plan is not gated."""
+        gated = self._gated
+        if gated is None or is_pretokenized or split[1].count(None) != len(split[1]) or not self._stock_plain():
+            return None
+        return gated.gate.mask(split[0])
+
+    def _gated_encoder(self, texts, pairs, pretokenized):
+        """The gated pipeline's encoder when the gate passes every text and pair of the call, else None."""
+        gated = self._gated
+        if gated is None or pretokenized:
+            return None
+        passes = gated.gate.passes
+        if all(map(passes, texts)) and all(pair is None or passes(pair) for pair in pairs):
+            return gated.encoder
+        return None
+
+    def _gated_batch(self, texts, mask, add_special_tokens, **kinds):
+        """(the native batch of the texts the gate passed or None, the other texts); when the native pipeline
+        cannot take them (see native_batch), every text is in the second."""
+        passed = [text for text, passes in zip(texts, mask) if passes]
+        if not passed:
+            return None, texts
+        batch = native_batch(self._gated.encoder, passed, [None] * len(passed), add_special_tokens, False, None, None,
+                             **kinds)
+        if batch is None:
+            return None, texts
+        return batch, [text for text, passes in zip(texts, mask) if not passes]
+
+    def _gated_encodings(self, texts, mask, add_special_tokens):
+        batch, rest = self._gated_batch(texts, mask, add_special_tokens)
+        if batch is None:
+            return self._stock.encode_batch(texts, add_special_tokens=add_special_tokens)
+        native = batch.encodings()
+        if not rest:
+            return native
+        native, stock = iter(native), iter(self._stock.encode_batch(rest, add_special_tokens=add_special_tokens))
+        return [next(native) if passes else next(stock) for passes in mask]
+
+    def _gated_arrays(self, texts, mask, add_special_tokens, offsets):
+        batch, rest = self._gated_batch(texts, mask, add_special_tokens, overflowing=False, offsets=offsets,
+                                        words=False, columnar=True)
+        if batch is None:
+            return self._stock_arrays(texts, add_special_tokens, False, False, offsets, True)
+        arrays = batch.arrays(False)
+        arrays = arrays if offsets else arrays._replace(offsets=None)
+        if not rest:
+            return arrays
+        return _interleaved(mask, arrays, self._stock_arrays(rest, add_special_tokens, False, False, offsets, True))
 
     def _stock_plain(self):
         """Whether stock's truncation and padding are both off (each text one encoding, as encoded)."""
@@ -240,7 +305,7 @@ class Tokenizer:
         """The native `_Batch` for these inputs (texts, or lists of words when pretokenized) under
         `settings` (truncation, padding) as the stock tokenizer reports them (default: its current ones), or
         None: stock must run. See `native_batch`."""
-        native = self._native
+        native = self._native or self._gated_encoder(texts, pairs, pretokenized)
         if native is None:
             return None
         truncation, padding = (self._stock.truncation, self._stock.padding) if settings is None else settings
@@ -342,7 +407,7 @@ class Tokenizer:
         for stage, setting in (("truncation", self._stock.truncation), ("padding", self._stock.padding)):
             report[stage] = {"native": True, "reason": "disabled" if setting is None else "native"}
         report["pairs"] = {"native": True, "reason": "native (pre-tokenized inputs too)"}
-        if self._native is None:
+        if self._native is None and self._gated is None:
             for stage in STAGES:
                 if report[stage]["native"] and report[stage]["reason"] != "disabled":
                     report[stage] = {"native": False, "reason": SHADOWED}
@@ -423,6 +488,23 @@ def _columns(encodings, overflowing=False, offsets=True, padded=True) -> BatchAr
     attention = flat("attention_mask", np.uint8) if padded else np.ones(len(ids), dtype=np.uint8)
     return BatchArrays(ids, flat("type_ids", np.uint32), offsets, flat("special_tokens_mask", np.uint8), attention,
                        lengths, np.fromiter(samples, dtype=np.int64, count=len(lengths)))
+
+
+def _interleaved(mask, first, second) -> BatchArrays:
+    """Two batches' columns (one encoding per text, no overflow) in text order: text k is the next of `first`'s
+    when mask[k], else the next of `second`'s."""
+    mask = np.asarray(mask, dtype=bool)
+    lengths, starts = np.empty(len(mask), dtype=np.int64), np.empty(len(mask), dtype=np.int64)
+    lengths[mask], lengths[~mask] = first.lengths, second.lengths
+    starts[mask] = np.cumsum(first.lengths) - first.lengths
+    starts[~mask] = np.cumsum(second.lengths) - second.lengths + len(first.ids)
+    take = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
+
+    def column(a, b):
+        return None if a is None else np.concatenate([a, b])[take]
+
+    return BatchArrays(*(column(a, b) for a, b in zip(first[:5], second[:5])), lengths,
+                       np.arange(len(mask), dtype=np.int64))
 
 
 def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncation, padding, overflowing=True,

@@ -1,0 +1,65 @@
+"""Encode natively the texts that a normalizer step only stock runs leaves as they are.
+
+A Replace whose regex the compiler refuses (a backreference, a lookbehind of varying length) keeps the
+normalizer off the native pipeline. Where its regex finds no match it changes nothing, neither the text
+nor the alignments, so the pipeline without such steps encodes a text none of them matches exactly as
+stock encodes it. `ReplaceGate` finds those texts with stock's own regex: it runs each such Replace with
+its content swapped for a sentinel on the text the steps before it make (stock runs those too), and a text
+passes when that text holds no sentinel and comes back unchanged (any match, an empty one too, would have
+put the sentinel in), step after step.
+
+The check sees the whole text, while stock normalizes each stretch between the added tokens it splits on
+before normalizing (the tokens with `normalized` false): a text holding such a token's content does not pass.
+"""
+import json
+import re
+
+import tokenizers
+
+# What the gate's Replace writes for a match: three noncharacters a text is unlikely to hold (one that does
+# goes to stock).
+SENTINEL = "\ufdd0\U0010ffff\ufdd1"
+
+
+class ReplaceGate:
+    """Tells the texts the refused Replace steps leave alone (see the module docstring)."""
+
+    def __init__(self, segments, added_tokens):
+        """segments: per refused Replace step, (the configs of the normalizer steps between the previous refused
+        one and it, its config) (hf_tagtok.normalizers.gated); added_tokens: hf_tagtok.added_tokens.loaded."""
+        self._segments = [(_stock_normalizer(before) if before else None,
+                           tokenizers.normalizers.Replace(tokenizers.Regex(replace["pattern"]["Regex"]), SENTINEL))
+                          for before, replace in segments]
+        contents = sorted({token["content"] for token in added_tokens if not token["normalized"]},
+                          key=len, reverse=True)
+        self._split_tokens = re.compile("|".join(map(re.escape, contents))) if contents else None
+
+    def passes(self, text) -> bool:
+        """Whether the pipeline without the refused Replace steps encodes `text` as stock does."""
+        if self._split_tokens is not None and self._split_tokens.search(text):
+            return False
+        try:
+            for before, marked in self._segments:  # each Replace leaves the text as it found it, or we stop
+                if before is not None:
+                    text = before.normalize_str(text)
+                if SENTINEL in text or marked.normalize_str(text) != text:
+                    return False
+            return True
+        except UnicodeEncodeError:  # a lone surrogate: stock's own call raises for it
+            return False
+        except BaseException as error:  # stock's Rust code panicked (an empty match can make it): stock decides
+            if type(error).__name__ != "PanicException":
+                raise
+            return False
+
+    def mask(self, texts) -> list:
+        return [self.passes(text) for text in texts]
+
+
+def _stock_normalizer(configs):
+    """Stock's normalizer for a list of step configs (stock builds normalizers from JSON only inside a tokenizer)."""
+    config = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+              "normalizer": {"type": "Sequence", "normalizers": configs}, "pre_tokenizer": None,
+              "post_processor": None, "decoder": None,
+              "model": {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}}
+    return tokenizers.Tokenizer.from_str(json.dumps(config)).normalizer

@@ -1,0 +1,141 @@
+"""The gated pipeline: a normalizer whose one missing step is a Replace the regex compiler refuses. Texts that
+Replace leaves alone are encoded natively without it, the others by stock; every call must equal stock's."""
+import warnings
+
+import numpy as np
+import pytest
+import tokenizers
+from tokenizers import Regex, normalizers, pre_tokenizers
+
+import hf_tagtok
+from conformance import tokenizer_mode, tokenizer_zoo
+from hf_tagtok import gate, sample_text
+
+EDGE_TEXTS = ["", " ", "no double here", "fine on its own", "a letter doubled: see", "ＡＡ fullwidth", "e\u0301e\u0301 NFC first",
+              "<|special|>xx after a token", "xx<|special|> before it", "<|lstrip|> a <|rstrip|> b norm NORM word",
+              f"holds the sentinel {gate.SENTINEL} here", "\U0001F600\U0001F600 \u4e2d\u4e2d"]
+TEXTS = sample_text.multiscript_texts()[::20] + EDGE_TEXTS
+
+
+def _ours(stock):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hf_tagtok.FallbackWarning)
+        return hf_tagtok.Tokenizer.from_str(stock.to_str())
+
+
+def _gated_copy(normalizer):
+    stock = tokenizer_zoo.load("small_backref_replace_gated")
+    stock.normalizer = normalizer
+    return stock, _ours(stock)
+
+
+def _assert_like_stock(ours, stock, texts):
+    for add_special_tokens in (True, False):
+        expected = stock.encode_batch(texts, add_special_tokens=add_special_tokens)
+        mine = ours.encode_batch(texts, add_special_tokens=add_special_tokens)
+        assert [tokenizer_mode.encoding_diff(m, e) for m, e in zip(mine, expected)] == [None] * len(texts)
+        arrays = ours.encode_batch_arrays(texts, add_special_tokens=add_special_tokens)
+        assert tokenizer_mode.columns_diff(arrays, expected) is None
+        lean = ours.encode_batch_arrays(texts, add_special_tokens=add_special_tokens, offsets=False)
+        assert lean.offsets is None and np.array_equal(lean.ids, arrays.ids)
+        assert np.array_equal(lean.lengths, arrays.lengths) and np.array_equal(lean.type_ids, arrays.type_ids)
+        fast = ours.encode_batch_fast(texts, add_special_tokens=add_special_tokens)
+        assert [e.ids for e in fast] == [e.ids for e in stock.encode_batch_fast(texts, add_special_tokens=add_special_tokens)]
+    for text in texts[-len(EDGE_TEXTS):]:
+        assert tokenizer_mode.encoding_diff(ours.encode(text), stock.encode(text)) is None
+
+
+def test_gated_zoo_member_encodes_like_stock_natively_where_the_replace_does_not_match():
+    stock = tokenizer_zoo.load("small_backref_replace_gated")
+    ours = _ours(stock)
+    assert ours._gated is not None and ours._native is None
+    _assert_like_stock(ours, stock, TEXTS)
+    kinds = [isinstance(encoding, tokenizers.Encoding) for encoding in ours.encode_batch(EDGE_TEXTS)]
+    # stock's encodings exactly where stock's own Replace changes the NFC text (or a split token or the sentinel is in it)
+    changed = [normalizers.Replace(Regex(r"(\p{L})\1"), "ǁ").normalize_str(normalizers.NFC().normalize_str(text))
+               != normalizers.NFC().normalize_str(text) for text in EDGE_TEXTS]
+    held = [any(token in text for token in ("<|special|>", "<|lstrip|>", "<|rstrip|>", "word", gate.SENTINEL))
+            for text in EDGE_TEXTS]
+    assert kinds == [c or h for c, h in zip(changed, held)]
+    assert kinds.count(False) >= 3 and kinds.count(True) >= 3
+
+
+def test_a_match_in_a_stretch_between_added_tokens_goes_to_stock():
+    # ^ anchors at each stretch stock normalizes on its own: the whole text has no match, its second stretch has
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"^(x)\1"), "Y"))
+    texts = ["ab<|special|>xx", "xx ab", "ab xx"]
+    assert ours._gated.gate.mask(texts) == [False, False, True]
+    _assert_like_stock(ours, stock, texts)
+
+
+def test_a_text_holding_the_sentinel_that_the_regex_matches_goes_to_stock():
+    # the match is the sentinel itself: the gate's Replace gives the text back unchanged
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(\x{FDD0})\1*\x{10FFFF}\x{FDD1}"), "Z"))
+    texts = [f"a{gate.SENTINEL}b", "ab"]
+    assert ours._gated.gate.mask(texts) == [False, True]
+    _assert_like_stock(ours, stock, texts)
+
+
+def test_empty_matches_are_matches():
+    # (stock panics on the zoo member's normalized added token under this normalizer: a tokenizer without any)
+    stock = tokenizer_zoo._small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False),
+                                          normalizer=normalizers.Replace(Regex(r"(q)\1|z*"), "-"))
+    ours = _ours(stock)
+    texts = ["abc", "", "qq", "zz"]
+    assert ours._gated.gate.mask(texts) == [False, True, False, False]
+    _assert_like_stock(ours, stock, texts)
+
+
+def test_truncation_padding_and_pairs_run_native_only_when_every_text_passes():
+    stock = tokenizer_zoo.load("small_backref_replace_gated")
+    ours = _ours(stock)
+    clean, dirty = "one two six nine ten", "a letter doubled: see"
+    for tokenizer in (stock, ours):
+        tokenizer.enable_truncation(9, stride=1)
+        tokenizer.enable_padding(length=12)
+    for batch in ([clean, clean], [clean, dirty], [(clean, clean)], [(clean, dirty)]):
+        expected = stock.encode_batch(batch)
+        mine = ours.encode_batch(batch)
+        assert [tokenizer_mode.encoding_diff(m, e) for m, e in zip(mine, expected)] == [None] * len(batch)
+        assert tokenizer_mode.columns_diff(ours.encode_batch_arrays(batch), expected) is None or isinstance(batch[0], tuple)
+        native = not isinstance(mine[0], tokenizers.Encoding)
+        assert native == (dirty not in str(batch))
+
+
+def test_a_lone_surrogate_raises_what_stock_raises():
+    stock = tokenizer_zoo.load("small_backref_replace_gated")
+    ours = _ours(stock)
+    with pytest.raises(Exception) as expected:
+        stock.encode_batch(["ok", "bad \udc80"])
+    with pytest.raises(type(expected.value)):
+        ours.encode_batch(["ok", "bad \udc80"])
+    with pytest.raises(type(expected.value)):
+        ours.encode_batch_arrays(["ok", "bad \udc80"])
+
+
+def test_refused_steps_are_checked_one_after_the_other():
+    # the second Replace sees what the Lowercase between them makes
+    stock, ours = _gated_copy(normalizers.Sequence([normalizers.Replace(Regex(r"(a)\1"), "c"), normalizers.Lowercase(),
+                                                     normalizers.Replace(Regex(r"(c)\1"), "d")]))
+    texts = ["aa b", "Cc b", "ab cd", "a C c"]
+    assert ours._gated.gate.mask(texts) == [False, False, True, True]
+    _assert_like_stock(ours, stock, texts)
+
+
+def test_report_names_the_step_and_the_gate():
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\1"), "b"))
+    report = ours.acceleration
+    assert not report["normalizer"]["native"] and "backreference" in report["normalizer"]["reason"]
+    assert "encoded natively without that step" in report["normalizer"]["reason"]
+    assert report["model"]["native"] and report["pre_tokenizer"]["native"]
+    with pytest.warns(hf_tagtok.FallbackWarning, match="backreference"):
+        hf_tagtok.Tokenizer.from_str(stock.to_str())
+
+
+def test_no_gate_when_another_stage_is_not_native():
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\1"), "b"))
+    stock.pre_tokenizer = pre_tokenizers.Split(Regex(r"(b)\1"), "removed")  # drops bytes: not replayed either
+    ours = _ours(stock)
+    assert ours._gated is None and ours._native is None
+    assert not ours.acceleration["model"]["native"]
+    _assert_like_stock(ours, stock, ["aa cc", "ab cbb", ""])
