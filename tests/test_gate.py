@@ -139,3 +139,16 @@ def test_no_gate_when_another_stage_is_not_native():
     assert ours._gated is None and ours._native is None
     assert not ours.acceleration["model"]["native"]
     _assert_like_stock(ours, stock, ["aa cc", "ab cbb", ""])
+
+
+def test_while_most_texts_fail_a_call_checks_only_a_sample():
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\1"), "b"))
+    mask = ours._gated.gate.mask
+    failing, passing = ["aa x"] * 100, ["ab x"] * 100
+    assert mask(failing) == [False] * 100
+    assert mask(passing) == [True] * gate.SAMPLE + [False] * (100 - gate.SAMPLE)
+    for _ in range(3):  # the passing samples bring the recent rate back over half
+        mask(passing)
+    assert mask(passing) == [True] * 100
+    _assert_like_stock(ours, stock, failing[:30] + passing[:30])
+
