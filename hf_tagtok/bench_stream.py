@@ -77,6 +77,10 @@ def _run(contender, tokenizer, corpus_file, batch_size, threads, python):
     if threads:
         for name in ("HF_TAGTOK_THREADS", "RAYON_NUM_THREADS", "FASTOKENS_NUM_THREADS"):
             env[name] = str(threads)
+    # No contender does linear algebra, but importing numpy (hf_tagtok, fastokens' worker) starts OpenBLAS's
+    # threads, which spin ~0.1 s before they sleep: on a tokenizer that loads fast, through the stream pass,
+    # on a core the pass would use.
+    env["OPENBLAS_NUM_THREADS"] = "1"
     # the worker runs as a script: make this checkout's hf_tagtok importable in it as it is here
     env["PYTHONPATH"] = os.pathsep.join([str(_WORKER.parent.parent)] + [p for p in [env.get("PYTHONPATH")] if p])
     done = subprocess.run([python, str(_WORKER), contender, str(tokenizer), str(corpus_file), str(batch_size)],
