@@ -70,7 +70,8 @@ def _accelerated_copy(tokenizer):
 
 
 def patch_transformers():
-    """Make `AutoTokenizer.from_pretrained` return the accelerated copy whenever it runs fully natively."""
+    """Make `AutoTokenizer.from_pretrained` return the accelerated copy whenever it runs natively: fully, or
+    gated (a normalizer's refused Replace steps: hf_tagtok.gate; with a FallbackWarning)."""
     _class_module()
     from transformers import AutoTokenizer
     original = AutoTokenizer.__dict__["from_pretrained"]
@@ -96,7 +97,7 @@ def unpatch_transformers():
 
 
 def _accelerated_or_stock(tokenizer):
-    """The accelerated copy when it runs fully natively; else the stock tokenizer, with one FallbackWarning
+    """The accelerated copy when it runs natively (fully, or gated); else the stock tokenizer, with one FallbackWarning
     (pointing at the caller of from_pretrained) and the copy's report as its `acceleration`."""
     from hf_tagtok.tokenizer import STAGES
 
@@ -107,8 +108,9 @@ def _accelerated_or_stock(tokenizer):
     except (TypeError, ValueError) as error:
         report = {stage: {"native": False, "reason": f"not accelerated: {error}"} for stage in STAGES}
     else:
-        if accelerated._native_state(bool(accelerated.split_special_tokens)).fully_native:
-            accelerated._announce()
+        state = accelerated._native_state(bool(accelerated.split_special_tokens))
+        if state.encodes:  # a gated one (hf_tagtok.gate) warns that stock encodes the texts its gate fails
+            accelerated._announce(warn=not state.fully_native, stacklevel=4)
             return accelerated
         report = accelerated.acceleration
     logger.info("hf_tagtok: keeping stock %s: %s", type(tokenizer).__name__, fallback_reasons(report))

@@ -51,6 +51,12 @@ class NativeState(NamedTuple):
     fully_native: bool
     reason: Optional[str]  # why there is no native tokenizer
 
+    @property
+    def encodes(self):
+        """Whether a call may run natively: the tokenizer is fully native, or gated (hf_tagtok.gate: a call
+        whose texts the gate all passes runs natively)."""
+        return self.fully_native or (self.tokenizer is not None and self.tokenizer._gated is not None)
+
 
 class _Built(NamedTuple):
     backend: object  # the stock tokenizers.Tokenizer the states were built from
@@ -163,12 +169,10 @@ class TagTokenizerFast(TokenizersBackend):
         split = self.split_special_tokens if call["split_special_tokens"] is None else call["split_special_tokens"]
         native = None if call.get("sanitize_control_tokens") else self._native_state(bool(split))
         read = None
-        if native is not None and (native.fully_native or self._columns_without_native):
+        if native is not None and (native.encodes or self._columns_without_native):
             read = _read_inputs(text, text_pair, call["is_split_into_words"])
         if read is None:
-            if call["return_tensors"] == _ARROW:
-                return arrow.from_lists(super()._encode_plus(text, text_pair, **{**options, "return_tensors": None}))
-            return super()._encode_plus(text, text_pair, **options)
+            return self._stock_encode_plus(text, text_pair, call, options)
         inputs, texts, pairs, batched, n_sequences = read
         truncation, padding = self._settings(call)
         if not (_valid_truncation(truncation) and _valid_padding(padding)):
@@ -176,21 +180,29 @@ class TagTokenizerFast(TokenizersBackend):
         words, overflowing, add_special = (call["is_split_into_words"], call["return_overflowing_tokens"],
                                            call["add_special_tokens"])
         batch = None
-        if native.fully_native:
+        if native.encodes:
             # offsets and word ids only when returned: .encodings re-encode with them if ever read
             batch = native.tokenizer._native_batch(texts, pairs, add_special, words, overflowing,
                                                    call["return_offsets_mapping"], False,
                                                    settings=(truncation, padding), columnar=True)
+        if batch is None and not native.fully_native and not self._columns_without_native:
+            return self._stock_encode_plus(text, text_pair, call, options)  # a gated call some text fails
         if batch is None:  # stock encodes this call (or raises its own exception for it)
             columns, encodings = self._stock_columns(call, inputs, split, overflowing)
             return self._batch_encoding(columns, encodings, call, batched, n_sequences, padding is not None)
         one = not (batched or overflowing) and batch.firsts is None and call["return_tensors"] is None
         columns = batch.columns if one else batch.arrays(overflowing)
-        encodings = _NativeEncodings(batch, native.tokenizer._native, texts, pairs, add_special, words,
+        encodings = _NativeEncodings(batch, batch.native, texts, pairs, add_special, words,
                                      truncation, padding, overflowing, 1 if one else len(columns.lengths))
         if one:
             return self._one_encoding(columns, encodings, call, n_sequences)
         return self._batch_encoding(columns, encodings, call, batched, n_sequences, padding is not None)
+
+    def _stock_encode_plus(self, text, text_pair, call, options):
+        """The call as the stock backend makes it (transformers' own path)."""
+        if call["return_tensors"] == _ARROW:
+            return arrow.from_lists(super()._encode_plus(text, text_pair, **{**options, "return_tensors": None}))
+        return super()._encode_plus(text, text_pair, **options)
 
     def _settings(self, call):
         """(truncation, padding) of a call as `set_truncation_and_padding` writes them on the backend

@@ -296,7 +296,7 @@ def test_accelerate_and_patch(llama3, tmp_path):
         hf_tagtok.unpatch_transformers()
     plain = AutoTokenizer.from_pretrained(tmp_path)
     assert type(plain) is type(stock)
-    expected = TagTokenizerFast if accelerated._native_state().fully_native else type(stock)  # accelerated only when fully native
+    expected = TagTokenizerFast if accelerated._native_state().encodes else type(stock)  # accelerated only when native
     assert type(patched) is expected
     call_both(plain, patched, TEXTS)
 

@@ -11,7 +11,8 @@ import hf_tagtok
 from conformance import tokenizer_mode, tokenizer_zoo
 from hf_tagtok import gate, sample_text
 
-EDGE_TEXTS = ["", " ", "no double here", "fine on its own", "a letter doubled: see", "ＡＡ fullwidth", "e\u0301e\u0301 NFC first",
+EDGE_TEXTS = ["", " ", "no double here", "fine on its own", "a letter doubled: see", "ＡＡ fullwidth",
+              "e\u0301e\u0301 NFC first",
               "<|special|>xx after a token", "xx<|special|> before it", "<|lstrip|> a <|rstrip|> b norm NORM word",
               f"holds the sentinel {gate.SENTINEL} here", "\U0001F600\U0001F600 \u4e2d\u4e2d"]
 TEXTS = sample_text.multiscript_texts()[::20] + EDGE_TEXTS
@@ -40,7 +41,8 @@ def _assert_like_stock(ours, stock, texts):
         assert lean.offsets is None and np.array_equal(lean.ids, arrays.ids)
         assert np.array_equal(lean.lengths, arrays.lengths) and np.array_equal(lean.type_ids, arrays.type_ids)
         fast = ours.encode_batch_fast(texts, add_special_tokens=add_special_tokens)
-        assert [e.ids for e in fast] == [e.ids for e in stock.encode_batch_fast(texts, add_special_tokens=add_special_tokens)]
+        expected_fast = stock.encode_batch_fast(texts, add_special_tokens=add_special_tokens)
+        assert [e.ids for e in fast] == [e.ids for e in expected_fast]
     for text in texts[-len(EDGE_TEXTS):]:
         assert tokenizer_mode.encoding_diff(ours.encode(text), stock.encode(text)) is None
 
@@ -51,7 +53,8 @@ def test_gated_zoo_member_encodes_like_stock_natively_where_the_replace_does_not
     assert ours._gated is not None and ours._native is None
     _assert_like_stock(ours, stock, TEXTS)
     kinds = [isinstance(encoding, tokenizers.Encoding) for encoding in ours.encode_batch(EDGE_TEXTS)]
-    # stock's encodings exactly where stock's own Replace changes the NFC text (or a split token or the sentinel is in it)
+    # stock's encodings exactly where stock's own Replace changes the NFC text, or a split token or the sentinel
+    # is in it
     changed = [normalizers.Replace(Regex(r"(\p{L})\1"), "ǁ").normalize_str(normalizers.NFC().normalize_str(text))
                != normalizers.NFC().normalize_str(text) for text in EDGE_TEXTS]
     held = [any(token in text for token in ("<|special|>", "<|lstrip|>", "<|rstrip|>", "word", gate.SENTINEL))
@@ -97,7 +100,8 @@ def test_truncation_padding_and_pairs_run_native_only_when_every_text_passes():
         expected = stock.encode_batch(batch)
         mine = ours.encode_batch(batch)
         assert [tokenizer_mode.encoding_diff(m, e) for m, e in zip(mine, expected)] == [None] * len(batch)
-        assert tokenizer_mode.columns_diff(ours.encode_batch_arrays(batch), expected) is None or isinstance(batch[0], tuple)
+        if not isinstance(batch[0], tuple):
+            assert tokenizer_mode.columns_diff(ours.encode_batch_arrays(batch), expected) is None
         native = not isinstance(mine[0], tokenizers.Encoding)
         assert native == (dirty not in str(batch))
 
@@ -152,3 +156,41 @@ def test_while_most_texts_fail_a_call_checks_only_a_sample():
     assert mask(passing) == [True] * 100
     _assert_like_stock(ours, stock, failing[:30] + passing[:30])
 
+
+
+def test_tag_tokenizer_fast_runs_natively_when_every_text_of_a_call_passes(tmp_path):
+    from transformers import PreTrainedTokenizerFast
+
+    from hf_tagtok.conformance_cli import OPTION_SETS, compare_call
+
+    path = tmp_path / "tokenizer.json"
+    tokenizer_zoo.load("small_backref_replace_gated").save(str(path))
+    stock = PreTrainedTokenizerFast(tokenizer_file=str(path), pad_token="<s>")
+    tag = hf_tagtok.TagTokenizerFast(tokenizer_file=str(path), pad_token="<s>")
+    clean = ["no double here", "fine on its own", "one two six nine ten"]
+    for batch in (clean, clean + ["a letter doubled: see"]):
+        for options in OPTION_SETS:
+            compare_call(stock, tag, (batch,), options)
+            compare_call(stock, tag, (batch, batch[::-1]), options)
+        native = not isinstance(tag(batch).encodings[0], tokenizers.Encoding)
+        assert native == (batch == clean)
+
+
+def test_patched_auto_tokenizer_returns_a_gated_tokenizer_accelerated_with_a_warning(tmp_path):
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    from hf_tagtok.conformance_cli import compare_call
+
+    path = tmp_path / "tokenizer.json"
+    tokenizer_zoo.load("small_backref_replace_gated").save(str(path))
+    PreTrainedTokenizerFast(tokenizer_file=str(path), pad_token="<s>").save_pretrained(tmp_path / "saved")
+    hf_tagtok.patch_transformers()
+    try:
+        with pytest.warns(hf_tagtok.FallbackWarning, match="backreference") as caught:
+            patched = AutoTokenizer.from_pretrained(tmp_path / "saved")
+    finally:
+        hf_tagtok.unpatch_transformers()
+    assert isinstance(patched, hf_tagtok.TagTokenizerFast)
+    assert [w.filename for w in caught] == [__file__]
+    assert "encoded natively without that step" in patched.acceleration["normalizer"]["reason"]
+    compare_call(AutoTokenizer.from_pretrained(tmp_path / "saved"), patched, (EDGE_TEXTS,), {})
