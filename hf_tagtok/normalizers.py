@@ -65,15 +65,8 @@ def _leaves(config):
     return [config]
 
 
-def _refused_regex(config):
-    """Whether a step is a Replace whose regex the compiler refuses."""
-    if config.get("type") != "Replace" or "Regex" not in config["pattern"]:
-        return False
-    try:
-        regex_compiler.compile_pattern(config["pattern"]["Regex"])
-    except regex_compiler.UnsupportedRegex:
-        return True
-    return False
+class _RefusedRegex(Unsupported):
+    """A Replace step whose regex the compiler refuses (hf_tagtok.gate can run the other steps without it)."""
 
 
 def gated(config):
@@ -81,13 +74,17 @@ def gated(config):
     Replace's config), ...]) when the steps this spec does not cover are all Replaces whose regex the compiler
     refuses; raises Unsupported otherwise. For hf_tagtok.gate: the other steps encode exactly the texts those
     Replaces leave alone."""
-    leaves = [] if config is None else _leaves(config)
-    refused = [k for k, leaf in enumerate(leaves) if _refused_regex(leaf)]
-    if not refused:
+    steps, segments, since = [], [], []
+    for leaf in [] if config is None else _leaves(config):
+        try:
+            steps += _steps(leaf)
+            since.append(leaf)
+        except _RefusedRegex:
+            segments.append((since, leaf))
+            since = []
+    if not segments:
         raise Unsupported("no Replace step with a regex the compiler refuses")
-    others = [leaf for k, leaf in enumerate(leaves) if k not in refused]
-    segments = [(leaves[after + 1:k], leaves[k]) for after, k in zip([-1] + refused, refused)]
-    return NormalizerSpec([step for leaf in others for step in _steps(leaf)]), segments
+    return NormalizerSpec(steps), segments
 
 
 def _replace_step(config):
@@ -96,7 +93,7 @@ def _replace_step(config):
         try:
             compiled = regex_compiler.compile_pattern(pattern["Regex"])
         except regex_compiler.UnsupportedRegex as why:
-            raise Unsupported(f"Replace pattern Regex({pattern['Regex']!r}) cannot be compiled: {why}; "
+            raise _RefusedRegex(f"Replace pattern Regex({pattern['Regex']!r}) cannot be compiled: {why}; "
                               "not native") from None
         return ("replace_regex", compiled.step_fields, config["content"])
     if not pattern["String"]:

@@ -230,9 +230,10 @@ class Tokenizer:
             return None
         return gated.gate.mask(split[0])
 
-    def _gated_encoder(self, texts, pairs, pretokenized):
-        """The gated pipeline's encoder when the gate passes every text and pair of the call, else None."""
-        gated = self._gated
+    @staticmethod
+    def _gated_encoder(gated, texts, pairs, pretokenized):
+        """The gated pipeline's encoder (planner.Gated or None) when its gate passes every text and pair of the
+        call, else None."""
         if gated is None or pretokenized:
             return None
         passes = gated.gate.passes
@@ -305,7 +306,8 @@ class Tokenizer:
         """The native `_Batch` for these inputs (texts, or lists of words when pretokenized) under
         `settings` (truncation, padding) as the stock tokenizer reports them (default: its current ones), or
         None: stock must run. See `native_batch`."""
-        native = self._native or self._gated_encoder(texts, pairs, pretokenized)
+        plan = self._planned()
+        native = plan.native or self._gated_encoder(plan.gated, texts, pairs, pretokenized)
         if native is None:
             return None
         truncation, padding = (self._stock.truncation, self._stock.padding) if settings is None else settings
