@@ -351,9 +351,9 @@ REAL.update(SENTENCEPIECE_FAMILIES)
 # Members whose encode runs on stock, with the words the acceleration report gives as the reason; every
 # other member must run natively (tests/test_tokenizer.py checks both).
 ON_STOCK = {
-    "small_backref_replayed": "backreference",
-    "small_backref_missing_bytes": "backreference",
-    "small_backref_replace_gated": "backreference",  # on stock for the texts its Replace changes
+    "small_atomic_replayed": "atomic group",
+    "small_atomic_missing_bytes": "atomic group",
+    "small_atomic_replace_gated": "atomic group",  # on stock for the texts its Replace changes
 }
 
 
@@ -784,17 +784,32 @@ def small_bpe_prefix_bytelevel():
     return tokenizer
 
 
-# A Split the regex compiler refuses (a backreference) before ByteLevel: encode runs on stock, and
-# encode_batch_arrays replays stock's token ids through the native stages (hf_tagtok.planner).
+# Backreferences (the regex compiler's VM keeps captures for them): a Split of repeated letters before the
+# cl100k pattern, then ByteLevel.
 BACKREF_PATTERN = r"([a-z])\1+|" + CL100K_PATTERN
 
 
-def small_backref_replayed():
-    post = processors.Sequence([processors.ByteLevel(trim_offsets=True, add_prefix_space=False),
+def _template_bytelevel_post():
+    return processors.Sequence([processors.ByteLevel(trim_offsets=True, add_prefix_space=False),
                                 processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
                                                               special_tokens=[("<s>", 0), ("</s>", 1)])])
+
+
+def small_backref_split():
     pre = pre_tokenizers.Sequence([_split(BACKREF_PATTERN), _byte_level()])
-    return _small_byte_bpe(pre, post, added=_flagged_added_tokens(), normalizer=normalizers.NFKC())
+    return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(),
+                           normalizer=normalizers.NFKC())
+
+
+# A Split the regex compiler refuses (an atomic group) before ByteLevel: encode runs on stock, and
+# encode_batch_arrays replays stock's token ids through the native stages (hf_tagtok.planner).
+ATOMIC_PATTERN = r"(?>[a-z]{2})[a-z]|" + CL100K_PATTERN
+
+
+def small_atomic_replayed():
+    pre = pre_tokenizers.Sequence([_split(ATOMIC_PATTERN), _byte_level()])
+    return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(),
+                           normalizer=normalizers.NFKC())
 
 
 # Fixed-length lookbehinds (runs on the regex compiler's backtracking VM), after a Digits split: each piece
@@ -803,29 +818,38 @@ LOOKBEHIND_PATTERN = r"(?<=[0-9])[a-z]+|(?<![\p{L}\p{N}])'\p{L}+|(?<=\p{Han}|[\s
 
 
 def small_lookbehind_split():
-    post = processors.Sequence([processors.ByteLevel(trim_offsets=True, add_prefix_space=False),
-                                processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
-                                                              special_tokens=[("<s>", 0), ("</s>", 1)])])
     pre = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=False), _split(LOOKBEHIND_PATTERN),
                                    _byte_level()])
-    return _small_byte_bpe(pre, post, added=_flagged_added_tokens(), normalizer=normalizers.NFC())
+    return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(), normalizer=normalizers.NFC())
 
 
-# A Replace whose regex the compiler refuses (a backreference: doubled letters) between two native normalizer
-# steps: a text its regex finds no match in is encoded natively without that step (hf_tagtok.gate), the
-# others on stock, and the columnar call interleaves the two.
-def small_backref_replace_gated():
+def _replace_between(pattern, content):
+    """A byte-level BPE whose normalizer is NFC, Replace(pattern, content), Lowercase."""
     post = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
                                          special_tokens=[("<s>", 0), ("</s>", 1)])
-    normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(r"(\p{L})\1"), "ǁ"),
+    normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(pattern), content),
                                        normalizers.Lowercase()])
     return _small_byte_bpe(pre_tokenizers.Sequence([_split(CL100K_PATTERN), _byte_level()]), post,
                            added=_flagged_added_tokens(), normalizer=normalizer)
 
 
-def small_backref_missing_bytes():
+def small_backref_replace():  # doubled letters, by a backreference
+    return _replace_between(r"(\p{L})\1", "ǁ")
+
+
+# A Replace whose regex the compiler refuses (an atomic group: three capitals) between two native normalizer
+# steps: a text its regex finds no match in is encoded natively without that step (hf_tagtok.gate), the
+# others on stock, and the columnar call interleaves the two.
+GATED_REPLACE_PATTERN = r"(?>\p{Lu}\p{Lu})\p{Lu}"
+
+
+def small_atomic_replace_gated():
+    return _replace_between(GATED_REPLACE_PATTERN, "ǁ")
+
+
+def small_atomic_missing_bytes():
     # some texts' tokens leave bytes out (stock drops the missing bytes): those batches are not replayed
-    return _gappy_byte_bpe(pre_tokenizers.Sequence([_split(BACKREF_PATTERN), _byte_level()]))
+    return _gappy_byte_bpe(pre_tokenizers.Sequence([_split(ATOMIC_PATTERN), _byte_level()]))
 
 
 SMALL = {
@@ -865,10 +889,12 @@ SMALL = {
     "small_bytelevel_missing_bytes": small_bytelevel_missing_bytes,
     "small_bytelevel_byte_fallback_unk": small_bytelevel_byte_fallback_unk,
     "small_bytelevel_fused_unk": small_bytelevel_fused_unk,
-    "small_backref_replayed": small_backref_replayed,
+    "small_backref_split": small_backref_split,
+    "small_backref_replace": small_backref_replace,
     "small_lookbehind_split": small_lookbehind_split,
-    "small_backref_missing_bytes": small_backref_missing_bytes,
-    "small_backref_replace_gated": small_backref_replace_gated,
+    "small_atomic_replayed": small_atomic_replayed,
+    "small_atomic_missing_bytes": small_atomic_missing_bytes,
+    "small_atomic_replace_gated": small_atomic_replace_gated,
 }
 
 

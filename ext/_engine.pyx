@@ -58,6 +58,17 @@ class UnsupportedShape(ValueError):
     """The steps are valid but the native executor cannot run them as one program."""
 
 
+class RegexGaveUp(RuntimeError):
+    """A regex with backreferences backtracked past the engine's limit on a text (onig gives up on such
+    searches too, and stock then panics): stock, not the engine, decides what that text gives."""
+
+
+cdef object _run_failure(int rc):
+    if rc == tt.TT_GAVE_UP:
+        return RegexGaveUp(f"a regex backtracked more than {tt.TT_RX_BACKTRACK_LIMIT} times from one position")
+    return MemoryError("out of memory while pre-tokenizing")
+
+
 PROPS = {_cls_prop_names[i].decode(): 1 << i for i in range(_CLS_PROP_COUNT)}
 
 _BEHAVIORS = {
@@ -317,7 +328,9 @@ cdef class Program:
                     offsets = <int64_t *>malloc(2 * n * sizeof(int64_t))
                     if offsets != NULL:
                         tt.tt_char_offsets(data, size, pieces, n, offsets)
-            if rc != 0 or (n and offsets == NULL):
+            if rc != 0:
+                raise _run_failure(rc)
+            if n and offsets == NULL:
                 raise MemoryError("out of memory while pre-tokenizing")
             if spans:
                 return [(offsets[2 * i], offsets[2 * i] if pieces[i].start == pieces[i].end else offsets[2 * i + 1],
@@ -385,7 +398,7 @@ cdef class Program:
                 out.data = _offsets_batch(self._prog, scratch, ptrs, sizes, n_texts,
                                           &count_view[0] if n_texts else NULL, total_bytes, &total, &failed)
             if failed:
-                raise MemoryError("out of memory while pre-tokenizing")
+                raise _run_failure(failed)
             if total == 0:
                 return _np.empty((0, 2), dtype=_np.int64), counts
             out.length = 2 * total
@@ -452,12 +465,14 @@ cdef int64_t *_offsets_batch(const tt.tt_program *prog, tt.tt_scratch *scratch, 
     cdef int64_t *buf = <int64_t *>malloc(cap * 2 * sizeof(int64_t))
     cdef int64_t *grown
     cdef Py_ssize_t i
+    cdef int rc
     if buf == NULL:
         failed[0] = 1
         return NULL
     for i in range(n_texts):
-        if tt.tt_program_run(prog, scratch, ptrs[i], sizes[i], &pieces, &n) != 0:
-            failed[0] = 1
+        rc = tt.tt_program_run(prog, scratch, ptrs[i], sizes[i], &pieces, &n)
+        if rc != 0:
+            failed[0] = rc
             break
         if used + n > cap:
             new_cap = cap * 2

@@ -24,6 +24,8 @@ from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIN
 
 import numpy as np
 
+from hf_tagtok._engine import RegexGaveUp
+
 from hf_tagtok._config import member_span, member_spans, pair_ids_in, token_bytes, vocab_names  # noqa: F401  (the model spec's readers)
 from hf_tagtok.encoding import RECORD_COLUMNS, RECORD_PADDING
 
@@ -58,6 +60,7 @@ cdef extern from "pipeline/tp_normalize.h" nogil:
     void tp_char_alignment(const uint8_t *text, size_t len, uint32_t *from_, uint32_t *to)
     int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
                      const uint8_t **out, const uint32_t **from_, const uint32_t **to, size_t *out_len)
+    int tp_norm_gave_up(tp_norm_scratch *s)
 
 cdef extern from "pipeline/tp_wordpiece.h" nogil:
     ctypedef struct tp_wordpiece:
@@ -172,7 +175,7 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         int unit
         const uint32_t *replay
         size_t n_replay
-    enum: TP_TEXT_SURROGATE, TP_REPLAY_MISMATCH
+    enum: TP_TEXT_SURROGATE, TP_REPLAY_MISMATCH, TP_STOCK_DECIDES
     enum: TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE
     int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n,
                         int add_special, int offsets, int words, tp_columns *out, int64_t *lengths)
@@ -354,6 +357,8 @@ cdef class Normalizer:
         rc = tp_normalize(self._nz, self._scratch, <const uint8_t *><const char *>data, len(data), 1,
                           &out, &from_, &to, &n)
         if rc < 0:
+            if tp_norm_gave_up(self._scratch):
+                raise RegexGaveUp("a Replace regex backtracked past the engine's limit on this text")
             raise MemoryError()
         starts, ends = np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.uint32)
         cdef uint32_t[::1] starts_view = starts, ends_view = ends
@@ -646,7 +651,7 @@ cdef class Pipeline:
 
         A pipeline without a pre-tokenizer (a replaying one) needs `replay`: (ids u32, lengths i64), each text's own token ids as stock
         encodes it without special tokens, one after another (hf_tagtok._lists.flat_ids). It returns None when
-        those tokens do not spell the texts (stock must run)."""
+        those tokens do not spell the texts, or when a regex gave up on a text (RegexGaveUp): stock must run."""
         cdef size_t n = len(texts), i
         cdef tp_text *c_texts = <tp_text *>calloc(n or 1, sizeof(tp_text))
         cdef tp_columns out
@@ -672,7 +677,7 @@ cdef class Pipeline:
             free(c_texts)
         if rc == TP_TEXT_SURROGATE:
             raise UnicodeEncodeError("utf-8", "", 0, 1, "surrogates not allowed")
-        if rc == TP_REPLAY_MISMATCH:
+        if rc == TP_REPLAY_MISMATCH or rc == TP_STOCK_DECIDES:
             return None
         if rc:
             raise MemoryError()
@@ -693,7 +698,8 @@ cdef class Pipeline:
         texts' windows).
 
         truncation: None or (max_length, stride, strategy name, left); padding: None or (length or None
-        for the batch's longest, multiple or 0, left, pad_id, pad_type_id). Returns None when stock raises for this input, else
+        for the batch's longest, multiple or 0, left, pad_id, pad_type_id). Returns None when stock raises for this input
+        (or a regex gave up on it: stock decides), else
         (ids, type_ids, offsets, special, words, attention, encoding records (n, RECORD_COLUMNS): the columns
         hf_tagtok.encoding.RECORD_* name, padding (n, 2), windows (n_items, 2)). `columnar` (for flat arrays):
         offsets i64 and the padding stored, padding None. Else (for `Encoding` views) offsets u32 and only
@@ -737,7 +743,7 @@ cdef class Pipeline:
                                        &windows_view[0, 0] if n else NULL)
         finally:
             free(ptrs); free(lens); free(c_bounds)
-        if rc == TP_STOCK_RAISES:
+        if rc == TP_STOCK_RAISES or rc == TP_STOCK_DECIDES:
             return None
         if rc:
             raise MemoryError()

@@ -81,6 +81,7 @@ cdef extern from "tagtok.h" nogil:
         const tt_rx_spec *rx
 
     enum: TT_PIECE_PREFIX
+    enum: TT_GAVE_UP, TT_RX_BACKTRACK_LIMIT
 
     ctypedef struct tt_piece:
         uint32_t start

@@ -258,7 +258,10 @@ class PreTokenizer:
         _text(text)
         program = self._whole()
         if program is not None:
-            return program.pre_tokenize_str(text)
+            try:
+                return program.pre_tokenize_str(text)
+            except _engine().RegexGaveUp:  # stock decides what such a text gives (or panics, as onig gives up)
+                return self.stock().pre_tokenize_str(text)
         stages = self._plan()
         pretok = PreTokenizedString(text)
         _run_stages(stages, pretok)
@@ -270,7 +273,10 @@ class PreTokenizer:
             raise TypeError("pre_tokenize_offsets expects a list of str, not a str")
         program = self._whole()
         if program is not None:
-            return program.pre_tokenize_offsets(texts if isinstance(texts, list) else list(texts))
+            try:
+                return program.pre_tokenize_offsets(texts if isinstance(texts, list) else list(texts))
+            except _engine().RegexGaveUp:
+                pass
         results = [self.pre_tokenize_str(text) for text in texts]
         counts = np.fromiter((len(pieces) for pieces in results), dtype=np.int64, count=len(results))
         offsets = np.array([span for pieces in results for _, span in pieces], dtype=np.int64).reshape(-1, 2)

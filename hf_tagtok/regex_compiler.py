@@ -19,7 +19,7 @@ MAX_INSTRUCTIONS = 50000
 MAX_CLASSES = 0xFFFF
 
 # Instruction opcodes (ext/engine/regex_vm.c: tt_rx_op).
-OP_MATCH, OP_SET, OP_SPLIT, OP_JMP, OP_LOOK, OP_ASSERT, OP_RUN, OP_BACK = range(8)
+OP_MATCH, OP_SET, OP_SPLIT, OP_JMP, OP_LOOK, OP_ASSERT, OP_RUN, OP_BACK, OP_SAVE, OP_REF = range(10)
 # Assertion kinds (tt_rx_assert).
 A_LINE_BEGIN, A_LINE_END, A_TEXT_BEGIN, A_TEXT_END, A_TEXT_END_NL, A_WORD_B, A_NOT_WORD_B = range(7)
 
@@ -80,11 +80,18 @@ def _property(name, where):
 # | ("run", ranges, min, max|None): a possessive repeat of one set (never gives chars back)
 # | ("look", node, negate) | ("assert", kind) | ("empty",)
 # | ("back", n): n chars back (fails when fewer precede), the start of a lookbehind's body
+# | ("group", node, n): capture group n, kept only when a backreference reads it (else just its node)
+# | ("ref", n, nullable, first chars): a backreference, the text group n last took
 
 class _Parser:
     def __init__(self, pattern):
         self.p = pattern
         self.i = 0
+        self.groups = {}       # capture group number -> its node, once closed (onig numbers them by '(')
+        self.in_looks = set()  # capture groups inside a lookaround
+        self.refs = set()      # group numbers backreferences read
+        self.n_groups = 0      # capture groups opened so far
+        self.look_depth = 0
 
     def fail(self, what, at=None):
         raise UnsupportedRegex(f"{what} at offset {self.i if at is None else at}")
@@ -97,7 +104,7 @@ class _Parser:
         node = self.alt(False)
         if self.i < len(self.p):
             self.fail(f"unbalanced {self.p[self.i]!r}")
-        return node
+        return _captures_read(node, self.refs)
 
     def alt(self, ci):
         branches = [self.concat(ci)]
@@ -235,9 +242,24 @@ class _Parser:
                 return self.literal(node[1], ci, start)
             if node[0] == "set" and ci:
                 self.fail("case-insensitive escape class", start)
+            if node[0] == "ref":
+                return self.backreference(node[1], ci, start), None
             return node, None
         self.i += 1
         return self.literal(ord(c), ci, start)
+
+    def backreference(self, n, ci, start):
+        if ci:
+            self.fail(f"case-insensitive backreference \\{n}", start)
+        if self.look_depth:
+            self.fail(f"backreference \\{n} inside a lookaround", start)
+        if n not in self.groups:
+            self.fail(f"backreference \\{n} to a group not closed before it", start)
+        if n in self.in_looks:
+            self.fail(f"backreference \\{n} to a group inside a lookaround", start)
+        self.refs.add(n)
+        body = self.groups[n]
+        return ("ref", n, _nullable(body), _first_chars(body))
 
     def literal(self, cp, ci, start):
         if not ci:
@@ -253,7 +275,12 @@ class _Parser:
         start = self.i
         self.i += 1
         if self.peek() != "?":
-            node = self.alt(ci)  # a capture group: captures do not move match boundaries
+            self.n_groups += 1
+            number = self.n_groups
+            if self.look_depth:
+                self.in_looks.add(number)
+            node = ("group", self.alt(ci), number)
+            self.groups[number] = node[1]
         else:
             self.i += 1
             c = self.peek()
@@ -262,7 +289,7 @@ class _Parser:
                 node = self.alt(ci)
             elif c in ("=", "!"):
                 self.i += 1
-                node = ("look", self.alt(ci), c == "!")
+                node = ("look", self.looked_at(ci), c == "!")
             elif self.p.startswith("i:", self.i):
                 self.i += 2
                 node = self.alt(True)
@@ -272,7 +299,7 @@ class _Parser:
             elif c == "<" and self.peek(1) in ("=", "!"):
                 negate = self.peek(1) == "!"
                 self.i += 2
-                node = self.lookbehind(self.alt(ci), negate, start)
+                node = self.lookbehind(self.looked_at(ci), negate, start)
             elif c == ">":
                 self.fail("atomic group", start)
             elif c == "<" or c == "P" or c == "'":
@@ -284,6 +311,12 @@ class _Parser:
         if self.peek() != ")":
             self.fail("missing ')'", start)
         self.i += 1
+        return node
+
+    def looked_at(self, ci):
+        self.look_depth += 1
+        node = self.alt(ci)
+        self.look_depth -= 1
         return node
 
     def lookbehind(self, body, negate, start):
@@ -368,8 +401,10 @@ class _Parser:
                 return ("assert", A_WORD_B)
             if c == "B":
                 return ("assert", A_NOT_WORD_B)
+        if c in "123456789" and not in_class and not self.peek().isdigit():
+            return ("ref", int(c))
         if c.isdigit():
-            self.fail(f"backreference or octal escape \\{c}", start)
+            self.fail(f"{'octal escape' if in_class else 'backreference or octal escape'} \\{c}", start)
         if c.isalnum() or ord(c) >= 0x80:
             self.fail(f"escape \\{c}", start)
         return ("char", ord(c))
@@ -445,10 +480,29 @@ def _property_escape(name):
     return _tables()["sets"][name]
 
 
+def _captures_read(node, refs):
+    """`node` with every capture group no backreference reads replaced by its own node."""
+    kind = node[0]
+    if kind == "group":
+        inner = _captures_read(node[1], refs)
+        return ("group", inner, node[2]) if node[2] in refs else inner
+    if kind in ("cat", "alt"):
+        return (kind, [_captures_read(n, refs) for n in node[1]])
+    if kind == "rep":
+        return ("rep", _captures_read(node[1], refs), *node[2:])
+    if kind == "look":
+        return ("look", _captures_read(node[1], refs), node[2])
+    return node
+
+
 def _nullable(node):
     kind = node[0]
     if kind == "set":
         return False
+    if kind == "group":
+        return _nullable(node[1])
+    if kind == "ref":
+        return node[2]
     if kind == "run":
         return node[2] == 0
     if kind in ("empty", "assert", "look"):
@@ -469,6 +523,8 @@ def _fixed_length(node):
         return 1
     if kind == "empty":
         return 0
+    if kind == "group":
+        return _fixed_length(node[1])
     if kind == "run":
         return node[2] if node[2] == node[3] else None
     if kind == "rep":
@@ -488,6 +544,10 @@ def _first_chars(node):
     kind = node[0]
     if kind in ("set", "run"):
         return node[1]
+    if kind == "group":
+        return _first_chars(node[1])
+    if kind == "ref":
+        return node[3]
     if kind in ("assert", "look", "empty"):
         return ()
     if kind == "rep":
@@ -577,6 +637,12 @@ class _Emitter:
                 self.emit(OP_ASSERT, node[1])
         elif kind == "back":
             self.emit(OP_BACK, node[1])
+        elif kind == "group":
+            self.emit(OP_SAVE, 2 * node[2])
+            self.gen(node[1])
+            self.emit(OP_SAVE, 2 * node[2] + 1)
+        elif kind == "ref":
+            self.emit(OP_REF, node[1])
         elif kind == "look":
             pc = self.emit(OP_LOOK, 0, int(node[2]), self.n_looks)
             self.n_looks += 1

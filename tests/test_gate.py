@@ -11,9 +11,9 @@ import hf_tagtok
 from conformance import tokenizer_mode, tokenizer_zoo
 from hf_tagtok import gate, sample_text
 
-EDGE_TEXTS = ["", " ", "no double here", "fine on its own", "a letter doubled: see", "ＡＡ fullwidth",
-              "e\u0301e\u0301 NFC first",
-              "<|special|>xx after a token", "xx<|special|> before it", "<|lstrip|> a <|rstrip|> b norm NORM word",
+EDGE_TEXTS = ["", " ", "no capitals run here", "fine on its own", "THREE capitals: see", "ＡＢＣ fullwidth",
+              "E\u0301E\u0301E\u0301 NFC first",
+              "<|special|>XYZ after a token", "XYZ<|special|> before it", "<|lstrip|> a <|rstrip|> b norm NORM word",
               f"holds the sentinel {gate.SENTINEL} here", "\U0001F600\U0001F600 \u4e2d\u4e2d"]
 TEXTS = sample_text.multiscript_texts()[::20] + EDGE_TEXTS
 
@@ -25,7 +25,7 @@ def _ours(stock):
 
 
 def _gated_copy(normalizer):
-    stock = tokenizer_zoo.load("small_backref_replace_gated")
+    stock = tokenizer_zoo.load("small_atomic_replace_gated")
     stock.normalizer = normalizer
     return stock, _ours(stock)
 
@@ -48,14 +48,14 @@ def _assert_like_stock(ours, stock, texts):
 
 
 def test_gated_zoo_member_encodes_like_stock_natively_where_the_replace_does_not_match():
-    stock = tokenizer_zoo.load("small_backref_replace_gated")
+    stock = tokenizer_zoo.load("small_atomic_replace_gated")
     ours = _ours(stock)
     assert ours._gated is not None and ours._native is None
     _assert_like_stock(ours, stock, TEXTS)
     kinds = [isinstance(encoding, tokenizers.Encoding) for encoding in ours.encode_batch(EDGE_TEXTS)]
     # stock's encodings exactly where stock's own Replace changes the NFC text, or a split token or the sentinel
     # is in it
-    changed = [normalizers.Replace(Regex(r"(\p{L})\1"), "ǁ").normalize_str(normalizers.NFC().normalize_str(text))
+    changed = [normalizers.Replace(Regex(tokenizer_zoo.GATED_REPLACE_PATTERN), "ǁ").normalize_str(normalizers.NFC().normalize_str(text))
                != normalizers.NFC().normalize_str(text) for text in EDGE_TEXTS]
     held = [any(token in text for token in ("<|special|>", "<|lstrip|>", "<|rstrip|>", "word", gate.SENTINEL))
             for text in EDGE_TEXTS]
@@ -65,7 +65,7 @@ def test_gated_zoo_member_encodes_like_stock_natively_where_the_replace_does_not
 
 def test_a_match_in_a_stretch_between_added_tokens_goes_to_stock():
     # ^ anchors at each stretch stock normalizes on its own: the whole text has no match, its second stretch has
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"^(x)\1"), "Y"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"^(?>x)x"), "Y"))
     texts = ["ab<|special|>xx", "xx ab", "ab xx"]
     assert ours._gated.gate.mask(texts) == [False, False, True]
     _assert_like_stock(ours, stock, texts)
@@ -73,7 +73,7 @@ def test_a_match_in_a_stretch_between_added_tokens_goes_to_stock():
 
 def test_a_text_holding_the_sentinel_that_the_regex_matches_goes_to_stock():
     # the match is the sentinel itself: the gate's Replace gives the text back unchanged
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(\x{FDD0})\1*\x{10FFFF}\x{FDD1}"), "Z"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(?>\x{FDD0})\x{FDD0}*\x{10FFFF}\x{FDD1}"), "Z"))
     texts = [f"a{gate.SENTINEL}b", "ab"]
     assert ours._gated.gate.mask(texts) == [False, True]
     _assert_like_stock(ours, stock, texts)
@@ -82,7 +82,7 @@ def test_a_text_holding_the_sentinel_that_the_regex_matches_goes_to_stock():
 def test_empty_matches_are_matches():
     # (stock panics on the zoo member's normalized added token under this normalizer: a tokenizer without any)
     stock = tokenizer_zoo._small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False),
-                                          normalizer=normalizers.Replace(Regex(r"(q)\1|z*"), "-"))
+                                          normalizer=normalizers.Replace(Regex(r"(?>q)q|z*"), "-"))
     ours = _ours(stock)
     texts = ["abc", "", "qq", "zz"]
     assert ours._gated.gate.mask(texts) == [False, True, False, False]
@@ -90,9 +90,9 @@ def test_empty_matches_are_matches():
 
 
 def test_truncation_padding_and_pairs_run_native_only_when_every_text_passes():
-    stock = tokenizer_zoo.load("small_backref_replace_gated")
+    stock = tokenizer_zoo.load("small_atomic_replace_gated")
     ours = _ours(stock)
-    clean, dirty = "one two six nine ten", "a letter doubled: see"
+    clean, dirty = "one two six nine ten", "THREE capitals: see"
     for tokenizer in (stock, ours):
         tokenizer.enable_truncation(9, stride=1)
         tokenizer.enable_padding(length=12)
@@ -107,7 +107,7 @@ def test_truncation_padding_and_pairs_run_native_only_when_every_text_passes():
 
 
 def test_a_lone_surrogate_raises_what_stock_raises():
-    stock = tokenizer_zoo.load("small_backref_replace_gated")
+    stock = tokenizer_zoo.load("small_atomic_replace_gated")
     ours = _ours(stock)
     with pytest.raises(Exception) as expected:
         stock.encode_batch(["ok", "bad \udc80"])
@@ -119,26 +119,26 @@ def test_a_lone_surrogate_raises_what_stock_raises():
 
 def test_refused_steps_are_checked_one_after_the_other():
     # the second Replace sees what the Lowercase between them makes
-    stock, ours = _gated_copy(normalizers.Sequence([normalizers.Replace(Regex(r"(a)\1"), "c"), normalizers.Lowercase(),
-                                                     normalizers.Replace(Regex(r"(c)\1"), "d")]))
+    stock, ours = _gated_copy(normalizers.Sequence([normalizers.Replace(Regex(r"(?>a)a"), "c"), normalizers.Lowercase(),
+                                                     normalizers.Replace(Regex(r"(?>c)c"), "d")]))
     texts = ["aa b", "Cc b", "ab cd", "a C c"]
     assert ours._gated.gate.mask(texts) == [False, False, True, True]
     _assert_like_stock(ours, stock, texts)
 
 
 def test_report_names_the_step_and_the_gate():
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\1"), "b"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(?>a)a"), "b"))
     report = ours.acceleration
-    assert not report["normalizer"]["native"] and "backreference" in report["normalizer"]["reason"]
+    assert not report["normalizer"]["native"] and "atomic group" in report["normalizer"]["reason"]
     assert "encoded natively without that step" in report["normalizer"]["reason"]
     assert report["model"]["native"] and report["pre_tokenizer"]["native"]
-    with pytest.warns(hf_tagtok.FallbackWarning, match="backreference"):
+    with pytest.warns(hf_tagtok.FallbackWarning, match="atomic group"):
         hf_tagtok.Tokenizer.from_str(stock.to_str())
 
 
 def test_no_gate_when_another_stage_is_not_native():
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\1"), "b"))
-    stock.pre_tokenizer = pre_tokenizers.Split(Regex(r"(b)\1"), "removed")  # drops bytes: not replayed either
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(?>a)a"), "b"))
+    stock.pre_tokenizer = pre_tokenizers.Split(Regex(r"(?>b)b"), "removed")  # drops bytes: not replayed either
     ours = _ours(stock)
     assert ours._gated is None and ours._native is None
     assert not ours.acceleration["model"]["native"]
@@ -146,7 +146,7 @@ def test_no_gate_when_another_stage_is_not_native():
 
 
 def test_while_most_texts_fail_a_call_checks_only_a_sample():
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\1"), "b"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(?>a)a"), "b"))
     mask = ours._gated.gate.mask
     failing, passing = ["aa x"] * 100, ["ab x"] * 100
     assert mask(failing) == [False] * 100
@@ -164,11 +164,11 @@ def test_tag_tokenizer_fast_runs_natively_when_every_text_of_a_call_passes(tmp_p
     from hf_tagtok.conformance_cli import OPTION_SETS, compare_call
 
     path = tmp_path / "tokenizer.json"
-    tokenizer_zoo.load("small_backref_replace_gated").save(str(path))
+    tokenizer_zoo.load("small_atomic_replace_gated").save(str(path))
     stock = PreTrainedTokenizerFast(tokenizer_file=str(path), pad_token="<s>")
     tag = hf_tagtok.TagTokenizerFast(tokenizer_file=str(path), pad_token="<s>")
-    clean = ["no double here", "fine on its own", "one two six nine ten"]
-    for batch in (clean, clean + ["a letter doubled: see"]):
+    clean = ["no capitals run here", "fine on its own", "one two six nine ten"]
+    for batch in (clean, clean + ["THREE capitals: see"]):
         for options in OPTION_SETS:
             compare_call(stock, tag, (batch,), options)
             compare_call(stock, tag, (batch, batch[::-1]), options)
@@ -182,11 +182,11 @@ def test_patched_auto_tokenizer_returns_a_gated_tokenizer_accelerated_with_a_war
     from hf_tagtok.conformance_cli import compare_call
 
     path = tmp_path / "tokenizer.json"
-    tokenizer_zoo.load("small_backref_replace_gated").save(str(path))
+    tokenizer_zoo.load("small_atomic_replace_gated").save(str(path))
     PreTrainedTokenizerFast(tokenizer_file=str(path), pad_token="<s>").save_pretrained(tmp_path / "saved")
     hf_tagtok.patch_transformers()
     try:
-        with pytest.warns(hf_tagtok.FallbackWarning, match="backreference") as caught:
+        with pytest.warns(hf_tagtok.FallbackWarning, match="atomic group") as caught:
             patched = AutoTokenizer.from_pretrained(tmp_path / "saved")
     finally:
         hf_tagtok.unpatch_transformers()

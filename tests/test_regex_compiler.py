@@ -187,7 +187,13 @@ def test_sequence_and_native_pipeline_use_the_compiled_step():
 
 
 @pytest.mark.parametrize("pattern,construct", [
-    (r"(a)\1", "backreference or octal escape \\1 at offset 3"),
+    (r"(a)\12", "backreference or octal escape \\1 at offset 3"),
+    (r"(a)[\1]", "octal escape \\1 at offset 4"),
+    (r"\1(a)", "backreference \\1 to a group not closed before it at offset 0"),
+    (r"(a\1)", "backreference \\1 to a group not closed before it at offset 2"),
+    (r"(a)(?=\1)", "backreference \\1 inside a lookaround at offset 6"),
+    (r"(?=(a))\1", "backreference \\1 to a group inside a lookaround at offset 7"),
+    (r"(?i)(a)\1", "case-insensitive backreference \\1 at offset 7"),
     (r"(?<=a+)b", "lookbehind whose alternative has no fixed length"),
     (r"(?<=\ba)b", "lookbehind whose alternative has no fixed length, or holds a lookaround or anchor"),
     (r"(?>ab)", "atomic group at offset 0"),
@@ -213,7 +219,10 @@ def test_malformed_compiled_steps_are_rejected():
     bad_jump = bytearray(good["code"])
     bad_jump[4:8] = (10 ** 6).to_bytes(4, "little", signed=True)
     stray_back = struct.pack("<4i", regex_compiler.OP_BACK, 1, 0, 0) + good["code"][16:]  # in the main program
+    unbound_ref = struct.pack("<4i", regex_compiler.OP_REF, 1, 0, 0) + good["code"]  # no SAVE bounds group 1
+    far_save = struct.pack("<4i", regex_compiler.OP_SAVE, 10 ** 6, 0, 0) + good["code"]
     for change in ({"code": b""}, {"code": bytes(bad_jump)}, {"code": stray_back}, {"stage1": b"\0\0"},
+                   {"code": unbound_ref}, {"code": far_save},
                    {"n_classes": 0}, {"sets": good["sets"][:-8] or b"x"}, {"n_looks": -1}):
         with pytest.raises((ValueError, _engine.UnsupportedShape)):
             _engine.Program([{**good, **change}])
@@ -353,6 +362,91 @@ def run_fuzz(seed, n_patterns, n_texts):
         if stock_failed:
             print(f"stock hit onig's retry limit on {stock_failed} texts of {pattern!r}")
     return compiled, rejected, invalid
+
+
+class _BackrefPattern:
+    """A random pattern with capture groups and backreferences to groups closed before them, over a small
+    alphabet so that groups repeat in the texts (_backref_texts)."""
+
+    ATOMS = ["a", "b", "a", "b", "1", " ", "é", r"\w", r"\s", r"\d", r"\p{L}", "[ab]", "[^a ]", "."]
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.opened = 0
+        self.closed = []
+
+    def alt(self, depth=0):
+        return "|".join(self.branch(depth) for _ in range(self.rng.randint(1, 2 if depth else 3)))
+
+    def branch(self, depth):
+        return "".join(self.atom(depth) + _fuzz_quant(self.rng) for _ in range(self.rng.randint(1, 3)))
+
+    def atom(self, depth):
+        r = self.rng.random()
+        if self.closed and r < 0.3:
+            return "\\" + str(self.rng.choice(self.closed))
+        if depth < 2 and r < 0.55 and self.opened < 9:
+            self.opened += 1
+            number = self.opened
+            body = "(" + self.alt(depth + 1) + ")"
+            self.closed.append(number)
+            return body
+        if depth < 2 and r < 0.6:
+            return "(?:" + self.alt(depth + 1) + ")"
+        return self.rng.choice(self.ATOMS)
+
+
+def _backref_texts(rng, count):
+    pieces = ["a", "b", "aa", "ab", "ba", "bb", " ", "1", "11", "é", "éé", "日", "x", "\n"]
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(count)]
+
+
+def test_fuzz_backreferences_equal_stock():
+    """Random patterns with backreferences: the capture-keeping VM against Oniguruma, every behavior."""
+    rng = random.Random(29)
+    compiled = 0
+    for _ in range(int(os.environ.get("HF_TAGTOK_REGEX_FUZZ", "120")) * 2):
+        pattern = _BackrefPattern(rng).alt()
+        try:
+            stock = hf.Split(Regex(pattern), "isolated")
+            stock.pre_tokenize_str("ab")
+        except Exception:
+            continue
+        try:
+            regex_compiler.compile_pattern(pattern)
+        except regex_compiler.UnsupportedRegex:
+            continue
+        compiled += 1
+        behavior, invert = rng.choice(BEHAVIORS), rng.random() < 0.3
+        ours, stock = _pairs(pattern, behavior, invert)
+        _assert_same(ours, stock, _backref_texts(rng, 40) + _fuzz_texts(rng.random(), 10),
+                     f"backreference fuzz {pattern!r} {behavior} {invert}")
+    assert compiled >= 100
+
+
+@pytest.mark.parametrize("pattern", [r"([a-z])\1+", r"(\w+) \1\b", r"((a)|b)+\2", r"(a?)\1b", r"(?:(a)|b)\1"])
+def test_backreferences_on_every_code_point(pattern):
+    ours, stock = _pairs(pattern)
+    assert _compiled_program(pattern).dfa_steps == 0  # a backreference needs the VM
+    texts = [chunk + chunk[:40] for chunk in _scalar_chunks(step=7, size=512)] + ["aa bb  ab ab", "a" * 300]
+    _assert_same(ours, stock, texts + CORPUS, f"backreference {pattern!r}")
+
+
+def test_backtracking_past_the_limit_hands_the_text_to_stock():
+    pattern = r"(b)\1|(?:a|a)+(?:a|a)+(?:a|a)+b"  # exponential backtracking on a run of a's without a b
+    ours, stock = _pairs(pattern)
+    text = "c" + "a" * 40
+    program = _compiled_program(pattern)
+    with pytest.raises(_engine.RegexGaveUp):
+        program.pre_tokenize_str(text)
+    try:
+        expected = stock.pre_tokenize_str(text)
+    except BaseException as error:  # onig gives up too: stock panics
+        with pytest.raises(type(error)):
+            ours.pre_tokenize_str(text)
+    else:
+        assert ours.pre_tokenize_str(text) == expected
+    assert ours.pre_tokenize_str("caab") == stock.pre_tokenize_str("caab")
 
 
 def test_fuzz_dfa_equals_backtracking_vm():

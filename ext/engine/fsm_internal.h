@@ -103,10 +103,12 @@ size_t tt_fsm_whitespace(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out
 size_t tt_fsm_scripts(const tt_view *v, uint32_t lo, uint32_t hi, tt_seg *out);
 size_t tt_fsm_fixed_length(const tt_view *v, uint32_t lo, uint32_t hi, uint32_t length, tt_seg *out);
 
-/* Compiled regexes (regex_vm.c). tt_fsm_compiled returns TT_RX_OOM when out of memory. */
+/* Compiled regexes (regex_vm.c). tt_fsm_compiled returns TT_RX_OOM when out of memory, and TT_RX_LIMIT when a
+ * program with backreferences backtracked more than TT_RX_BACKTRACK_LIMIT times from one search start. */
 typedef struct tt_rx tt_rx;
 typedef struct tt_rx_mem tt_rx_mem;
 #define TT_RX_OOM ((size_t)-1)
+#define TT_RX_LIMIT ((size_t)-2)
 tt_rx *tt_rx_new(const tt_rx_spec *spec, char *err, size_t err_len);
 void tt_rx_free(tt_rx *rx);
 int tt_rx_uses_dfa(const tt_rx *rx);

@@ -396,6 +396,7 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
             n_segs = byte_class_segments(bs->member, v->text, lo, hi, sc->segs);
         }
         if (n_segs == TT_RX_OOM) return -1;
+        if (n_segs == TT_RX_LIMIT) return TT_GAVE_UP;
         if (n_segs == 1 && sc->segs[0].match == (uint32_t)invert) { /* nothing matched: every behavior keeps it */
             if (hi > lo) sc->next[out++] = (tt_piece){lo, hi, 0};
         } else {
@@ -612,8 +613,10 @@ int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, 
     tt_view v = {text, sc->tags, sc->stags, prog->props, &prog->run_ends};
     sc->cur[0] = (tt_piece){0, (uint32_t)len, 0};
     n = 1;
-    for (size_t i = 0; i < prog->n_before; i++)
-        if (run_split(prog, i, NULL, &v, sc, &n)) return -1;
+    for (size_t i = 0; i < prog->n_before; i++) {
+        int rc = run_split(prog, i, NULL, &v, sc, &n);
+        if (rc) return rc;
+    }
     if (prog->has_final) {
         int rc = prog->final.kind == TT_STEP_METASPACE ? run_metaspace(prog, &v, len, sc, &n)
                                                        : run_bytelevel(prog, &v, sc, &n);
@@ -637,6 +640,7 @@ int tt_program_matches(const tt_program *prog, tt_scratch *sc, const uint8_t *te
     tt_view v = {text, NULL, NULL, prog->props, NULL};
     size_t n = tt_fsm_compiled(prog->rx[0], &v, 0, (uint32_t)len, sc->rx_mem, sc->segs);
     if (n == TT_RX_OOM) return -1;
+    if (n == TT_RX_LIMIT) return TT_GAVE_UP;
     *segs = sc->segs;
     *n_segs = n;
     return 0;

@@ -5,7 +5,8 @@
 
 #include "fsm_internal.h"
 
-enum { RX_MATCH, RX_SET, RX_SPLIT, RX_JMP, RX_LOOK, RX_ASSERT, RX_RUN, RX_BACK, RX_OP_COUNT };
+enum { RX_MATCH, RX_SET, RX_SPLIT, RX_JMP, RX_LOOK, RX_ASSERT, RX_RUN, RX_BACK, RX_SAVE, RX_REF, RX_OP_COUNT };
+#define RX_MAX_GROUPS 10 /* groups a backreference can name: \1 to \9 */
 enum { RX_LINE_BEGIN, RX_LINE_END, RX_TEXT_BEGIN, RX_TEXT_END, RX_TEXT_END_NL, RX_WORD_B, RX_NOT_WORD_B,
        RX_ASSERT_COUNT };
 
@@ -19,6 +20,8 @@ struct tt_rx {
     uint32_t words; /* uint64 words per set bitmap */
     uint32_t n_classes, n_sets;
     uint32_t n_main_splits, n_splits, n_looks;
+    uint32_t n_slots; /* capture slots (2 per group a backreference reads); nonzero: the main program runs
+                       * without the memo (a match then depends on the captures, not on (pc, pos) alone) */
     int first_set;
     uint64_t serial; /* identifies this program to per-thread DFA caches (never reused) */
     /* DFA threads: (pc, repeat count) pairs numbered densely; NULL when the program needs the VM */
@@ -43,7 +46,8 @@ struct tt_rx_mem {
     uint64_t *memo; size_t memo_cap;    /* main-program SPLIT visits, (pos - lo) * n_main_splits + k */
     uint32_t *stamps; size_t stamps_cap; /* lookaround SPLIT visits, by generation */
     uint8_t *looks; size_t looks_cap;   /* 0 unknown, 1 true, 2 false; (pos - lo) * n_looks + id */
-    uint32_t *stack; size_t stack_cap;  /* (pc, pos) pairs */
+    uint32_t *stack; size_t stack_cap;  /* (pc, pos) pairs; with captures, (pc or slot | RX_RESTORE, pos or old) */
+    uint32_t *caps; size_t caps_cap;    /* capture slots: start and end byte of each group, RX_UNSET when none */
     size_t sp;
     uint32_t gen;
     tt_rx_dfa **dfas; size_t n_dfas;    /* one lazily built DFA per program this memory has run */

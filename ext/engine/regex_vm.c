@@ -13,6 +13,11 @@
  * because the success path passed through it. Lookarounds are pure functions of the position and
  * are cached per (lookaround, position); inside one lookaround evaluation a generation-stamped memo
  * plays the same role.
+ *
+ * A program with backreferences (SAVE and REF in its main part, never in a lookaround body) runs
+ * without the memo, as onig does: SAVE records a group's bound (undone on backtracking), REF matches
+ * the bytes the group last took, and fails while the group has taken none. Backtracking is bounded
+ * per search start (TT_RX_BACKTRACK_LIMIT).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,6 +112,11 @@ tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
                  (uint32_t)c < s->n_looks && pc + 1 < rx->n_code;
             break;
         case RX_BACK: ok = a >= 0 && pc + 1 < rx->n_code; break; /* a lookbehind body's start: a chars back */
+        case RX_SAVE: /* slot a := pos (2g: group g's start, 2g + 1: its end) */
+            ok = a >= 0 && a < 2 * RX_MAX_GROUPS && pc + 1 < rx->n_code;
+            if (ok && (uint32_t)a + 2 - (a & 1) > rx->n_slots) rx->n_slots = (uint32_t)a + 2 - (a & 1);
+            break;
+        case RX_REF: ok = a >= 0 && a < RX_MAX_GROUPS && pc + 1 < rx->n_code; break; /* group a's text again */
         case RX_ASSERT:
             ok = a >= 0 && a < RX_ASSERT_COUNT && pc + 1 < rx->n_code &&
                  ((a != RX_WORD_B && a != RX_NOT_WORD_B) || (b >= 0 && (uint32_t)b < s->n_sets));
@@ -129,6 +139,9 @@ tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
         while (rx->code[4 * p] == RX_JMP && hops++ <= rx->n_code) p = (uint32_t)rx->code[4 * p + 1];
         if (hops > rx->n_code) return reject(rx, err, err_len, "jump cycle");
     }
+    for (uint32_t pc = 0; pc < rx->n_code; pc++)
+        if (rx->code[4 * pc] == RX_REF && 2 * (uint32_t)rx->code[4 * pc + 1] + 1 >= rx->n_slots)
+            return reject(rx, err, err_len, "REF to a group no SAVE bounds");
     const char *why = segments_of(rx, s);
     if (why) return reject(rx, err, err_len, why);
     if (tt_rx_dfa_prepare(rx, s->backtrack_only)) return reject(rx, err, err_len, "out of memory");
@@ -139,7 +152,7 @@ tt_rx_mem *tt_rx_mem_new(void) { return calloc(1, sizeof(tt_rx_mem)); }
 
 void tt_rx_mem_free(tt_rx_mem *m) {
     if (!m) return;
-    free(m->memo); free(m->stamps); free(m->looks); free(m->stack);
+    free(m->memo); free(m->stamps); free(m->looks); free(m->stack); free(m->caps);
     tt_rx_dfa_free_all(m);
     free(m);
 }
@@ -240,9 +253,83 @@ static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) {
                 if (r < 0) return -1;
                 if (r == in[2]) break; /* b == 1: negative lookaround */
                 pc++;
-            } else { /* RX_ASSERT */
+            } else if (in[0] == RX_ASSERT) {
                 if (!assertion(x, in[1], in[2], pos)) break;
                 pc++;
+            } else { /* SAVE or REF: the compiler keeps them out of what runs here (a REF would read no captures) */
+                if (in[0] == RX_REF) break;
+                pc++;
+            }
+        }
+    }
+    return -1;
+}
+
+#define RX_RESTORE 0x80000000u /* a stack entry that puts a capture slot back when popped */
+
+#define RX_UNSET UINT32_MAX
+
+/* run() for the main program of one with backreferences, from pc 0 at pos0, without the memo. The match
+ * end, -1 (none, or OOM with x->oom), or -2 past the backtracking limit. */
+static int64_t run_captures(ctx *x, uint32_t pos0) {
+    const tt_rx *rx = x->rx;
+    tt_rx_mem *m = x->m;
+    uint32_t *caps = m->caps;
+    for (uint32_t k = 0; k < rx->n_slots; k++) caps[k] = RX_UNSET;
+    m->sp = 0;
+    if (push(x, 0, pos0)) return -1;
+    uint32_t backtracks = 0;
+    while (m->sp) {
+        uint32_t pos = m->stack[--m->sp];
+        uint32_t pc = m->stack[--m->sp];
+        if (pc & RX_RESTORE) {
+            caps[pc & ~RX_RESTORE] = pos;
+            continue;
+        }
+        if (++backtracks > TT_RX_BACKTRACK_LIMIT) return -2;
+        for (;;) {
+            const int32_t *in = rx->code + 4 * pc;
+            if (in[0] == RX_SET) {
+                if (pos >= x->hi || !in_set(rx, (uint32_t)in[1], utf8_decode(x->text + pos, NULL))) break;
+                pos = pos + utf8_char_len(x->text[pos]);
+                pc++;
+            } else if (in[0] == RX_SPLIT) {
+                if (push(x, (uint32_t)in[2], pos)) return -1;
+                pc = (uint32_t)in[1];
+            } else if (in[0] == RX_SAVE) {
+                if (push(x, (uint32_t)in[1] | RX_RESTORE, caps[in[1]])) return -1;
+                caps[in[1]] = pos;
+                pc++;
+            } else if (in[0] == RX_REF) {
+                uint32_t from = caps[2 * in[1]], to = caps[2 * in[1] + 1];
+                if (from == RX_UNSET || to == RX_UNSET || to < from || to - from > x->hi - pos ||
+                    memcmp(x->text + pos, x->text + from, to - from))
+                    break;
+                pos += to - from;
+                pc++;
+            } else if (in[0] == RX_RUN) {
+                uint32_t got = 0, limit = in[3] < 0 ? UINT32_MAX : (uint32_t)in[3];
+                while (got < limit && pos < x->hi && in_set(rx, (uint32_t)in[1], utf8_decode(x->text + pos, NULL))) {
+                    pos += utf8_char_len(x->text[pos]);
+                    got++;
+                }
+                if (got < (uint32_t)in[2]) break;
+                pc++;
+            } else if (in[0] == RX_JMP) {
+                pc = (uint32_t)in[1];
+            } else if (in[0] == RX_MATCH) {
+                m->sp = 0;
+                return pos;
+            } else if (in[0] == RX_LOOK) {
+                int r = look(x, (uint32_t)in[3], (uint32_t)in[1], pos);
+                if (r < 0) return -1;
+                if (r == in[2]) break;
+                pc++;
+            } else if (in[0] == RX_ASSERT) {
+                if (!assertion(x, in[1], in[2], pos)) break;
+                pc++;
+            } else { /* RX_BACK only starts a lookbehind's body */
+                break;
             }
         }
     }
@@ -279,6 +366,7 @@ static int vm_prepare(const tt_rx *rx, tt_rx_mem *m, uint32_t lo, uint32_t hi) {
         memset(m->stamps, 0, n_stamps * sizeof(uint32_t));
         m->gen = 0;
     }
+    if (grow_reserve(&m->caps, &m->caps_cap, rx->n_slots + 1, sizeof(uint32_t))) return -1;
     memset(m->memo, 0, memo_words * sizeof(uint64_t));
     memset(m->looks, 0, width * rx->n_looks);
     m->sp = 0;
@@ -301,15 +389,16 @@ size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t 
                     start += utf8_char_len(v->text[start]);
                 if (start >= hi) break;
             }
-            end = run(&x, 0, start, 0);
+            end = rx->n_slots ? run_captures(&x, start) : run(&x, 0, start, 0);
             if (x.oom) return TT_RX_OOM;
+            if (end == -2) return TT_RX_LIMIT;
             if (end >= 0 || start >= hi) break;
             start = start + utf8_char_len(v->text[start]);
         }
         if (end < 0) break;
         int took = tt_rx_segments_take(&it, v->text, hi, start, (uint32_t)end, 0);
         if (took < 0) break;
-        if (took && rx->n_main_splits) { /* the success path passed through this column */
+        if (took && rx->n_main_splits && !rx->n_slots) { /* the success path passed through this column */
             size_t first = (size_t)(end - lo) * rx->n_main_splits;
             for (size_t b = first; b < first + rx->n_main_splits; b++) m->memo[b >> 6] &= ~(1ull << (b & 63));
         }

@@ -147,13 +147,20 @@ size_t tt_program_dfa_steps(const tt_program *program);
 tt_scratch *tt_scratch_new(void);
 void tt_scratch_free(tt_scratch *scratch);
 
-/* Run on valid UTF-8. Pieces live in `scratch` until its next use. Returns 0, or -1 on OOM. */
+/* A program gave up on a text: a regex with backreferences backtracked past its limit there (onig gives up on
+ * such searches too, and stock then panics), so stock, not this engine, decides what the text gives. */
+#define TT_GAVE_UP (-2)
+/* Backtracks from one search start past which a regex gives up (a tenth of onig's default retry limit, so the
+ * engine gives up first and stock decides every text onig might give up on). */
+#define TT_RX_BACKTRACK_LIMIT 1000000
+
+/* Run on valid UTF-8. Pieces live in `scratch` until its next use. Returns 0, -1 on OOM, or TT_GAVE_UP. */
 int tt_program_run(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
                    const tt_piece **pieces, size_t *n_pieces);
 
 /* For a program of one compiled-regex split step: the segments of its matches over the whole text, in
  * order, as tokenizers' find_matches lists them (an empty text has none). They live in `scratch` until its
- * next use. Returns 0, or -1 on OOM or a program of another shape. */
+ * next use. Returns 0, -1 on OOM or a program of another shape, or TT_GAVE_UP. */
 int tt_program_matches(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
                        const tt_seg **segs, size_t *n_segs);
 

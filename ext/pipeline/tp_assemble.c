@@ -168,7 +168,8 @@ static int encode_side(const assemble_job *job, tp_workspace *ws, size_t t, int 
     size_t from = job->bounds[2 * t + side], to = job->bounds[2 * t + side + 1];
     for (size_t k = from; k < to; k++) {
         size_t first = c->n;
-        if (tp_encode_sequence(job->a->p, ws, job->pieces[k], job->piece_lens[k], c)) return -1;
+        int code = tp_encode_sequence(job->a->p, ws, job->pieces[k], job->piece_lens[k], c);
+        if (code) return code;
         if (job->pretokenized)
             for (size_t r = first; r < c->n; r++) c->words[r] = (int32_t)(k - from);
     }
@@ -180,7 +181,7 @@ static int assemble_item(const assemble_job *job, tp_workspace *ws, spans *wa, s
     const tp_assembly *a = job->a;
     tp_columns *seq = tp_workspace_sequences(ws), *tokens = tp_workspace_output(ws);
     int is_pair = job->is_pair[t], code;
-    if (encode_side(job, ws, t, 0, &seq[0]) || encode_side(job, ws, t, 1, &seq[1])) return -1;
+    if ((code = encode_side(job, ws, t, 0, &seq[0])) || (code = encode_side(job, ws, t, 1, &seq[1]))) return code;
     size_t ta, tb;
     if ((code = targets(a, seq[0].n, seq[1].n, is_pair, job->add_special, &ta, &tb))) return code;
     if ((code = cut(wa, seq[0].n, ta, a->stride, a->truncate_left))) return code;

@@ -76,8 +76,8 @@ typedef struct {
  * windows[2i], windows[2i+1]: how many overflow windows truncation cut from A and from B (-1 for B of a
  * single text). columnar: the output is for flat arrays, offsets in out->tokens.wide_offsets and the
  * padding stored; else (for views on each encoding) offsets in out->tokens.offsets and only the tokens
- * stored, each record counting the padding around them. Returns 0, -1 on OOM, or TP_STOCK_RAISES (then
- * *out holds nothing). */
+ * stored, each record counting the padding around them. Returns 0, -1 on OOM, TP_STOCK_RAISES or
+ * TP_STOCK_DECIDES (then *out holds nothing). */
 int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_workspace **workspaces,
                       const uint8_t *const *pieces, const size_t *piece_lens, const size_t *bounds,
                       const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int columnar,

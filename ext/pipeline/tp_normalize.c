@@ -114,6 +114,7 @@ struct tp_norm_scratch {
     uint8_t *joined; /* prefix + text */
     size_t joined_cap;
     int shifted; /* the last general run began with chars Precompiled removed uncounted (see emit_replacement) */
+    int gave_up;        /* a Replace regex gave up on the text (TT_GAVE_UP): see tp_norm_gave_up */
     uint8_t *rx_text;   /* REPLACE_REGEX: the chars' UTF-8, and per byte starting a char, that char's index */
     uint32_t *rx_char;
     size_t rx_cap;
@@ -379,9 +380,12 @@ static void replace_matches(const step *st, const chars *in, chars *out, const t
 static int replace_regex(const step *st, const chars *in, chars *out, tp_norm_scratch *s) {
     size_t len, n_segs;
     const tt_seg *segs;
-    if (chars_utf8(in, s, &len) || (!s->engine && !(s->engine = tp_engine->scratch_new()))
-        || tp_engine->program_matches(st->program, s->engine, s->rx_text, len, &segs, &n_segs))
+    if (chars_utf8(in, s, &len) || (!s->engine && !(s->engine = tp_engine->scratch_new()))) return -1;
+    int rc = tp_engine->program_matches(st->program, s->engine, s->rx_text, len, &segs, &n_segs);
+    if (rc) {
+        s->gave_up = rc == TT_GAVE_UP;
         return -1;
+    }
     replace_matches(st, in, out, segs, n_segs, s->rx_char);
     return 0;
 }
@@ -1249,7 +1253,11 @@ static int leading_match(const tp_normalizer *nz, tp_norm_scratch *s, const uint
     for (size_t k = 0; k < nz->leading_regex; k++) {
         const tt_seg *segs;
         size_t n;
-        if (tp_engine->program_matches(nz->steps[k].program, s->engine, text, len, &segs, &n)) return -1;
+        int rc = tp_engine->program_matches(nz->steps[k].program, s->engine, text, len, &segs, &n);
+        if (rc) {
+            s->gave_up = rc == TT_GAVE_UP;
+            return -1;
+        }
         for (size_t i = 0; i < n; i++)
             if (segs[i].match) {
                 *known = (known_matches){k, segs, n};
@@ -1257,6 +1265,12 @@ static int leading_match(const tp_normalizer *nz, tp_norm_scratch *s, const uint
             }
     }
     return 0;
+}
+
+int tp_norm_gave_up(tp_norm_scratch *s) {
+    int gave_up = s->gave_up;
+    s->gave_up = 0;
+    return gave_up;
 }
 
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,

@@ -67,9 +67,11 @@ void tp_norm_scratch_free(tp_norm_scratch *s);
  * byte stayed where it was (*out_len == len; byte b came from the char holding text[b]), and *out is
  * then text itself when nothing changed. With `align` 0 the caller needs no alignment, and *from and
  * *to may be NULL whatever changed.
- * Returns 0, or -1 on OOM. */
+ * Returns 0, or -1 on OOM or when a Replace regex gave up on the text (then tp_norm_gave_up says so). */
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len);
+/* Whether the last failed tp_normalize on s failed because a Replace regex gave up (TT_GAVE_UP); clears it. */
+int tp_norm_gave_up(tp_norm_scratch *s);
 
 /* The alignment of a text whose bytes stayed where they were (what tp_normalize leaves as NULL): each
  * byte of text[0, len) aligns to [from[b], to[b]), the char holding it. */

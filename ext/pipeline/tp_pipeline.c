@@ -716,7 +716,8 @@ static int encode_stretch(const tp_pipeline *p, tp_workspace *ws, tp_columns *c,
     const tt_piece *pieces;
     size_t n_pieces;
     const tt_program *program = at_start || !p->program_later ? p->program : p->program_later;
-    if (tp_engine->program_run(program, ws->pre, bytes + s, e - s, &pieces, &n_pieces)) return -1;
+    int rc = tp_engine->program_run(program, ws->pre, bytes + s, e - s, &pieces, &n_pieces);
+    if (rc) return rc == TT_GAVE_UP ? TP_STOCK_DECIDES : -1;
     return encode_pieces(p, ws, c, st, bytes, s, e, pieces, n_pieces, al);
 }
 
@@ -732,7 +733,7 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
         /* ids alone need no alignment, unless a stretch must know whether it starts the text */
         int align = !ids_only(c) || p->program_later;
         if (tp_normalize(p->normalizer, ws->norm, text + gap.start, len, align, &bytes, &al.from, &al.to, &len))
-            return -1;
+            return tp_norm_gave_up(ws->norm) ? TP_STOCK_DECIDES : -1;
         if (bytes == text + gap.start) bytes = text; /* unchanged: the text's own path */
         else shift = 0, aligned = &al;
     }

@@ -118,13 +118,14 @@ typedef struct {
 
 #define TP_TEXT_SURROGATE 2 /* a text holds a surrogate code point: it has no UTF-8 form */
 #define TP_REPLAY_MISMATCH 3 /* a replayed text's tokens do not spell its stretches, or miss its added tokens */
+#define TP_STOCK_DECIDES 4 /* a regex gave up on a text (TT_GAVE_UP): stock, not the pipeline, encodes the call */
 
 enum { TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE }; /* which offsets column an output gets */
 
 /* Encode n texts into out, its columns malloc'ed to the exact size (free with tp_columns_free): offsets
  * (TP_OFFSETS_*: none, out->offsets or out->wide_offsets), word indices only when `words` (else NULL). lengths[i] receives the token count of
  * text i. workspaces: tp_pool_threads() entries (NULL entries are created on demand). Safe to call from
- * several threads at once. Returns 0, -1 on OOM, TP_TEXT_SURROGATE or TP_REPLAY_MISMATCH. */
+ * several threads at once. Returns 0, -1 on OOM, TP_TEXT_SURROGATE, TP_REPLAY_MISMATCH or TP_STOCK_DECIDES. */
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n, int add_special,
                     int offsets, int words, tp_columns *out, int64_t *lengths);
 

@@ -1,0 +1,80 @@
+"""Backreferences in a Split or Replace regex run natively (the regex VM keeps captures for them); a text on
+which such a regex backtracks past the engine's limit is left to stock, which gives its own answer or, as onig
+gives up too, its own panic. Expectations come from stock."""
+import warnings
+
+import numpy as np
+import pytest
+from tokenizers import Regex, normalizers, pre_tokenizers
+
+import hf_tagtok
+from conformance import tokenizer_mode, tokenizer_zoo
+from hf_tagtok import sample_text
+
+# exponential backtracking on a run of a's with no b after it
+RUNAWAY = r"(b)\1|(?:a|a)+(?:a|a)+(?:a|a)+b"
+TEXTS = sample_text.multiscript_texts()[::25] + ["", "aa bb", "caab x", "llama  llama", "1122 é\u0301é\u0301"]
+
+
+def _ours(stock):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", hf_tagtok.FallbackWarning)  # native: no fallback to report
+        return hf_tagtok.Tokenizer.from_str(stock.to_str())
+
+
+def _assert_like_stock(ours, stock, texts):
+    expected = stock.encode_batch(texts)
+    assert [tokenizer_mode.encoding_diff(m, e) for m, e in zip(ours.encode_batch(texts), expected)] == \
+        [None] * len(texts)
+    assert tokenizer_mode.columns_diff(ours.encode_batch_arrays(texts), expected) is None
+    lean = ours.encode_batch_arrays(texts, offsets=False)
+    assert np.array_equal(lean.ids, np.concatenate([e.ids for e in expected]).astype(np.uint32))
+
+
+@pytest.mark.parametrize("member", ["small_backref_split", "small_backref_replace"])
+def test_zoo_members_with_backreferences_are_native_and_equal_stock(member):
+    stock = tokenizer_zoo.load(member)
+    ours = _ours(stock)
+    assert all(stage["native"] for stage in ours.acceleration.values())
+    _assert_like_stock(ours, stock, TEXTS)
+
+
+def _runaway_split():
+    return tokenizer_zoo._small_byte_bpe(pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(RUNAWAY), "isolated"), pre_tokenizers.ByteLevel(add_prefix_space=False)]))
+
+
+def _runaway_replace():
+    return tokenizer_zoo._small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False),
+                                         normalizer=normalizers.Replace(Regex(RUNAWAY), "-"))
+
+
+def _stock_outcome(call):
+    try:
+        return call(), None
+    except BaseException as error:  # pyo3_runtime.PanicException derives from BaseException
+        return None, error
+
+
+@pytest.mark.parametrize("build", [_runaway_split, _runaway_replace])
+def test_a_text_past_the_backtracking_limit_is_left_to_stock(build):
+    stock = build()
+    ours = _ours(stock)
+    runaway = "c" + "a" * 40
+    _assert_like_stock(ours, stock, ["caab", "aab bb", ""])
+    for texts in (["ok", runaway], [runaway]):
+        for call in (lambda t: t.encode_batch(texts), lambda t: [t.encode(texts[-1])],
+                     lambda t: t.encode_batch([(text, "bb") for text in texts])):
+            expected, error = _stock_outcome(lambda: call(stock))
+            if error is not None:
+                with pytest.raises(type(error)):
+                    call(ours)
+            else:
+                assert [tokenizer_mode.encoding_diff(m, e) for m, e in zip(call(ours), expected)] == \
+                    [None] * len(expected)
+        expected, error = _stock_outcome(lambda: stock.encode_batch(texts))
+        if error is not None:
+            with pytest.raises(type(error)):
+                ours.encode_batch_arrays(texts)
+        else:
+            assert tokenizer_mode.columns_diff(ours.encode_batch_arrays(texts), expected) is None
