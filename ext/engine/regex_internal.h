@@ -20,8 +20,10 @@ struct tt_rx {
     uint32_t words; /* uint64 words per set bitmap */
     uint32_t n_classes, n_sets;
     uint32_t n_main_splits, n_splits, n_looks;
-    uint32_t n_slots; /* capture slots (2 per group a backreference reads); nonzero: the main program runs
-                       * without the memo (a match then depends on the captures, not on (pc, pos) alone) */
+    uint32_t n_slots; /* capture slots (2 per group a backreference reads); nonzero: the main program's
+                       * SPLITs from which a REF can be reached run without the memo (what follows them
+                       * depends on the captures, not on (pc, pos) alone) */
+    uint8_t *reaches_ref; /* per pc (with n_slots): whether a REF can be reached from it */
     int first_set;
     uint64_t serial; /* identifies this program to per-thread DFA caches (never reused) */
     /* DFA threads: (pc, repeat count) pairs numbered densely; NULL when the program needs the VM */

@@ -14,10 +14,10 @@
  * are cached per (lookaround, position); inside one lookaround evaluation a generation-stamped memo
  * plays the same role.
  *
- * A program with backreferences (SAVE and REF in its main part, never in a lookaround body) runs
- * without the memo, as onig does: SAVE records a group's bound (undone on backtracking), REF matches
- * the bytes the group last took, and fails while the group has taken none. Backtracking is bounded
- * per search start (TT_RX_BACKTRACK_LIMIT).
+ * A program with backreferences (SAVE and REF in its main part, never in a lookaround body) keeps
+ * captures: SAVE records a group's bound (undone on backtracking), REF matches the bytes the group last
+ * took, and fails while the group has taken none. A SPLIT from which a REF can be reached runs without
+ * the memo, as onig does; backtracking is bounded per search start (TT_RX_BACKTRACK_LIMIT).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +37,7 @@ void tt_rx_free(tt_rx *rx) {
     if (!rx) return;
     free(rx->code); free(rx->stage1); free(rx->stage2); free(rx->sets);
     free(rx->key_base); free(rx->key_pc); free(rx->key_count); free(rx->class_starts); free(rx->segment_of);
+    free(rx->reaches_ref);
     free(rx);
 }
 
@@ -62,6 +63,25 @@ static const char *segments_of(tt_rx *rx, const tt_rx_spec *s) {
         }
     }
     return NULL;
+}
+
+/* rx->reaches_ref: a pc reaches a REF when one of the instructions it can go on to does (a LOOK goes on past
+ * its body, which holds none), to a fixed point over the program's loops. -1 on OOM. */
+static int find_ref_reach(tt_rx *rx) {
+    if (!(rx->reaches_ref = calloc(rx->n_code, 1))) return -1;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (uint32_t pc = rx->n_code; pc-- > 0;) {
+            const int32_t *in = rx->code + 4 * pc;
+            uint8_t *r = rx->reaches_ref;
+            int reach = in[0] == RX_REF ||
+                        (in[0] == RX_SPLIT ? r[in[1]] || r[in[2]]
+                         : in[0] == RX_JMP ? r[in[1]]
+                         : in[0] != RX_MATCH && r[pc + 1]);
+            if (reach && !r[pc]) r[pc] = 1, changed = 1;
+        }
+    }
+    return 0;
 }
 
 /* Copies and validates the spec so a malformed program is an error here, never a crash or a hang. */
@@ -142,6 +162,7 @@ tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
     for (uint32_t pc = 0; pc < rx->n_code; pc++)
         if (rx->code[4 * pc] == RX_REF && 2 * (uint32_t)rx->code[4 * pc + 1] + 1 >= rx->n_slots)
             return reject(rx, err, err_len, "REF to a group no SAVE bounds");
+    if (rx->n_slots && find_ref_reach(rx)) return reject(rx, err, err_len, "out of memory");
     const char *why = segments_of(rx, s);
     if (why) return reject(rx, err, err_len, why);
     if (tt_rx_dfa_prepare(rx, s->backtrack_only)) return reject(rx, err, err_len, "out of memory");
@@ -269,8 +290,8 @@ static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) {
 
 #define RX_UNSET UINT32_MAX
 
-/* run() for the main program of one with backreferences, from pc 0 at pos0, without the memo. The match
- * end, -1 (none, or OOM with x->oom), or -2 past the backtracking limit. */
+/* run() for the main program of one with backreferences, from pc 0 at pos0, with the memo only where no REF
+ * follows. The match end, -1 (none, or OOM with x->oom), or -2 past the backtracking limit. */
 static int64_t run_captures(ctx *x, uint32_t pos0) {
     const tt_rx *rx = x->rx;
     tt_rx_mem *m = x->m;
@@ -278,7 +299,7 @@ static int64_t run_captures(ctx *x, uint32_t pos0) {
     for (uint32_t k = 0; k < rx->n_slots; k++) caps[k] = RX_UNSET;
     m->sp = 0;
     if (push(x, 0, pos0)) return -1;
-    uint32_t backtracks = 0;
+    uint32_t steps = 0; /* backtracks, and branches taken without the memo (which bound a malformed loop) */
     while (m->sp) {
         uint32_t pos = m->stack[--m->sp];
         uint32_t pc = m->stack[--m->sp];
@@ -286,7 +307,7 @@ static int64_t run_captures(ctx *x, uint32_t pos0) {
             caps[pc & ~RX_RESTORE] = pos;
             continue;
         }
-        if (++backtracks > TT_RX_BACKTRACK_LIMIT) return -2;
+        if (++steps > TT_RX_BACKTRACK_LIMIT) return -2;
         for (;;) {
             const int32_t *in = rx->code + 4 * pc;
             if (in[0] == RX_SET) {
@@ -294,6 +315,13 @@ static int64_t run_captures(ctx *x, uint32_t pos0) {
                 pos = pos + utf8_char_len(x->text[pos]);
                 pc++;
             } else if (in[0] == RX_SPLIT) {
+                if (!rx->reaches_ref[pc] && (uint32_t)in[3] < rx->n_main_splits) { /* the memo holds, as in run() */
+                    size_t bit = (size_t)(pos - x->lo) * rx->n_main_splits + (uint32_t)in[3];
+                    if (m->memo[bit >> 6] >> (bit & 63) & 1) break;
+                    m->memo[bit >> 6] |= 1ull << (bit & 63);
+                } else if (++steps > TT_RX_BACKTRACK_LIMIT) {
+                    return -2;
+                }
                 if (push(x, (uint32_t)in[2], pos)) return -1;
                 pc = (uint32_t)in[1];
             } else if (in[0] == RX_SAVE) {
@@ -398,7 +426,7 @@ size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t 
         if (end < 0) break;
         int took = tt_rx_segments_take(&it, v->text, hi, start, (uint32_t)end, 0);
         if (took < 0) break;
-        if (took && rx->n_main_splits && !rx->n_slots) { /* the success path passed through this column */
+        if (took && rx->n_main_splits) { /* the success path passed through this column */
             size_t first = (size_t)(end - lo) * rx->n_main_splits;
             for (size_t b = first; b < first + rx->n_main_splits; b++) m->memo[b >> 6] &= ~(1ull << (b & 63));
         }

@@ -150,8 +150,9 @@ void tt_scratch_free(tt_scratch *scratch);
 /* A program gave up on a text: a regex with backreferences backtracked past its limit there (onig gives up on
  * such searches too, and stock then panics), so stock, not this engine, decides what the text gives. */
 #define TT_GAVE_UP (-2)
-/* Backtracks from one search start past which a regex gives up (a tenth of onig's default retry limit, so the
- * engine gives up first and stock decides every text onig might give up on). */
+/* Backtracks (and branches taken where captures rule out the memo) from one search start past which a regex
+ * with backreferences gives up: a tenth of onig's default retry limit, so the engine gives up first and
+ * stock decides every text onig might give up on. */
 #define TT_RX_BACKTRACK_LIMIT 1000000
 
 /* Run on valid UTF-8. Pieces live in `scratch` until its next use. Returns 0, -1 on OOM, or TT_GAVE_UP. */
