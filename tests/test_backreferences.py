@@ -78,3 +78,21 @@ def test_a_text_past_the_backtracking_limit_is_left_to_stock(build):
                 ours.encode_batch_arrays(texts)
         else:
             assert tokenizer_mode.columns_diff(ours.encode_batch_arrays(texts), expected) is None
+
+
+def test_tag_tokenizer_fast_leaves_a_runaway_text_to_stock(tmp_path):
+    from transformers import PreTrainedTokenizerFast
+
+    from hf_tagtok.conformance_cli import compare_call
+
+    path = tmp_path / "tokenizer.json"
+    _runaway_split().save(str(path))
+    stock = PreTrainedTokenizerFast(tokenizer_file=str(path))
+    tag = hf_tagtok.TagTokenizerFast(tokenizer_file=str(path))
+    assert tag.acceleration["pre_tokenizer"]["native"]
+    compare_call(stock, tag, (["caab", "aab bb"],), {"return_offsets_mapping": True})
+    runaway = ["ok", "c" + "a" * 40]
+    _, error = _stock_outcome(lambda: stock(runaway))
+    assert error is not None  # onig gives up on this text: stock panics
+    with pytest.raises(type(error)):
+        tag(runaway)
