@@ -89,6 +89,7 @@ class _Parser:
         self.i = 0
         self.groups = {}       # capture group number -> its node, once closed (onig numbers them by '(')
         self.in_looks = set()  # capture groups inside a lookaround
+        self.possessive_groups = set()  # capture groups a possessive quantifier runs over
         self.refs = set()      # group numbers backreferences read
         self.n_groups = 0      # capture groups opened so far
         self.look_depth = 0
@@ -165,13 +166,15 @@ class _Parser:
             self.i += 1
             greedy = False
         elif self.peek() == "+" and c != "{":  # onig: {n,m}+ is a greedy interval repeated
-            if atom[0] != "set":
+            body = _ungrouped(atom)
+            if body[0] != "set":
                 self.fail("possessive quantifier over more than one char class")
             self.i += 1
             self.no_stacked_quantifier()
-            return ("run", atom[1], lo, hi)
+            self.possessive_groups.update(_group_numbers(atom))  # a run keeps no capture
+            return ("run", body[1], lo, hi)
         self.no_stacked_quantifier()
-        if atom[0] in ("assert", "look", "empty"):
+        if _ungrouped(atom)[0] in ("assert", "look", "empty"):
             self.fail("quantified assertion", start)
         if (hi is None or hi > 1) and _nullable(atom):
             self.fail("quantifier over an expression that can match empty", start)
@@ -257,6 +260,8 @@ class _Parser:
             self.fail(f"backreference \\{n} to a group not closed before it", start)
         if n in self.in_looks:
             self.fail(f"backreference \\{n} to a group inside a lookaround", start)
+        if n in self.possessive_groups:
+            self.fail(f"backreference \\{n} to a group under a possessive quantifier", start)
         self.refs.add(n)
         body = self.groups[n]
         return ("ref", n, _nullable(body), _first_chars(body))
@@ -478,6 +483,20 @@ class _Parser:
 
 def _property_escape(name):
     return _tables()["sets"][name]
+
+
+def _ungrouped(node):
+    while node[0] == "group":
+        node = node[1]
+    return node
+
+
+def _group_numbers(node):
+    numbers = []
+    while node[0] == "group":
+        numbers.append(node[2])
+        node = node[1]
+    return numbers
 
 
 def _captures_read(node, refs):

@@ -222,15 +222,50 @@ static inline int push(ctx *x, uint32_t pc, uint32_t pos) {
 
 static int look(ctx *x, uint32_t id, uint32_t sub, uint32_t pos);
 
-/* Runs from (pc, pos) to the first MATCH in priority order: the match end, or -1 (none / OOM). */
-static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) {
+#define RX_RESTORE 0x80000000u /* a stack entry that puts a capture slot back when popped */
+#define RX_UNSET UINT32_MAX
+
+/* Whether the SPLIT at pc, split k, was entered at pos before (then it fails now), marking it entered: in
+ * the main program's memo, or a lookaround body's generation stamps. */
+static inline int entered_before(const ctx *x, uint32_t k, uint32_t pos, uint32_t gen) {
     const tt_rx *rx = x->rx;
     tt_rx_mem *m = x->m;
+    if (k < rx->n_main_splits) {
+        size_t bit = (size_t)(pos - x->lo) * rx->n_main_splits + k;
+        if (m->memo[bit >> 6] >> (bit & 63) & 1) return 1;
+        m->memo[bit >> 6] |= 1ull << (bit & 63);
+        return 0;
+    }
+    uint32_t *stamp = &m->stamps[(size_t)(pos - x->lo) * (rx->n_splits - rx->n_main_splits) + (k - rx->n_main_splits)];
+    if (*stamp == gen) return 1;
+    *stamp = gen;
+    return 0;
+}
+
+/* Runs from (pc, pos) to the first MATCH in priority order: the match end, -1 (none, or OOM with x->oom), or
+ * -2 past the step limit. With `captures` (the main program of one with backreferences, from pc 0) it keeps
+ * the capture slots, and a SPLIT from which a REF can be reached goes without the memo, counted against
+ * TT_RX_BACKTRACK_LIMIT with every backtrack; without, SAVE is passed over and REF fails (the compiler keeps
+ * both out of lookaround bodies). Specialised by the constant flag. */
+static inline __attribute__((always_inline)) int64_t walk(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen,
+                                                          const int captures) {
+    const tt_rx *rx = x->rx;
+    tt_rx_mem *m = x->m;
+    uint32_t *caps = m->caps, steps = 0;
     const size_t base = m->sp;
+    if (captures)
+        for (uint32_t k = 0; k < rx->n_slots; k++) caps[k] = RX_UNSET;
     if (push(x, pc0, pos0)) return -1;
     while (m->sp > base) {
         uint32_t pos = m->stack[--m->sp];
         uint32_t pc = m->stack[--m->sp];
+        if (captures) {
+            if (pc & RX_RESTORE) {
+                caps[pc & ~RX_RESTORE] = pos;
+                continue;
+            }
+            if (++steps > TT_RX_BACKTRACK_LIMIT) return -2;
+        }
         for (;;) {
             const int32_t *in = rx->code + 4 * pc;
             if (in[0] == RX_SET) {
@@ -238,16 +273,10 @@ static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) {
                 pos = pos + utf8_char_len(x->text[pos]);
                 pc++;
             } else if (in[0] == RX_SPLIT) {
-                uint32_t k = (uint32_t)in[3];
-                if (k < rx->n_main_splits) {
-                    size_t bit = (size_t)(pos - x->lo) * rx->n_main_splits + k;
-                    if (m->memo[bit >> 6] >> (bit & 63) & 1) break;
-                    m->memo[bit >> 6] |= 1ull << (bit & 63);
-                } else {
-                    uint32_t *stamp = &m->stamps[(size_t)(pos - x->lo) * (rx->n_splits - rx->n_main_splits) +
-                                                 (k - rx->n_main_splits)];
-                    if (*stamp == gen) break;
-                    *stamp = gen;
+                if (!captures || (!rx->reaches_ref[pc] && (uint32_t)in[3] < rx->n_main_splits)) {
+                    if (entered_before(x, (uint32_t)in[3], pos, gen)) break;
+                } else if (++steps > TT_RX_BACKTRACK_LIMIT) {
+                    return -2;
                 }
                 if (push(x, (uint32_t)in[2], pos)) return -1;
                 pc = (uint32_t)in[1];
@@ -277,92 +306,29 @@ static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) {
             } else if (in[0] == RX_ASSERT) {
                 if (!assertion(x, in[1], in[2], pos)) break;
                 pc++;
-            } else { /* SAVE or REF: the compiler keeps them out of what runs here (a REF would read no captures) */
-                if (in[0] == RX_REF) break;
-                pc++;
-            }
-        }
-    }
-    return -1;
-}
-
-#define RX_RESTORE 0x80000000u /* a stack entry that puts a capture slot back when popped */
-
-#define RX_UNSET UINT32_MAX
-
-/* run() for the main program of one with backreferences, from pc 0 at pos0, with the memo only where no REF
- * follows. The match end, -1 (none, or OOM with x->oom), or -2 past the backtracking limit. */
-static int64_t run_captures(ctx *x, uint32_t pos0) {
-    const tt_rx *rx = x->rx;
-    tt_rx_mem *m = x->m;
-    uint32_t *caps = m->caps;
-    for (uint32_t k = 0; k < rx->n_slots; k++) caps[k] = RX_UNSET;
-    m->sp = 0;
-    if (push(x, 0, pos0)) return -1;
-    uint32_t steps = 0; /* backtracks, and branches taken without the memo (which bound a malformed loop) */
-    while (m->sp) {
-        uint32_t pos = m->stack[--m->sp];
-        uint32_t pc = m->stack[--m->sp];
-        if (pc & RX_RESTORE) {
-            caps[pc & ~RX_RESTORE] = pos;
-            continue;
-        }
-        if (++steps > TT_RX_BACKTRACK_LIMIT) return -2;
-        for (;;) {
-            const int32_t *in = rx->code + 4 * pc;
-            if (in[0] == RX_SET) {
-                if (pos >= x->hi || !in_set(rx, (uint32_t)in[1], utf8_decode(x->text + pos, NULL))) break;
-                pos = pos + utf8_char_len(x->text[pos]);
-                pc++;
-            } else if (in[0] == RX_SPLIT) {
-                if (!rx->reaches_ref[pc] && (uint32_t)in[3] < rx->n_main_splits) { /* the memo holds, as in run() */
-                    size_t bit = (size_t)(pos - x->lo) * rx->n_main_splits + (uint32_t)in[3];
-                    if (m->memo[bit >> 6] >> (bit & 63) & 1) break;
-                    m->memo[bit >> 6] |= 1ull << (bit & 63);
-                } else if (++steps > TT_RX_BACKTRACK_LIMIT) {
-                    return -2;
-                }
-                if (push(x, (uint32_t)in[2], pos)) return -1;
-                pc = (uint32_t)in[1];
             } else if (in[0] == RX_SAVE) {
-                if (push(x, (uint32_t)in[1] | RX_RESTORE, caps[in[1]])) return -1;
-                caps[in[1]] = pos;
+                if (captures) {
+                    if (push(x, (uint32_t)in[1] | RX_RESTORE, caps[in[1]])) return -1;
+                    caps[in[1]] = pos;
+                }
                 pc++;
-            } else if (in[0] == RX_REF) {
+            } else { /* RX_REF: the bytes the group last took, again; none while it took none */
+                if (!captures) break;
                 uint32_t from = caps[2 * in[1]], to = caps[2 * in[1] + 1];
                 if (from == RX_UNSET || to == RX_UNSET || to < from || to - from > x->hi - pos ||
                     memcmp(x->text + pos, x->text + from, to - from))
                     break;
                 pos += to - from;
                 pc++;
-            } else if (in[0] == RX_RUN) {
-                uint32_t got = 0, limit = in[3] < 0 ? UINT32_MAX : (uint32_t)in[3];
-                while (got < limit && pos < x->hi && in_set(rx, (uint32_t)in[1], utf8_decode(x->text + pos, NULL))) {
-                    pos += utf8_char_len(x->text[pos]);
-                    got++;
-                }
-                if (got < (uint32_t)in[2]) break;
-                pc++;
-            } else if (in[0] == RX_JMP) {
-                pc = (uint32_t)in[1];
-            } else if (in[0] == RX_MATCH) {
-                m->sp = 0;
-                return pos;
-            } else if (in[0] == RX_LOOK) {
-                int r = look(x, (uint32_t)in[3], (uint32_t)in[1], pos);
-                if (r < 0) return -1;
-                if (r == in[2]) break;
-                pc++;
-            } else if (in[0] == RX_ASSERT) {
-                if (!assertion(x, in[1], in[2], pos)) break;
-                pc++;
-            } else { /* RX_BACK only starts a lookbehind's body */
-                break;
             }
         }
     }
     return -1;
 }
+
+static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) { return walk(x, pc0, pos0, gen, 0); }
+
+static int64_t run_captures(ctx *x, uint32_t pos0) { return walk(x, 0, pos0, 0, 1); }
 
 static int look(ctx *x, uint32_t id, uint32_t sub, uint32_t pos) {
     tt_rx_mem *m = x->m;
