@@ -92,14 +92,16 @@ def configurations(quick=False):
 
 
 def compiled_patterns():
-    """Patterns run by the regex compiler: the four hand-FSM languages and real tokenizer families."""
+    """Patterns run by the regex compiler: the four hand-FSM languages, real tokenizer families, and one with
+    a backreference (the VM with captures)."""
     from conformance import tokenizer_zoo
     from conformance.bench_pretokenizers import DEEPSEEK_V3
 
     wrapped = {kind: f"(?:{text})" for kind, text in pt.RECOGNISED_PATTERNS.items()}
     families = {"deepseek-v3 numbers": DEEPSEEK_V3[0], "deepseek-v3 cjk": DEEPSEEK_V3[1],
                 "deepseek-v3 main": DEEPSEEK_V3[2], "kimi-k2": tokenizer_zoo.KIMI_K2_PATTERN,
-                "tekken": tokenizer_zoo.TEKKEN_PATTERN, "bloom": tokenizer_zoo.BLOOM_PATTERN}
+                "tekken": tokenizer_zoo.TEKKEN_PATTERN, "bloom": tokenizer_zoo.BLOOM_PATTERN,
+                "backreference": tokenizer_zoo.BACKREF_PATTERN}
     return {**wrapped, **families}
 
 
