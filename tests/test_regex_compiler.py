@@ -406,8 +406,8 @@ def _backref_texts(rng, count):
 def test_fuzz_backreferences_equal_stock():
     """Random patterns with backreferences: the capture-keeping VM against Oniguruma, every behavior."""
     rng = random.Random(29)
-    compiled = 0
-    for _ in range(int(os.environ.get("HF_TAGTOK_REGEX_FUZZ", "120")) * 2):
+    compiled, n_patterns = 0, int(os.environ.get("HF_TAGTOK_REGEX_FUZZ", "120")) * 3
+    for _ in range(n_patterns):
         pattern = _BackrefPattern(rng).alt()
         try:
             stock = hf.Split(Regex(pattern), "isolated")
@@ -423,7 +423,8 @@ def test_fuzz_backreferences_equal_stock():
         ours, stock = _pairs(pattern, behavior, invert)
         _assert_same(ours, stock, _backref_texts(rng, 40) + _fuzz_texts(rng.random(), 10),
                      f"backreference fuzz {pattern!r} {behavior} {invert}")
-    assert compiled >= 100
+    print(f"{compiled} of {n_patterns} patterns compiled")
+    assert compiled >= n_patterns // 4
 
 
 @pytest.mark.parametrize("pattern", [r"([a-z])\1+", r"(\w+) \1\b", r"((a)|b)+\2", r"(a?)\1b", r"(?:(a)|b)\1"])
