@@ -225,8 +225,8 @@ static int look(ctx *x, uint32_t id, uint32_t sub, uint32_t pos);
 #define RX_RESTORE 0x80000000u /* a stack entry that puts a capture slot back when popped */
 #define RX_UNSET UINT32_MAX
 
-/* Whether the SPLIT at pc, split k, was entered at pos before (then it fails now), marking it entered: in
- * the main program's memo, or a lookaround body's generation stamps. */
+/* Whether split k was entered at pos before (then it fails now), marking it entered: in the main program's
+ * memo, or a lookaround body's generation stamps. */
 static inline int entered_before(const ctx *x, uint32_t k, uint32_t pos, uint32_t gen) {
     const tt_rx *rx = x->rx;
     tt_rx_mem *m = x->m;

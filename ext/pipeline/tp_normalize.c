@@ -377,15 +377,20 @@ static void replace_matches(const step *st, const chars *in, chars *out, const t
     push_all(out, in, done, in->n);
 }
 
+/* The engine's program_matches, noting a regex that gave up on the text (tp_norm_gave_up). 0, or -1. */
+static int find_matches(tp_norm_scratch *s, const tt_program *program, const uint8_t *text, size_t len,
+                        const tt_seg **segs, size_t *n_segs) {
+    int rc = tp_engine->program_matches(program, s->engine, text, len, segs, n_segs);
+    s->gave_up = rc == TT_GAVE_UP;
+    return rc ? -1 : 0;
+}
+
 static int replace_regex(const step *st, const chars *in, chars *out, tp_norm_scratch *s) {
     size_t len, n_segs;
     const tt_seg *segs;
-    if (chars_utf8(in, s, &len) || (!s->engine && !(s->engine = tp_engine->scratch_new()))) return -1;
-    int rc = tp_engine->program_matches(st->program, s->engine, s->rx_text, len, &segs, &n_segs);
-    if (rc) {
-        s->gave_up = rc == TT_GAVE_UP;
+    if (chars_utf8(in, s, &len) || (!s->engine && !(s->engine = tp_engine->scratch_new()))
+        || find_matches(s, st->program, s->rx_text, len, &segs, &n_segs))
         return -1;
-    }
     replace_matches(st, in, out, segs, n_segs, s->rx_char);
     return 0;
 }
@@ -1253,11 +1258,7 @@ static int leading_match(const tp_normalizer *nz, tp_norm_scratch *s, const uint
     for (size_t k = 0; k < nz->leading_regex; k++) {
         const tt_seg *segs;
         size_t n;
-        int rc = tp_engine->program_matches(nz->steps[k].program, s->engine, text, len, &segs, &n);
-        if (rc) {
-            s->gave_up = rc == TT_GAVE_UP;
-            return -1;
-        }
+        if (find_matches(s, nz->steps[k].program, text, len, &segs, &n)) return -1;
         for (size_t i = 0; i < n; i++)
             if (segs[i].match) {
                 *known = (known_matches){k, segs, n};
