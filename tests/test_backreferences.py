@@ -96,3 +96,18 @@ def test_tag_tokenizer_fast_leaves_a_runaway_text_to_stock(tmp_path):
     assert error is not None  # onig gives up on this text: stock panics
     with pytest.raises(type(error)):
         tag(runaway)
+
+
+def test_a_run_longer_than_the_limit_splits_like_stock():
+    from hf_tagtok import _engine, regex_compiler
+    from hf_tagtok import pre_tokenizers as twins
+
+    # `([a-z])\1+` takes a memo-less branch per repeat: past the limit the twin asks stock, which splits it
+    pattern = tokenizer_zoo.BACKREF_PATTERN
+    text = "a" * 1_100_000 + " yy"
+    program = _engine.Program([{"kind": "split_compiled", **regex_compiler.compile_pattern(pattern).step_fields,
+                                "behavior": "isolated"}])
+    with pytest.raises(_engine.RegexGaveUp):
+        program.pre_tokenize_str(text)
+    ours, stock = twins.Split(Regex(pattern), "isolated"), pre_tokenizers.Split(Regex(pattern), "isolated")
+    assert ours.pre_tokenize_str(text) == stock.pre_tokenize_str(text)
