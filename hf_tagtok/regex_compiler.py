@@ -332,7 +332,7 @@ class _Parser:
         for branch in (body[1] if body[0] == "alt" else [body]):
             length = _fixed_length(branch)
             if length is None:
-                self.fail("lookbehind whose alternative has no fixed length, or holds a lookaround or anchor", start)
+                self.fail("lookbehind whose alternative has no fixed length, or holds a lookaround or \\z", start)
             looks.append(("look", ("cat", [("back", length), branch]), negate))
         if len(looks) == 1:
             return looks[0]
@@ -536,11 +536,12 @@ def _nullable(node):
 
 
 def _fixed_length(node):
-    """The chars every match of `node` takes, or None when that varies or `node` looks around or anchors."""
+    """The chars every match of `node` takes, or None when that varies or `node` looks around or ends the text
+    (onig refuses both inside a lookbehind); an anchor takes none (checked where the body stands)."""
     kind = node[0]
     if kind == "set":
         return 1
-    if kind == "empty":
+    if kind == "empty" or (kind == "assert" and node[1] != A_TEXT_END):
         return 0
     if kind == "group":
         return _fixed_length(node[1])
