@@ -271,13 +271,14 @@ class PreTokenizer:
         """Batch API: (offsets int64 (n_pieces, 2), counts int64 (n_texts,)) of char offsets, no per-piece objects."""
         if isinstance(texts, str):  # iterating a str would silently pre-tokenize each char as a text
             raise TypeError("pre_tokenize_offsets expects a list of str, not a str")
-        program = self._whole()
+        texts = texts if isinstance(texts, list) else list(texts)  # read once: a generator is not read again
+        program, split = self._whole(), self.pre_tokenize_str
         if program is not None:
             try:
-                return program.pre_tokenize_offsets(texts if isinstance(texts, list) else list(texts))
-            except _engine().RegexGaveUp:
-                pass
-        results = [self.pre_tokenize_str(text) for text in texts]
+                return program.pre_tokenize_offsets(texts)
+            except _engine().RegexGaveUp:  # stock decides the batch, as pre_tokenize_str decides such a text
+                split = self.stock().pre_tokenize_str
+        results = [split(text) for text in texts]
         counts = np.fromiter((len(pieces) for pieces in results), dtype=np.int64, count=len(results))
         offsets = np.array([span for pieces in results for _, span in pieces], dtype=np.int64).reshape(-1, 2)
         return offsets, counts

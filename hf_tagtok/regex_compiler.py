@@ -166,15 +166,15 @@ class _Parser:
             self.i += 1
             greedy = False
         elif self.peek() == "+" and c != "{":  # onig: {n,m}+ is a greedy interval repeated
-            body = _ungrouped(atom)
+            body, groups = _peeled(atom)
             if body[0] != "set":
                 self.fail("possessive quantifier over more than one char class")
             self.i += 1
             self.no_stacked_quantifier()
-            self.possessive_groups.update(_group_numbers(atom))  # a run keeps no capture
+            self.possessive_groups.update(groups)  # a run keeps no capture
             return ("run", body[1], lo, hi)
         self.no_stacked_quantifier()
-        if _ungrouped(atom)[0] in ("assert", "look", "empty"):
+        if _peeled(atom)[0][0] in ("assert", "look", "empty"):
             self.fail("quantified assertion", start)
         if (hi is None or hi > 1) and _nullable(atom):
             self.fail("quantifier over an expression that can match empty", start)
@@ -332,7 +332,7 @@ class _Parser:
         for branch in (body[1] if body[0] == "alt" else [body]):
             length = _fixed_length(branch)
             if length is None:
-                self.fail("lookbehind whose alternative has no fixed length, or holds a lookaround or \\z", start)
+                self.fail("lookbehind whose alternative has no fixed length, or holds a lookaround, \\z or \\Z", start)
             looks.append(("look", ("cat", [("back", length), branch]), negate))
         if len(looks) == 1:
             return looks[0]
@@ -485,18 +485,13 @@ def _property_escape(name):
     return _tables()["sets"][name]
 
 
-def _ungrouped(node):
-    while node[0] == "group":
-        node = node[1]
-    return node
-
-
-def _group_numbers(node):
+def _peeled(node):
+    """(`node` without the capture groups wrapped around it, their numbers)."""
     numbers = []
     while node[0] == "group":
         numbers.append(node[2])
         node = node[1]
-    return numbers
+    return node, numbers
 
 
 def _captures_read(node, refs):
@@ -541,7 +536,7 @@ def _fixed_length(node):
     kind = node[0]
     if kind == "set":
         return 1
-    if kind == "empty" or (kind == "assert" and node[1] != A_TEXT_END):
+    if kind == "empty" or (kind == "assert" and node[1] not in (A_TEXT_END, A_TEXT_END_NL)):
         return 0
     if kind == "group":
         return _fixed_length(node[1])

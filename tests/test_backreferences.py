@@ -111,3 +111,8 @@ def test_a_run_longer_than_the_limit_splits_like_stock():
         program.pre_tokenize_str(text)
     ours, stock = twins.Split(Regex(pattern), "isolated"), pre_tokenizers.Split(Regex(pattern), "isolated")
     assert ours.pre_tokenize_str(text) == stock.pre_tokenize_str(text)
+    batch = ["bb cc", text, "ok"]
+    offsets, counts = ours.pre_tokenize_offsets(iter(batch))  # a generator: read once, the batch goes to stock
+    expected = [stock.pre_tokenize_str(t) for t in batch]
+    assert counts.tolist() == [len(pieces) for pieces in expected]
+    assert offsets.tolist() == [list(span) for pieces in expected for _, span in pieces]
