@@ -129,6 +129,9 @@ cdef extern from "pipeline/tp_hash.h" nogil:
 cdef extern from "pipeline/tp_pool.h" nogil:
     int tp_pool_threads()
 
+cdef extern from "pipeline/tp_block.h" nogil:
+    void tp_block_free(void *block)
+
 cdef extern from "pipeline/tp_pipeline.h" nogil:
     ctypedef struct tp_special:
         uint32_t id, type_id
@@ -763,13 +766,13 @@ cdef class Pipeline:
 
 
 cdef object _adopt(void *data, size_t size):
-    # A numpy byte array over a malloc'ed block, freed with it: the output is written once, never copied.
+    # A numpy byte array over an output block, given back with it: the output is written once, never copied.
     if size == 0:
-        free(data)
+        tp_block_free(data)
         return np.empty(0, dtype=np.uint8)
     cdef cvarray owner = cvarray(shape=(size,), itemsize=1, format="B", allocate_buffer=False)
     owner.data = <char *>data
-    owner.callback_free_data = free
+    owner.callback_free_data = tp_block_free
     return np.asarray(owner)
 
 

@@ -278,6 +278,28 @@ def test_columnar_calls_from_the_word_cache_match_stock(name):
         assert [tuple(o) for o in arrays.offsets.tolist()] == offsets
 
 
+def test_kept_results_stay_whole_while_later_calls_reuse_given_back_output():
+    # A call's output block (megabytes here) is kept for later calls once every array over it is gone: the
+    # results still held must read stock's values after calls that reuse the blocks dropped results gave back,
+    # columnar arrays and Encoding views alike, batches of different sizes taking turns.
+    stock = tokenizer_zoo.load("small_bytelevel")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    texts = sample_text.multiscript_texts()
+    batches = [texts[::2], texts[1::3], texts]
+    expected = [stock.encode_batch(batch) for batch in batches]
+    held = []
+    for turn in range(9):
+        k = turn % 3
+        columns, encodings = ours.encode_batch_arrays(batches[k]), ours.encode_batch(batches[k])
+        if turn % 2:
+            held.append((k, columns, encodings))
+    assert len(held) == 4
+    for k, columns, encodings in held:
+        assert columns.ids.tolist() == [i for e in expected[k] for i in e.ids]
+        assert columns.offsets.tolist() == [list(pair) for e in expected[k] for pair in e.offsets]
+        assert [(e.ids, e.offsets) for e in encodings] == [(e.ids, e.offsets) for e in expected[k]]
+
+
 def test_char_offsets_at_every_block_position_match_stock():
     # Char offsets come from a count of the chars before each byte, built 16 bytes at a time: multi-byte
     # chars at every position of a block (a shift of 0-63 ASCII bytes before them), tokens that start or end

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tp_block.h"
+
 typedef struct {
     size_t start, end;
 } span;
@@ -245,7 +247,7 @@ static int alloc_output(void *arg) {
     }
     size_t records = index * sizeof(tp_encoding), offsets = 8 * rows * (job->columnar ? 2 : 1);
     size_t size = records + offsets + 12 * rows + rows + (job->columnar ? rows : 0);
-    uint8_t *block = malloc(size + 1);
+    uint8_t *block = tp_block_alloc(size + 1);
     if (!block) return -1;
     tp_assembled *out = job->out;
     *out = (tp_assembled){.tokens = {.block = block, .n = rows, .cap = rows}, .n_encodings = index, .size = size};
@@ -340,7 +342,7 @@ int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_worksp
     free(chunks);
     free(plan.chunk_start);
     if (code) {
-        free(out->tokens.block);
+        tp_block_free(out->tokens.block);
         memset(out, 0, sizeof(*out));
     }
     return code;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "tp_block.h"
 #include "tp_pool.h"
 #include "tp_word_cache.h"
 #include "utf8.h"
@@ -88,7 +89,7 @@ tp_columns *tp_workspace_output(tp_workspace *ws) { return &ws->out; }
 tp_columns *tp_workspace_sequences(tp_workspace *ws) { return ws->sequences; }
 
 void tp_columns_free(tp_columns *c) {
-    if (c->block) free(c->block);
+    if (c->block) tp_block_free(c->block);
     else { free(c->ids); free(c->type_ids); free(c->offsets); free(c->wide_offsets); free(c->special); free(c->words); }
     free(c->strips);
     memset(c, 0, sizeof(*c));
@@ -1047,7 +1048,7 @@ static int alloc_output(void *arg) {
     for (size_t k = 0; k < job->n_chunks; k++) n += job->chunk_n[k];
     size_t offsets = job->offsets == TP_OFFSETS_WIDE ? 16 * n : job->offsets ? 8 * n : 0;
     size_t words = job->words ? 4 * n : 0;
-    uint8_t *block = malloc(offsets + 8 * n + words + n + 1);
+    uint8_t *block = tp_block_alloc(offsets + 8 * n + words + n + 1);
     if (!block) return -1;
     *out = (tp_columns){.block = block, .n = n, .cap = n, .no_offsets = !job->offsets};
     if (job->offsets == TP_OFFSETS_WIDE) out->wide_offsets = (int64_t *)block;
