@@ -59,6 +59,7 @@ static int keep(uint8_t *at, size_t size) {
 
 void *tp_block_alloc(size_t bytes) {
     pthread_once(&atfork_once, register_atfork);
+    if (bytes > SIZE_MAX - HEADER) return NULL;
     size_t size = bytes < KEPT_MIN || bytes > KEPT_MAX ? bytes : size_class(bytes);
     uint8_t *at = size >= KEPT_MIN && size <= KEPT_MAX ? take_kept(size) : NULL;
     if (!at) {
