@@ -28,13 +28,15 @@ static size_t size_class(size_t bytes) {
     return (bytes + step - 1) / step * step;
 }
 
-/* The smallest kept block of at least size bytes, taken out of the kept ones; NULL if none. */
+/* The smallest kept block of size to 2 * size bytes (a small result never holds a big block), taken out of
+ * the kept ones; NULL if none. */
 static uint8_t *take_kept(size_t size) {
     uint8_t *at = NULL;
     pthread_mutex_lock(&kept.mu);
     size_t best = kept.n;
     for (size_t k = 0; k < kept.n; k++)
-        if (kept.blocks[k].size >= size && (best == kept.n || kept.blocks[k].size < kept.blocks[best].size)) best = k;
+        if (kept.blocks[k].size >= size && kept.blocks[k].size / 2 <= size &&
+            (best == kept.n || kept.blocks[k].size < kept.blocks[best].size)) best = k;
     if (best < kept.n) {
         at = kept.blocks[best].at;
         kept.bytes -= kept.blocks[best].size;

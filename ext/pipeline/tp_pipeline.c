@@ -1040,7 +1040,7 @@ static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
 }
 
 /* The output's columns in one block (big-alignment columns first), which the caller's arrays share: one
- * allocation and one free per batch. */
+ * allocation and one give-back per batch. */
 static int alloc_output(void *arg) {
     plain_job *job = arg;
     tp_columns *out = job->out;

@@ -122,7 +122,7 @@ typedef struct {
 
 enum { TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE }; /* which offsets column an output gets */
 
-/* Encode n texts into out, its columns malloc'ed to the exact size (free with tp_columns_free): offsets
+/* Encode n texts into out, its columns in one output block of their size (tp_block.h; free with tp_columns_free): offsets
  * (TP_OFFSETS_*: none, out->offsets or out->wide_offsets), word indices only when `words` (else NULL). lengths[i] receives the token count of
  * text i. workspaces: tp_pool_threads() entries (NULL entries are created on demand). Safe to call from
  * several threads at once. Returns 0, -1 on OOM, TP_TEXT_SURROGATE, TP_REPLAY_MISMATCH or TP_STOCK_DECIDES. */
