@@ -314,6 +314,22 @@ def test_char_offsets_at_every_block_position_match_stock():
     assert columns.offsets.tolist() == [list(pair) for e in expected for pair in e.offsets]
 
 
+@pytest.mark.parametrize("name", ["small_prepend_replace_no_pretokenizer", "qwen2"])
+def test_normalized_offsets_of_chars_across_every_block_position_match_stock(name):
+    # A normalizer's byte alignment is built 16 bytes a step: chars of 2-4 bytes cut by every block edge
+    # (0-47 ASCII bytes before them), in runs longer than a block between the spaces a Replace swaps and in
+    # text NFC leaves alone or recomposes, in one call and columnar.
+    stock = tokenizer_zoo.load(name)
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    run = "é中𝔘ж€👍🏽aßx中文e\u0301"
+    texts = ["a" * shift + run * 5 + " " + run * 3 + " b" for shift in range(48)]
+    texts += [" ".join(["ж" * k + "中" * (k % 3) for k in range(1, 40)]), "x" * 15 + "👍" * 9, "中" * 17]
+    expected = stock.encode_batch(texts)
+    assert [e.offsets for e in ours.encode_batch(texts)] == [e.offsets for e in expected]
+    columns = ours.encode_batch_arrays(texts)
+    assert columns.offsets.tolist() == [list(pair) for e in expected for pair in e.offsets]
+
+
 @pytest.mark.parametrize("direction", ["right", "left"])
 def test_padded_overflow_views_and_columns_match_stock(direction):
     # Encoding views keep their padding counted, not stored, and uint32 offsets; the columnar call stores

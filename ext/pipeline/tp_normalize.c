@@ -1057,33 +1057,108 @@ static int translate_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint
     return 0;
 }
 
-/* tp_char_alignment of text[pos, end) (whole chars), written to from[0..] and to[0..]. */
-static void char_alignment_of(const uint8_t *text, size_t pos, size_t end, uint32_t *from, uint32_t *to) {
-    /* byte by byte without a branch on the char's length (mixed scripts mispredict it); 16 ASCII bytes at once */
+#if defined(__SSE2__)
+/* 0xFF on each continuation byte of 16 (0x80-0xBF: the signed bytes below -64). */
+static __m128i continuations(__m128i bytes) { return _mm_cmplt_epi8(bytes, _mm_set1_epi8(-64)); }
+
+/* The continuation mask of text[at, at + 16), the bytes from end on taken as ASCII. */
+static __m128i continuations_before(const uint8_t *text, size_t at, size_t end) {
+    if (at + 16 <= end) return continuations(_mm_loadu_si128((const __m128i *)(text + at)));
+    uint8_t tail[16] = {0};
+    if (at < end) memcpy(tail, text + at, end - at);
+    return continuations(_mm_loadu_si128((const __m128i *)tail));
+}
+
+/* from/to of the 16 bytes at b: each byte's char starts where the continuation bytes ending at it began
+ * (up to 3, counted from its own and the two before) and ends after those that follow it (up to 3). */
+static void char_alignment_16(size_t b, __m128i before, __m128i here, __m128i after, uint32_t *from, uint32_t *to) {
+    __m128i c1 = _mm_or_si128(_mm_slli_si128(here, 1), _mm_srli_si128(before, 15));
+    __m128i c2 = _mm_or_si128(_mm_slli_si128(here, 2), _mm_srli_si128(before, 14));
+    __m128i d1 = _mm_or_si128(_mm_srli_si128(here, 1), _mm_slli_si128(after, 15));
+    __m128i d2 = _mm_or_si128(_mm_srli_si128(here, 2), _mm_slli_si128(after, 14));
+    __m128i d3 = _mm_or_si128(_mm_srli_si128(here, 3), _mm_slli_si128(after, 13));
+    __m128i back_run = _mm_and_si128(here, c1), ahead_run = _mm_and_si128(d1, d2), zero = _mm_setzero_si128();
+    /* masks are -1 per counted byte: subtracting them counts */
+    __m128i back = _mm_sub_epi8(_mm_sub_epi8(_mm_sub_epi8(zero, here), back_run), _mm_and_si128(back_run, c2));
+    __m128i ahead = _mm_sub_epi8(_mm_sub_epi8(_mm_sub_epi8(zero, d1), ahead_run), _mm_and_si128(ahead_run, d3));
+    __m128i back16[2] = {_mm_unpacklo_epi8(back, zero), _mm_unpackhi_epi8(back, zero)};
+    __m128i ahead16[2] = {_mm_unpacklo_epi8(ahead, zero), _mm_unpackhi_epi8(ahead, zero)};
+    __m128i at = _mm_add_epi32(_mm_set1_epi32((int)b), _mm_setr_epi32(0, 1, 2, 3)), one = _mm_set1_epi32(1);
+    for (int k = 0; k < 4; k++) {
+        __m128i back32 = k & 1 ? _mm_unpackhi_epi16(back16[k >> 1], zero) : _mm_unpacklo_epi16(back16[k >> 1], zero);
+        __m128i ahead32 = k & 1 ? _mm_unpackhi_epi16(ahead16[k >> 1], zero) : _mm_unpacklo_epi16(ahead16[k >> 1], zero);
+        _mm_storeu_si128((__m128i *)(from + 4 * k), _mm_sub_epi32(at, back32));
+        _mm_storeu_si128((__m128i *)(to + 4 * k), _mm_add_epi32(_mm_add_epi32(at, one), ahead32));
+        at = _mm_add_epi32(at, _mm_set1_epi32(4));
+    }
+}
+#endif
+
+/* tp_char_alignment of text[pos, end) (whole chars), written to from[0..] and to[0..]. With `overrun` (the
+ * end of the text's bytes, past end; 0: none) a last step shorter than 16 bytes writes 16 entries, the ones
+ * past end garbage for the caller to write over, which must have room for them: the byte at end, where a
+ * char starts, ends every count before it. */
+static void char_alignment_of(const uint8_t *text, size_t pos, size_t end, size_t overrun, uint32_t *from,
+                              uint32_t *to) {
+    /* byte by byte without a branch on the char's length (mixed scripts mispredict it) */
     static const uint8_t lead_len[16] = {1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, 2, 3, 4};
-    uint32_t start = 0, stop = 0; /* of the char holding byte b (valid UTF-8: a char never runs past end) */
     from -= pos;
     to -= pos;
     size_t b = pos;
-    while (b < end) {
-        size_t block = b + 16 <= end ? b + 16 : end;
-        if (ascii_end(text, b, block) == block) {
-            for (size_t k = b; k < block; k++) { from[k] = (uint32_t)k; to[k] = (uint32_t)k + 1; }
-            b = block;
-            continue;
-        }
-        for (; b < block; b++) {
-            uint32_t n = lead_len[text[b] >> 4], lead = 0u - (n != 0); /* all ones on a char's first byte */
-            start = (start & ~lead) | ((uint32_t)b & lead);
-            stop = (stop & ~lead) | ((uint32_t)(b + n) & lead);
-            from[b] = start;
-            to[b] = stop;
-        }
+#if defined(__SSE2__)
+    /* 16 bytes a step: the bytes before pos and from end on belong to no char here (pos and end are char
+     * boundaries, so no count reaches them) */
+    __m128i before = _mm_setzero_si128(), here = continuations_before(text, b, overrun && b + 16 <= overrun ? b + 16 : end);
+    for (; b + 16 <= end; b += 16) {
+        __m128i after = continuations_before(text, b + 16, end);
+        char_alignment_16(b, before, here, after, from + b, to + b);
+        before = here;
+        here = after;
+    }
+    if (overrun && b < end) {
+        char_alignment_16(b, before, here, _mm_setzero_si128(), from + b, to + b);
+        return;
+    }
+#endif
+    /* of the char holding byte b: a continuation byte's is that of the byte before it */
+    uint32_t start = b > pos ? from[b - 1] : (uint32_t)b, stop = b > pos ? to[b - 1] : (uint32_t)b;
+    for (; b < end; b++) {
+        uint32_t n = lead_len[text[b] >> 4], lead = 0u - (n != 0); /* all ones on a char's first byte */
+        start = (start & ~lead) | ((uint32_t)b & lead);
+        stop = (stop & ~lead) | ((uint32_t)(b + n) & lead);
+        from[b] = start;
+        to[b] = stop;
     }
 }
 
 void tp_char_alignment(const uint8_t *text, size_t len, uint32_t *from, uint32_t *to) {
-    char_alignment_of(text, 0, len, from, to);
+    char_alignment_of(text, 0, len, 0, from, to);
+}
+
+/* text[pos, end) to o, which has 16 bytes of room past it: most runs between swapped bytes (words between
+ * spaces) are one 16-byte copy, the bytes after the run written over next. */
+static void copy_run(uint8_t *o, const uint8_t *text, size_t pos, size_t end, size_t len) {
+#if defined(__SSE2__)
+    if (end - pos <= 16 && pos + 16 <= len) {
+        _mm_storeu_si128((__m128i *)o, _mm_loadu_si128((const __m128i *)(text + pos)));
+        return;
+    }
+#endif
+    memcpy(o, text + pos, end - pos);
+}
+
+/* The next swapped byte from text[pos] on, or NULL: the 16 bytes at pos looked at first (most runs are
+ * shorter than that). */
+static const uint8_t *next_swap(const tp_normalizer *nz, const uint8_t *text, size_t pos, size_t len) {
+#if defined(__SSE2__)
+    if (pos + 16 <= len) {
+        __m128i bytes = _mm_loadu_si128((const __m128i *)(text + pos));
+        unsigned found = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(bytes, _mm_set1_epi8((char)nz->swap_byte)));
+        if (found) return text + pos + __builtin_ctz(found);
+        pos += 16;
+    }
+#endif
+    return pos < len ? memchr(text + pos, nz->swap_byte, len - pos) : NULL;
 }
 
 /* A pipeline of swap_byte -> swap (after a prefix): the runs between the byte's occurrences are copied
@@ -1098,7 +1173,7 @@ static int normalize_swapping(const tp_normalizer *nz, tp_norm_scratch *s, const
         *out = text;
         return 0;
     }
-    size_t cap = (p + len) * nz->swap_len; /* every byte swapped, at worst */
+    size_t cap = (p + len) * nz->swap_len + 16; /* every byte swapped, at worst; a run's alignment overruns */
     if (cap > s->out_cap && out_reserve(s, cap)) return -1;
     uint8_t *o = s->out;
     uint32_t *f = s->from, *t = s->to, first = len ? (uint32_t)utf8_char_len(text[0]) : 0;
@@ -1110,15 +1185,15 @@ static int normalize_swapping(const tp_normalizer *nz, tp_norm_scratch *s, const
     }
     for (size_t pos = 0;;) {
         size_t end = next ? (size_t)(next - text) : len;
-        memcpy(o, text + pos, end - pos);
-        if (align) char_alignment_of(text, pos, end, f, t);
+        copy_run(o, text, pos, end, len);
+        if (align) char_alignment_of(text, pos, end, len, f, t);
         o += end - pos; f += end - pos; t += end - pos;
         if (!next) break;
         memcpy(o, nz->swap, nz->swap_len);
         for (size_t k = 0; align && k < nz->swap_len; k++) { f[k] = (uint32_t)end; t[k] = (uint32_t)end + 1; }
         o += nz->swap_len; f += nz->swap_len; t += nz->swap_len;
         pos = end + 1;
-        next = pos < len ? memchr(text + pos, nz->swap_byte, len - pos) : NULL;
+        next = next_swap(nz, text, pos, len);
     }
     *out = s->out;
     *out_len = (size_t)(o - s->out);
