@@ -131,6 +131,8 @@ cdef extern from "pipeline/tp_pool.h" nogil:
 
 cdef extern from "pipeline/tp_block.h" nogil:
     void tp_block_free(void *block)
+    void *tp_zero_alloc(size_t bytes)
+    void tp_zero_free(void *block)
 
 cdef extern from "pipeline/tp_pipeline.h" nogil:
     ctypedef struct tp_special:
@@ -687,7 +689,9 @@ cdef class Pipeline:
         rows = out.n
         end = <const char *>out.special + rows
         block = _adopt(out.block, end - <const char *>out.block)
-        return (_column(block, out.ids, out.block, rows, np.uint32), _column(block, out.type_ids, out.block, rows, np.uint32),
+        type_ids = (_column(block, out.type_ids, out.block, rows, np.uint32) if out.type_ids != NULL else
+                    _zeros_u32(rows))  # all 0, left out of the block
+        return (_column(block, out.ids, out.block, rows, np.uint32), type_ids,
                 (_column(block, out.wide_offsets, out.block, 2 * rows, np.int64) if columnar else
                  _column(block, out.offsets, out.block, 2 * rows, np.uint32)).reshape(rows, 2) if offsets else None,
                 _column(block, out.special, out.block, rows, np.uint8),
@@ -774,6 +778,19 @@ cdef object _adopt(void *data, size_t size):
     owner.data = <char *>data
     owner.callback_free_data = tp_block_free
     return np.asarray(owner)
+
+
+cdef object _zeros_u32(size_t n):
+    # n uint32 zeros whose pages no one writes (tp_zero_alloc): numpy's zeros may take reused heap memory,
+    # which calloc then clears.
+    cdef size_t size = 4 * n if n else 1
+    cdef void *data = tp_zero_alloc(size)
+    if data == NULL:
+        raise MemoryError()
+    cdef cvarray owner = cvarray(shape=(size,), itemsize=1, format="B", allocate_buffer=False)
+    owner.data = <char *>data
+    owner.callback_free_data = tp_zero_free
+    return np.frombuffer(np.asarray(owner), np.uint32, n, 0)
 
 
 cdef object _column(object block, const void *column, const void *start, size_t n, dtype):

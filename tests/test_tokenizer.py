@@ -296,6 +296,9 @@ def test_kept_results_stay_whole_while_later_calls_reuse_given_back_output():
     assert len(held) == 4
     for k, columns, encodings in held:
         assert columns.ids.tolist() == [i for e in expected[k] for i in e.ids]
+        # all 0 here: a zeroed mapping of their own, as writable and contiguous as the other columns
+        assert columns.type_ids.tolist() == [i for e in expected[k] for i in e.type_ids]
+        assert columns.type_ids.flags["WRITEABLE"] and columns.type_ids.flags["C_CONTIGUOUS"]
         assert columns.offsets.tolist() == [list(pair) for e in expected[k] for pair in e.offsets]
         assert [(e.ids, e.offsets) for e in encodings] == [(e.ids, e.offsets) for e in expected[k]]
 

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #define HEADER 16             /* before the block: its usable size (keeps malloc's alignment) */
 #define KEPT_MIN ((size_t)1 << 18) /* smaller blocks go straight back: the heap reuses them itself */
@@ -76,4 +77,30 @@ void tp_block_free(void *block) {
     uint8_t *at = (uint8_t *)block - HEADER;
     size_t size = *(size_t *)at;
     if (size < KEPT_MIN || size > KEPT_MAX || !keep(at, size)) free(at);
+}
+
+#define ZERO_MIN ((size_t)1 << 16) /* smaller zero blocks come from calloc */
+#define ZERO_HEADER 64            /* before the block: its mapping's length (0: from calloc) */
+
+void *tp_zero_alloc(size_t bytes) {
+    if (bytes > SIZE_MAX - ZERO_HEADER - 4096) return NULL;
+    size_t len = bytes + ZERO_HEADER;
+    uint8_t *at;
+    if (bytes < ZERO_MIN) {
+        if (!(at = calloc(1, len))) return NULL;
+        *(size_t *)at = 0;
+    } else {
+        len = (len + 4095) & ~(size_t)4095;
+        if ((at = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) return NULL;
+        *(size_t *)at = len; /* the first page only */
+    }
+    return at + ZERO_HEADER;
+}
+
+void tp_zero_free(void *block) {
+    if (!block) return;
+    uint8_t *at = (uint8_t *)block - ZERO_HEADER;
+    size_t len = *(size_t *)at;
+    if (len) munmap(at, len);
+    else free(at);
 }

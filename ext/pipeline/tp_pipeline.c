@@ -1041,6 +1041,17 @@ static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
 
 /* The output's columns in one block (big-alignment columns first), which the caller's arrays share: one
  * allocation and one give-back per batch. */
+/* Whether every token of a lean call's texts has type id 0 (the layout's, with or without special tokens). */
+static int layout_types_zero(const tp_pipeline *p, int add_special) {
+    int zero = p->type_id == 0;
+    for (size_t k = 0; add_special && k < p->n_before; k++) zero &= p->before[k].type_id == 0;
+    for (size_t k = 0; add_special && k < p->n_after; k++) zero &= p->after[k].type_id == 0;
+    return zero;
+}
+
+/* The output's columns in one block (big-alignment columns first), which the caller's arrays share: one
+ * allocation and one give-back per batch. A lean call whose type ids are all 0 leaves them out (type_ids
+ * NULL): the caller's zeroed array costs no writes, and no first touch of its pages until read. */
 static int alloc_output(void *arg) {
     plain_job *job = arg;
     tp_columns *out = job->out;
@@ -1048,15 +1059,20 @@ static int alloc_output(void *arg) {
     for (size_t k = 0; k < job->n_chunks; k++) n += job->chunk_n[k];
     size_t offsets = job->offsets == TP_OFFSETS_WIDE ? 16 * n : job->offsets ? 8 * n : 0;
     size_t words = job->words ? 4 * n : 0;
-    uint8_t *block = tp_block_alloc(offsets + 8 * n + words + n + 1);
+    const int zero_types = !job->words && layout_types_zero(job->p, job->add_special);
+    size_t types = zero_types ? 0 : 4 * n;
+    uint8_t *block = tp_block_alloc(offsets + 4 * n + types + words + n + 1);
     if (!block) return -1;
     *out = (tp_columns){.block = block, .n = n, .cap = n, .no_offsets = !job->offsets};
     if (job->offsets == TP_OFFSETS_WIDE) out->wide_offsets = (int64_t *)block;
     else if (job->offsets) out->offsets = (uint32_t *)block;
-    out->ids = (uint32_t *)(block + offsets);
-    out->type_ids = out->ids + n;
-    out->words = job->words ? (int32_t *)(out->type_ids + n) : NULL;
-    out->special = (uint8_t *)(out->type_ids + n) + words;
+    uint8_t *at = block + offsets;
+    out->ids = (uint32_t *)at;
+    at += 4 * n;
+    out->type_ids = zero_types ? NULL : (uint32_t *)at;
+    at += types;
+    out->words = job->words ? (int32_t *)at : NULL;
+    out->special = at + words;
     return 0;
 }
 
@@ -1064,16 +1080,20 @@ static int alloc_output(void *arg) {
  * each text's own tokens. */
 static void put_layout(const plain_job *job, size_t chunk, size_t at) {
     const tp_pipeline *p = job->p;
-    uint32_t *types = job->out->type_ids + at;
+    uint32_t *types = job->out->type_ids ? job->out->type_ids + at : NULL;
     uint8_t *special = job->out->special + at;
     for (size_t t = job->chunk_start[chunk]; t < job->chunk_start[chunk + 1]; t++) {
         size_t n = (size_t)job->lengths[t], before = job->add_special ? p->n_before : 0;
         size_t after = job->add_special ? p->n_after : 0, body = n - before - after;
-        for (size_t k = 0; k < before; k++) { *types++ = p->before[k].type_id; *special++ = 1; }
+        memset(special, 1, before);
+        memset(special + before, 0, body);
+        memset(special + before + body, 1, after);
+        special += n;
+        if (!types) continue; /* all 0, left out (alloc_output) */
+        for (size_t k = 0; k < before; k++) *types++ = p->before[k].type_id;
         for (size_t k = 0; k < body; k++) types[k] = p->type_id;
-        memset(special, 0, body);
-        types += body; special += body;
-        for (size_t k = 0; k < after; k++) { *types++ = p->after[k].type_id; *special++ = 1; }
+        types += body;
+        for (size_t k = 0; k < after; k++) *types++ = p->after[k].type_id;
     }
 }
 
