@@ -769,15 +769,23 @@ cdef class Pipeline:
                 records[:, :RECORD_COLUMNS], None if columnar else records[:, RECORD_PADDING], windows)
 
 
+ctypedef void (*_release)(void *) noexcept nogil
+
+
+cdef object _owned(void *data, size_t size, _release release):
+    # A numpy byte array over size bytes at data (size > 0), handed to release when the last view goes.
+    cdef cvarray owner = cvarray(shape=(size,), itemsize=1, format="B", allocate_buffer=False)
+    owner.data = <char *>data
+    owner.callback_free_data = release
+    return np.asarray(owner)
+
+
 cdef object _adopt(void *data, size_t size):
     # A numpy byte array over an output block, given back with it: the output is written once, never copied.
     if size == 0:
         tp_block_free(data)
         return np.empty(0, dtype=np.uint8)
-    cdef cvarray owner = cvarray(shape=(size,), itemsize=1, format="B", allocate_buffer=False)
-    owner.data = <char *>data
-    owner.callback_free_data = tp_block_free
-    return np.asarray(owner)
+    return _owned(data, size, tp_block_free)
 
 
 cdef object _zeros_u32(size_t n):
@@ -787,10 +795,7 @@ cdef object _zeros_u32(size_t n):
     cdef void *data = tp_zero_alloc(size)
     if data == NULL:
         raise MemoryError()
-    cdef cvarray owner = cvarray(shape=(size,), itemsize=1, format="B", allocate_buffer=False)
-    owner.data = <char *>data
-    owner.callback_free_data = tp_zero_free
-    return np.frombuffer(np.asarray(owner), np.uint32, n, 0)
+    return np.frombuffer(_owned(data, size, tp_zero_free), np.uint32, n, 0)
 
 
 cdef object _column(object block, const void *column, const void *start, size_t n, dtype):

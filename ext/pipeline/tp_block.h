@@ -19,7 +19,7 @@ void *tp_block_alloc(size_t bytes);
 /* A block from tp_block_alloc, or NULL. */
 void tp_block_free(void *block);
 
-/* `bytes` of zeros that nothing here writes: from TP_ZERO_MIN on a mapping of its own, whose pages the
+/* `bytes` of zeros that nothing here writes: from 64 KiB on a mapping of its own, whose pages the
  * kernel provides when first read (no memset, no first touch by the call), else from calloc; or NULL. A
  * column that is all zero (type ids of single texts) costs the call nothing then. */
 void *tp_zero_alloc(size_t bytes);

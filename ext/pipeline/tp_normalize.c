@@ -1062,7 +1062,7 @@ static int translate_run(const tp_normalizer *nz, tp_norm_scratch *s, const uint
 static __m128i continuations(__m128i bytes) { return _mm_cmplt_epi8(bytes, _mm_set1_epi8(-64)); }
 
 /* The continuation mask of text[at, at + 16), the bytes from end on taken as ASCII. */
-static __m128i continuations_before(const uint8_t *text, size_t at, size_t end) {
+static __m128i continuations_up_to(const uint8_t *text, size_t at, size_t end) {
     if (at + 16 <= end) return continuations(_mm_loadu_si128((const __m128i *)(text + at)));
     uint8_t tail[16] = {0};
     if (at < end) memcpy(tail, text + at, end - at);
@@ -1108,9 +1108,9 @@ static void char_alignment_of(const uint8_t *text, size_t pos, size_t end, size_
 #if defined(__SSE2__)
     /* 16 bytes a step: the bytes before pos and from end on belong to no char here (pos and end are char
      * boundaries, so no count reaches them) */
-    __m128i before = _mm_setzero_si128(), here = continuations_before(text, b, overrun && b + 16 <= overrun ? b + 16 : end);
+    __m128i before = _mm_setzero_si128(), here = continuations_up_to(text, b, overrun && b + 16 <= overrun ? b + 16 : end);
     for (; b + 16 <= end; b += 16) {
-        __m128i after = continuations_before(text, b + 16, end);
+        __m128i after = continuations_up_to(text, b + 16, end);
         char_alignment_16(b, before, here, after, from + b, to + b);
         before = here;
         here = after;

@@ -1039,8 +1039,6 @@ static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
     return 0;
 }
 
-/* The output's columns in one block (big-alignment columns first), which the caller's arrays share: one
- * allocation and one give-back per batch. */
 /* Whether every token of a lean call's texts has type id 0 (the layout's, with or without special tokens). */
 static int layout_types_zero(const tp_pipeline *p, int add_special) {
     int zero = p->type_id == 0;
