@@ -303,6 +303,22 @@ def test_kept_results_stay_whole_while_later_calls_reuse_given_back_output():
         assert [(e.ids, e.offsets) for e in encodings] == [(e.ids, e.offsets) for e in expected[k]]
 
 
+@pytest.mark.parametrize("single", ["<s>:2 $A:1 </s>:3", "$A:0 </s>:0", "<s>:0 $A:0"])
+def test_encoding_views_take_type_ids_and_special_flags_from_the_layout(single):
+    # The views' type ids and special flags are written from the post-processor's layout around each text's
+    # tokens (all-0 type ids are a zeroed array of their own); word ids come from the encode itself.
+    stock = tokenizer_zoo.load("small_bytelevel")
+    special = [("<s>", stock.token_to_id("<s>") or 0), ("</s>", stock.token_to_id("</s>") or 1)]
+    stock.post_processor = tokenizers.processors.TemplateProcessing(single=single, special_tokens=special)
+    ours = hf_tagtok.Tokenizer(tokenizers.Tokenizer.from_str(stock.to_str()))
+    texts = sample_text.multiscript_texts()[:30] + ["", " ", "a b  c"]
+    for add in (True, False):
+        expected = stock.encode_batch(texts, add_special_tokens=add)
+        got = ours.encode_batch(texts, add_special_tokens=add)
+        for field in ("ids", "type_ids", "special_tokens_mask", "word_ids", "offsets", "attention_mask"):
+            assert [getattr(e, field) for e in got] == [getattr(e, field) for e in expected], (field, add)
+
+
 def test_char_offsets_at_every_block_position_match_stock():
     # Char offsets come from a count of the chars before each byte, built 16 bytes at a time: multi-byte
     # chars at every position of a block (a shift of 0-63 ASCII bytes before them), tokens that start or end

@@ -205,7 +205,7 @@ static int assemble_item(const assemble_job *job, tp_workspace *ws, spans *wa, s
 static int assemble_chunk(void *arg, tp_workspace *ws, size_t chunk) {
     assemble_job *job = arg;
     tp_columns *tokens = tp_workspace_output(ws);
-    if (tokens->n == 0 && tp_columns_keep(tokens, 1, 0)) return -1;
+    if (tokens->n == 0 && tp_columns_keep(tokens, 1, 0, 1)) return -1;
     job->chunks[chunk].ws = ws;
     spans wa = {0}, wb = {0};
     int code = 0;

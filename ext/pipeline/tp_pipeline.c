@@ -108,20 +108,21 @@ int tp_columns_reserve(tp_columns *c, size_t extra) {
     size_t cap = c->cap ? c->cap : 256;
     while (cap < c->n + extra) cap *= 2;
     if (grow_to(&c->ids, cap, 4) || grow_column(&c->offsets, !c->no_offsets, cap, 8) ||
-        grow_column(&c->type_ids, !c->lean, cap, 4) || grow_column(&c->special, !c->lean, cap, 1) ||
-        grow_column(&c->words, !c->lean, cap, 4)) return -1;
+        grow_column(&c->type_ids, !c->layout, cap, 4) || grow_column(&c->special, !c->layout, cap, 1) ||
+        grow_column(&c->words, !c->no_words, cap, 4)) return -1;
     c->cap = cap;
     return 0;
 }
 
-int tp_columns_keep(tp_columns *c, int offsets, int lean) {
+int tp_columns_keep(tp_columns *c, int offsets, int layout, int words) {
     c->no_offsets = !offsets;
-    c->lean = lean;
+    c->layout = layout;
+    c->no_words = !words;
     if (!c->cap) return 0;
     if (offsets && !c->offsets && !(c->offsets = malloc(c->cap * 8))) return -1;
-    if (!lean && !c->type_ids && !(c->type_ids = malloc(c->cap * 4))) return -1;
-    if (!lean && !c->special && !(c->special = malloc(c->cap))) return -1;
-    if (!lean && !c->words && !(c->words = malloc(c->cap * 4))) return -1;
+    if (!layout && !c->type_ids && !(c->type_ids = malloc(c->cap * 4))) return -1;
+    if (!layout && !c->special && !(c->special = malloc(c->cap))) return -1;
+    if (words && !c->words && !(c->words = malloc(c->cap * 4))) return -1;
     return 0;
 }
 
@@ -136,10 +137,10 @@ static inline __attribute__((always_inline)) void put_token(const tp_pipeline *p
                                                             uint32_t id, size_t start, size_t end) {
     size_t k = c->n++;
     c->ids[k] = id;
-    if (!c->lean) {
+    if (!c->no_words) c->words[k] = st->word;
+    if (!c->layout) {
         c->type_ids[k] = p->type_id;
         c->special[k] = 0;
-        c->words[k] = st->word;
     }
     if (c->no_offsets) return;
     c->offsets[2 * k] = (uint32_t)start;
@@ -150,10 +151,10 @@ void tp_put_specials(tp_columns *c, const tp_special *specials, size_t n) {
     for (size_t i = 0; i < n; i++) {
         size_t k = c->n++;
         c->ids[k] = specials[i].id;
-        if (!c->lean) {
+        if (!c->no_words) c->words[k] = -2 - specials[i].name;
+        if (!c->layout) {
             c->type_ids[k] = specials[i].type_id;
             c->special[k] = 1;
-            c->words[k] = -2 - specials[i].name;
         }
         if (!c->no_offsets) c->offsets[2 * k] = c->offsets[2 * k + 1] = 0;
     }
@@ -202,7 +203,7 @@ static int reserve_render(tp_workspace *ws, size_t need) {
 }
 
 /* Columns that keep ids alone: no offsets or word numbers are needed. */
-static inline int ids_only(const tp_columns *c) { return c->lean && c->no_offsets; }
+static inline int ids_only(const tp_columns *c) { return c->layout && c->no_words && c->no_offsets; }
 
 #define RENDER_SLACK 16 /* bytes (and range entries) a copy may write past a rendered word */
 
@@ -318,11 +319,12 @@ static int render_group(const tp_pipeline *p, tp_workspace *ws, const uint8_t *t
  * them). */
 static inline __attribute__((always_inline)) void put_word_numbers(const tp_pipeline *p, tp_columns *c,
                                                                    size_t first, int32_t word) {
-    if (c->lean) return;
+    if (!c->no_words)
+        for (size_t k = first; k < c->n; k++) c->words[k] = word;
+    if (c->layout) return;
     for (size_t k = first; k < c->n; k++) {
         c->type_ids[k] = p->type_id;
         c->special[k] = 0;
-        c->words[k] = word;
     }
 }
 
@@ -1018,7 +1020,7 @@ typedef struct {
 static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
     plain_job *job = arg;
     tp_columns *c = &ws->out;
-    if (c->n == 0 && tp_columns_keep(c, job->offsets, !job->words)) return -1;
+    if (c->n == 0 && tp_columns_keep(c, job->offsets, 1, job->words)) return -1;
     job->chunk_ws[chunk] = ws;
     job->chunk_first[chunk] = c->n;
     for (size_t t = job->chunk_start[chunk]; t < job->chunk_start[chunk + 1]; t++) {
@@ -1039,7 +1041,7 @@ static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
     return 0;
 }
 
-/* Whether every token of a lean call's texts has type id 0 (the layout's, with or without special tokens). */
+/* Whether every token of a call's texts has type id 0 (the layout's, with or without special tokens). */
 static int layout_types_zero(const tp_pipeline *p, int add_special) {
     int zero = p->type_id == 0;
     for (size_t k = 0; add_special && k < p->n_before; k++) zero &= p->before[k].type_id == 0;
@@ -1048,7 +1050,7 @@ static int layout_types_zero(const tp_pipeline *p, int add_special) {
 }
 
 /* The output's columns in one block (big-alignment columns first), which the caller's arrays share: one
- * allocation and one give-back per batch. A lean call whose type ids are all 0 leaves them out (type_ids
+ * allocation and one give-back per batch. A call whose type ids are all 0 leaves them out (type_ids
  * NULL): the caller's zeroed array costs no writes, and no first touch of its pages until read. */
 static int alloc_output(void *arg) {
     plain_job *job = arg;
@@ -1057,7 +1059,7 @@ static int alloc_output(void *arg) {
     for (size_t k = 0; k < job->n_chunks; k++) n += job->chunk_n[k];
     size_t offsets = job->offsets == TP_OFFSETS_WIDE ? 16 * n : job->offsets ? 8 * n : 0;
     size_t words = job->words ? 4 * n : 0;
-    const int zero_types = !job->words && layout_types_zero(job->p, job->add_special);
+    const int zero_types = layout_types_zero(job->p, job->add_special);
     size_t types = zero_types ? 0 : 4 * n;
     uint8_t *block = tp_block_alloc(offsets + 4 * n + types + words + n + 1);
     if (!block) return -1;
@@ -1074,7 +1076,7 @@ static int alloc_output(void *arg) {
     return 0;
 }
 
-/* Type ids and special flags of a lean chunk's texts, from their layout: the post-processor tokens around
+/* Type ids and special flags of a chunk's texts, from their layout: the post-processor tokens around
  * each text's own tokens. */
 static void put_layout(const plain_job *job, size_t chunk, size_t at) {
     const tp_pipeline *p = job->p;
@@ -1105,13 +1107,8 @@ static int copy_chunk(void *arg, tp_workspace *ws, size_t chunk) {
     memcpy(out->ids + at, c->ids + from, n * 4);
     if (out->offsets) memcpy(out->offsets + 2 * at, c->offsets + 2 * from, n * 8);
     if (out->wide_offsets) tp_widen(out->wide_offsets + 2 * at, c->offsets + 2 * from, 2 * n);
-    if (c->lean) {
-        put_layout(job, chunk, at);
-    } else {
-        memcpy(out->type_ids + at, c->type_ids + from, n * 4);
-        memcpy(out->special + at, c->special + from, n);
-        memcpy(out->words + at, c->words + from, n * 4);
-    }
+    if (out->words) memcpy(out->words + at, c->words + from, n * 4);
+    put_layout(job, chunk, at);
     return 0;
 }
 

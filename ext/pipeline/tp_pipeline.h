@@ -78,8 +78,9 @@ typedef struct {
     int32_t *words;
     size_t n, cap;
     int no_offsets;     /* set before the first reserve: offsets stay NULL and are never computed */
-    int lean;           /* likewise: only ids (and offsets) are kept; type ids, special flags and words stay
-                         * NULL (the caller knows them from the layout) */
+    int layout;         /* likewise: type ids and special flags stay NULL (the caller knows them from the
+                         * post-processor's layout) */
+    int no_words;       /* likewise: word indices stay NULL */
     uint8_t *block;     /* non-NULL: every column lives in this one allocation (tp_encode_batch's output) */
     tp_strip_trim *strips; /* while offsets are trimmed: the trims of its stripping added tokens, by row */
     size_t n_strips, strips_cap;
@@ -87,8 +88,8 @@ typedef struct {
 
 void tp_columns_free(tp_columns *columns);
 int tp_columns_reserve(tp_columns *columns, size_t extra); /* room for `extra` more tokens; -1 on OOM */
-/* Switch no_offsets and lean (see tp_columns) from here on; -1 on OOM. */
-int tp_columns_keep(tp_columns *columns, int offsets, int lean);
+/* Switch no_offsets, layout and no_words (see tp_columns) from here on; -1 on OOM. */
+int tp_columns_keep(tp_columns *columns, int offsets, int layout, int words);
 /* Appends post-processor tokens (special, no word, offsets (0, 0)); room must be reserved. */
 void tp_put_specials(tp_columns *columns, const tp_special *specials, size_t n);
 
@@ -124,7 +125,7 @@ enum { TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE }; /* which offsets c
 
 /* Encode n texts into out, its columns in one output block of their size (tp_block.h; free with tp_columns_free): offsets
  * (TP_OFFSETS_*: none, out->offsets or out->wide_offsets), word indices only when `words` (else NULL), type ids
- * NULL when `words` is not asked and the post-processor's layout makes every one 0. lengths[i] receives the token count of
+ * NULL when the post-processor's layout makes every one 0. lengths[i] receives the token count of
  * text i. workspaces: tp_pool_threads() entries (NULL entries are created on demand). Safe to call from
  * several threads at once. Returns 0, -1 on OOM, TP_TEXT_SURROGATE, TP_REPLAY_MISMATCH or TP_STOCK_DECIDES. */
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n, int add_special,
