@@ -12,7 +12,9 @@ The check sees the whole text, while stock normalizes each stretch between the a
 before normalizing (the tokens with `normalized` false): a text holding such a token's content does not pass.
 
 A text that fails costs stock's encode plus the check, so while most texts fail the gate checks only a few
-texts a call (`ReplaceGate.mask`): a Replace that matches nearly every text costs about what stock costs.
+texts a call (`ReplaceGate.mask`), and a call that runs natively only when every text passes
+(`ReplaceGate.all_pass`) is taken as failing unchecked after calls that failed: a Replace that matches nearly
+every text costs about what stock costs.
 """
 import json
 import re
@@ -24,6 +26,8 @@ import tokenizers
 SENTINEL = "\ufdd0\U0010ffff\ufdd1"
 # Texts a call checks while most texts fail the gate (see ReplaceGate.mask).
 SAMPLE = 16
+# Calls all_pass takes as failing unchecked, at most, after calls that failed in a row (see ReplaceGate.all_pass).
+SKIP_MAX = 32
 
 
 class ReplaceGate:
@@ -39,6 +43,7 @@ class ReplaceGate:
                           key=len, reverse=True)
         self._split_tokens = re.compile("|".join(map(re.escape, contents))) if contents else None
         self._passed = self._checked = 0.0  # decaying counts of mask's checks (a race between threads only blurs them)
+        self._failed_calls = self._skip = 0  # all_pass's calls failed in a row, and calls left to take as failing
 
     def passes(self, text) -> bool:
         """Whether the pipeline without the refused Replace steps encodes `text` as stock does."""
@@ -57,6 +62,20 @@ class ReplaceGate:
             if type(error).__name__ != "PanicException":
                 raise
             return False
+
+    def all_pass(self, texts) -> bool:
+        """Whether every text passes. After k calls in a row that did not, the next min(k, SKIP_MAX) calls are taken
+        as failing unchecked (stock encodes them, as it would a failing text): a Replace that matches nearly every
+        text then costs a check every SKIP_MAX calls, and texts that start to pass are noticed within as many."""
+        if self._skip:
+            self._skip -= 1
+            return False
+        if all(map(self.passes, texts)):
+            self._failed_calls = 0
+            return True
+        self._failed_calls = min(self._failed_calls + 1, SKIP_MAX)
+        self._skip = self._failed_calls
+        return False
 
     def mask(self, texts) -> list:
         """Per text, whether it passes. While fewer than half of the texts checked lately passed, a call checks
