@@ -418,8 +418,16 @@ cdef class EncodingView:
         self._own = None
 
 
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(object op)
+
+
 def encoding_views(type cls, batch, const int64_t[:] starts, const int64_t[:] ends):
-    """One `cls` (an EncodingView type) per input of `batch`, input i encoded in its rows [starts[i], ends[i])."""
+    """One `cls` (an EncodingView type) per input of `batch`, input i encoded in its rows [starts[i], ends[i]).
+
+    A view refers only to its batch, which refers to no view, and to fields of its own that hold none, so it
+    can be in no reference cycle: it is untracked, and no collection walks it (a caller keeping every output
+    of a stream holds thousands of views a call)."""
     if not issubclass(cls, EncodingView):
         raise TypeError(f"{cls.__name__} is not an EncodingView")
     if starts.shape[0] != ends.shape[0]:
@@ -432,5 +440,6 @@ def encoding_views(type cls, batch, const int64_t[:] starts, const int64_t[:] en
         view._batch, view._own = batch, None
         view._index = view._item = i
         view._start, view._end = starts[i], ends[i]
+        PyObject_GC_UnTrack(view)
         views[i] = view
     return views

@@ -303,6 +303,29 @@ def test_kept_results_stay_whole_while_later_calls_reuse_given_back_output():
         assert [(e.ids, e.offsets) for e in encodings] == [(e.ids, e.offsets) for e in expected[k]]
 
 
+def test_encoding_views_are_freed_with_their_last_reference_and_never_walked_by_the_collector():
+    # Views are untracked by the cyclic GC (they can be in no cycle): dropping the last view must free its
+    # batch's columns at once, with no collection, also after an encoding took fields of its own.
+    import gc
+    import weakref
+
+    stock = tokenizer_zoo.load("small_bytelevel")
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    texts = sample_text.multiscript_texts()[:20]
+    expected = stock.encode_batch(texts)
+    encodings = ours.encode_batch(texts)
+    assert not any(gc.is_tracked(e) for e in encodings)
+    ids_column = weakref.ref(encodings[0]._batch.columns.ids)
+    encodings[1].pad(len(encodings[1]) + 3)  # fields of its own
+    encodings[2].truncate(2)
+    assert [e.ids for e in encodings[3:]] == [e.ids for e in expected[3:]]
+    gc.disable()
+    try:
+        del encodings
+        assert ids_column() is None
+    finally:
+        gc.enable()
+
 @pytest.mark.parametrize("single", ["<s>:2 $A:1 </s>:3", "$A:0 </s>:0", "<s>:0 $A:0"])
 def test_encoding_views_take_type_ids_and_special_flags_from_the_layout(single):
     # The views' type ids and special flags are written from the post-processor's layout around each text's
