@@ -278,6 +278,28 @@ def test_columnar_calls_from_the_word_cache_match_stock(name):
         assert [tuple(o) for o in arrays.offsets.tolist()] == offsets
 
 
+@pytest.mark.parametrize("name", ["mistral_v1", "mistral_v3_legacy", "gemma_style"])
+def test_whole_text_sentencepiece_words_cut_into_pieces_match_stock(name):
+    # With no pre-tokenizer each text is one word, which the pipeline cuts before each ▁ into pieces that keep
+    # the word's number: texts of more pieces than a group of 64 holds, pieces too long to cut (a CJK run, a
+    # run of 5,000 bytes past the cache's longest word), runs of ▁, an empty text; each call twice (the second
+    # from the word cache).
+    stock = tokenizer_zoo.load(name)
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    many = " ".join(f"w{k}, x" for k in range(150))
+    texts = [many, "中文字符的句子没有空格" * 8 + " after it", "  two  spaces   three", "x" * 5000 + " tail " + many,
+             "", " ", sample_text.multiscript_texts()[3], "a" + "▁" * 40 + "b c"]
+    expected = stock.encode_batch(texts)
+    for _ in range(2):
+        got = ours.encode_batch(texts)
+        for field in ("ids", "offsets", "word_ids"):
+            assert [getattr(e, field) for e in got] == [getattr(e, field) for e in expected], field
+        arrays = ours.encode_batch_arrays(texts)
+        assert arrays.ids.tolist() == [i for e in expected for i in e.ids]
+        assert [tuple(o) for o in arrays.offsets.tolist()] == [o for e in expected for o in e.offsets]
+        assert ours.encode_batch_arrays(texts, offsets=False).ids.tolist() == arrays.ids.tolist()
+
+
 def test_kept_results_stay_whole_while_later_calls_reuse_given_back_output():
     # A call's output block (megabytes here) is kept for later calls once every array over it is gone: the
     # results still held must read stock's values after calls that reuse the blocks dropped results gave back,

@@ -846,8 +846,6 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
 
 #define CUT_MIN 32 /* shorter words are merged and cached whole */
 
-size_t tp_bpe_longest_cached(const tp_bpe *bpe) { return bpe->cut_len ? CUT_MIN - 1 : TP_CACHE_WORD; }
-
 /* Whether the cut char starts at word[at] (at + 4 <= len: one load, the char's bytes masked out of it). */
 static int cut_starts(const tp_bpe *bpe, const uint8_t *word, size_t at) {
     uint32_t four;
@@ -899,6 +897,19 @@ static size_t cut_word(const tp_bpe *bpe, const uint8_t *word, size_t len, const
     return n;
 }
 
+int tp_bpe_cuts(const tp_bpe *bpe) { return bpe->cut_len != 0; }
+
+size_t tp_bpe_cut_bound(const tp_bpe *bpe, size_t len) {
+    return bpe->cut_len && len >= CUT_MIN ? len / bpe->cut_len + 1 : 1;
+}
+
+size_t tp_bpe_cut(const tp_bpe *bpe, const uint8_t *word, size_t len, const uint8_t **pieces, size_t *lens) {
+    if (tp_bpe_cut_bound(bpe, len) > 1) return cut_word(bpe, word, len, pieces, lens);
+    pieces[0] = word;
+    lens[0] = len;
+    return 1;
+}
+
 static int reserve_pieces(tp_bpe_scratch *s, size_t pieces, size_t words) {
     if (pieces > s->pieces_cap) {
         size_t cap = grow_capacity(s->pieces_cap, pieces);
@@ -944,14 +955,12 @@ static uint32_t join_pieces(tp_bpe_scratch *s, size_t first_piece, size_t n_piec
  * seen before is rarely worth the cache's room. */
 static int encode_cut_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *const *words, const size_t *lens,
                             size_t n, tp_words *out) {
-    size_t bound = n;
-    for (size_t j = 0; j < n; j++)
-        if (lens[j] >= CUT_MIN) bound += lens[j] / bpe->cut_len;
+    size_t bound = 0;
+    for (size_t j = 0; j < n; j++) bound += tp_bpe_cut_bound(bpe, lens[j]);
     if (reserve_pieces(s, bound, n)) return -1;
     size_t m = 0;
     for (size_t j = 0; j < n; j++) {
-        size_t got = lens[j] >= CUT_MIN ? cut_word(bpe, words[j], lens[j], s->pieces + m, s->piece_lens + m) : 1;
-        if (got == 1) { s->pieces[m] = words[j]; s->piece_lens[m] = lens[j]; }
+        size_t got = tp_bpe_cut(bpe, words[j], lens[j], s->pieces + m, s->piece_lens + m);
         for (size_t k = m; k < m + got; k++) s->piece_shifts[k] = (uint32_t)(s->pieces[k] - words[j]);
         s->word_pieces[j] = (uint32_t)got;
         m += got;

@@ -54,9 +54,13 @@ tp_word_caches *tp_bpe_scratch_caches(tp_bpe_scratch *scratch);
 void tp_bpe_scratch_free(tp_bpe_scratch *scratch);
 /* The model's word cache that pool threads share (tp_caches_begin). */
 tp_word_cache *tp_bpe_shared_cache(const tp_bpe *bpe);
-/* The longest word worth looking for in the word cache: a word a SentencePiece model cuts is cached as its
- * pieces. */
-size_t tp_bpe_longest_cached(const tp_bpe *bpe);
+/* The pieces the model cuts a word into before merging them as words of their own (a char-level vocabulary
+ * that marks word starts, as SentencePiece's ▁, in which no merge joins across a cut: see choose_cut), in
+ * order, at most tp_bpe_cut_bound(bpe, len) of them; 1 (the word itself) when it is not cut. Merging the
+ * pieces one by one gives the word's tokens. */
+size_t tp_bpe_cut(const tp_bpe *bpe, const uint8_t *word, size_t len, const uint8_t **pieces, size_t *lens);
+size_t tp_bpe_cut_bound(const tp_bpe *bpe, size_t len);
+int tp_bpe_cuts(const tp_bpe *bpe); /* whether any word is cut */
 
 /* Encode n words (rendered pieces) together, so their table lookups overlap in memory. hashes: the
  * words' tp_hash_bytes when the caller has them, else NULL. Returns 0, or -1 on OOM. */

@@ -17,6 +17,9 @@
 #include "utf8.h"
 
 #define GROUP_PIECES 64 /* pieces whose words go to the model together (their lookups overlap) */
+/* A flag of the pieces cut_long_words makes, besides the engine's (TT_PIECE_*): the piece goes on with the
+ * previous piece's word (its tokens take that word's number). */
+#define PIECE_SAME_WORD (1u << 31)
 
 /* A piece as its model word: the word is the text itself, or rendered (prefix space, Metaspace) at
  * `rendered` in the workspace's render buffer. */
@@ -48,6 +51,10 @@ struct tp_workspace {
     size_t n_replay, replay_first;     /* ... and where the text's first token went in the columns */
     uint32_t *chars_before;            /* char offsets: the chars starting before each byte of a text */
     size_t chars_cap;
+    tt_piece *cuts;                    /* cut_long_words' pieces ... */
+    const uint8_t **cut_words;         /* ... and the model's cut of one piece */
+    size_t *cut_lens;
+    size_t cuts_cap, cut_words_cap;
 };
 
 tp_workspace *tp_workspace_new(int pooled) {
@@ -81,6 +88,9 @@ void tp_workspace_free(tp_workspace *ws) {
     tp_columns_free(&ws->sequences[1]);
     free(ws->utf8);
     free(ws->chars_before);
+    free(ws->cuts);
+    free(ws->cut_words);
+    free(ws->cut_lens);
     free(ws);
 }
 
@@ -499,11 +509,10 @@ static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_column
                           : p->unigram   ? tp_unigram_shared_cache(p->unigram)
                                          : tp_bpe_shared_cache(p->bpe);
     if (!shared || (!ids_only(c) && !ws->plain)) return 0;
-    const size_t longest = p->wordpiece || p->unigram ? TP_CACHE_WORD : tp_bpe_longest_cached(p->bpe);
     /* the words before the first too long to be looked for: their room (at most two tokens a byte, under
      * byte fallback), and every index line requested before any is read */
     size_t m = 0, bytes = 0;
-    for (; m < n && ws->word_lens[m] <= longest; m++) bytes += ws->word_lens[m];
+    for (; m < n && ws->word_lens[m] <= TP_CACHE_WORD; m++) bytes += ws->word_lens[m];
     if (tp_caches_begin(caches, shared) || tp_columns_reserve(c, 2 * bytes + m)) return 0;
     uint64_t *hash = ws->hash;
     for (size_t j = 0; j < m; j++) {
@@ -599,12 +608,69 @@ static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
     return 0;
 }
 
+/* A BPE model that cuts long words before merging them (SentencePiece's whole-text words: tp_bpe_cut) has
+ * them cut here instead, each piece a word that keeps its word's number (PIECE_SAME_WORD): the pieces its
+ * word cache holds are then written straight from the cache, as pre-tokenized words are, not gathered
+ * through the model's scratch. Only pieces that are the text's own bytes (no prefix, no Metaspace
+ * rendering). The pieces to encode: `pieces` itself when none is cut, else ws->cuts (*n_pieces updated);
+ * NULL on OOM. */
+static const tt_piece *cut_long_words(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text,
+                                      const tt_piece *pieces, size_t *n_pieces) {
+    if (!p->bpe || p->n_replacement || !tp_bpe_cuts(p->bpe)) return pieces;
+    size_t n = *n_pieces, bound = 0, longest = 1;
+    for (size_t j = 0; j < n; j++) {
+        size_t b = pieces[j].flags & TT_PIECE_PREFIX ? 1 : tp_bpe_cut_bound(p->bpe, pieces[j].end - pieces[j].start);
+        bound += b;
+        if (b > longest) longest = b;
+    }
+    if (longest == 1) return pieces;
+    if (grow_reserve(&ws->cuts, &ws->cuts_cap, bound, sizeof(tt_piece))) return NULL;
+    if (longest > ws->cut_words_cap) {
+        size_t cap = grow_capacity(ws->cut_words_cap, longest);
+        if (grow_to(&ws->cut_words, cap, sizeof(ws->cut_words[0])) || grow_to(&ws->cut_lens, cap, sizeof(size_t)))
+            return NULL;
+        ws->cut_words_cap = cap;
+    }
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++) {
+        const uint8_t *word = text + pieces[j].start;
+        size_t got = pieces[j].flags & TT_PIECE_PREFIX ? 1
+                   : tp_bpe_cut(p->bpe, word, pieces[j].end - pieces[j].start, ws->cut_words, ws->cut_lens);
+        if (got == 1) {
+            ws->cuts[m++] = pieces[j];
+            continue;
+        }
+        for (size_t k = 0; k < got; k++) {
+            uint32_t start = pieces[j].start + (uint32_t)(ws->cut_words[k] - word);
+            ws->cuts[m++] = (tt_piece){start, start + (uint32_t)ws->cut_lens[k], k ? PIECE_SAME_WORD : pieces[j].flags};
+        }
+    }
+    *n_pieces = m;
+    return ws->cuts;
+}
+
+/* A group of cut pieces was numbered a word a piece (from `first_word` on, in rows [first_row, c->n)): each
+ * piece that goes on with the word before (PIECE_SAME_WORD) takes that word's number, and the words after it
+ * one less. Done after the group, so the loops that write words stay as they are without cuts. */
+static void renumber_cut_words(tp_columns *c, text_state *st, const tt_piece *pieces, size_t n, size_t first_row,
+                               int32_t first_word) {
+    int32_t merged[GROUP_PIECES], so_far = 0; /* merged[j]: pieces up to j that go on with the one before */
+    for (size_t j = 0; j < n; j++) merged[j] = so_far += (pieces[j].flags & PIECE_SAME_WORD) != 0;
+    if (!so_far) return;
+    for (size_t k = first_row; !c->no_words && k < c->n; k++) c->words[k] -= merged[c->words[k] - first_word];
+    st->word -= so_far;
+}
+
 static int encode_pieces(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, const uint8_t *text,
                          size_t base, size_t limit, const tt_piece *pieces, size_t n_pieces, const alignment *al) {
+    const tt_piece *cut = cut_long_words(p, ws, text + base, pieces, &n_pieces);
+    if (!cut) return -1;
     for (size_t g = 0; g < n_pieces; g += GROUP_PIECES) {
-        size_t n = n_pieces - g < GROUP_PIECES ? n_pieces - g : GROUP_PIECES;
-        if (render_group(p, ws, text, base, limit, pieces + g, n, !ids_only(c)) || encode_group(p, ws, c, st, n, al))
+        size_t n = n_pieces - g < GROUP_PIECES ? n_pieces - g : GROUP_PIECES, first_row = c->n;
+        int32_t first_word = st->word;
+        if (render_group(p, ws, text, base, limit, cut + g, n, !ids_only(c)) || encode_group(p, ws, c, st, n, al))
             return -1;
+        if (cut != pieces) renumber_cut_words(c, st, cut + g, n, first_row, first_word);
     }
     return 0;
 }
