@@ -12,9 +12,8 @@ The check sees the whole text, while stock normalizes each stretch between the a
 before normalizing (the tokens with `normalized` false): a text holding such a token's content does not pass.
 
 A text that fails costs stock's encode plus the check, so while most texts fail the gate checks only a few
-texts a call (`ReplaceGate.mask`), and a call that runs natively only when every text passes
-(`ReplaceGate.all_pass`) is taken as failing unchecked after calls that failed: a Replace that matches nearly
-every text costs about what stock costs.
+texts a call (`ReplaceGate.mask`), and a text is first checked by its first PROBE chars, most texts that fail
+failing there: a Replace that matches nearly every text costs about what stock costs.
 """
 import json
 import re
@@ -26,8 +25,8 @@ import tokenizers
 SENTINEL = "\ufdd0\U0010ffff\ufdd1"
 # Texts a call checks while most texts fail the gate (see ReplaceGate.mask).
 SAMPLE = 16
-# Calls all_pass takes as failing unchecked, at most, after calls that failed in a row (see ReplaceGate.all_pass).
-SKIP_MAX = 32
+# Chars of a text checked before the whole text (see ReplaceGate.passes).
+PROBE = 128
 
 
 class ReplaceGate:
@@ -43,12 +42,18 @@ class ReplaceGate:
                           key=len, reverse=True)
         self._split_tokens = re.compile("|".join(map(re.escape, contents))) if contents else None
         self._passed = self._checked = 0.0  # decaying counts of mask's checks (a race between threads only blurs them)
-        self._failed_calls = self._skip = 0  # all_pass's calls failed in a row, and calls left to take as failing
 
     def passes(self, text) -> bool:
-        """Whether the pipeline without the refused Replace steps encodes `text` as stock does."""
+        """Whether the pipeline without the refused Replace steps encodes `text` as stock does. Its first PROBE
+        chars are checked first: where they fail, the text is taken as failing. A match there may not be one in
+        the whole text (a lookaround or an anchor meets the cut), and then stock encodes a text the pipeline
+        could have: failing only ever costs speed, every text stock encodes is exact."""
         if self._split_tokens is not None and self._split_tokens.search(text):
             return False
+        return (len(text) <= PROBE or self._unchanged(text[:PROBE])) and self._unchanged(text)
+
+    def _unchanged(self, text) -> bool:
+        """Whether each refused Replace leaves `text` (as the steps before it make it) unchanged."""
         try:
             for before, marked in self._segments:  # each Replace leaves the text as it found it, or we stop
                 if before is not None:
@@ -62,20 +67,6 @@ class ReplaceGate:
             if type(error).__name__ != "PanicException":
                 raise
             return False
-
-    def all_pass(self, texts) -> bool:
-        """Whether every text passes. After k calls in a row that did not, the next min(k, SKIP_MAX) calls are taken
-        as failing unchecked (stock encodes them, as it would a failing text): a Replace that matches nearly every
-        text then costs a check every SKIP_MAX calls, and texts that start to pass are noticed within as many."""
-        if self._skip:
-            self._skip -= 1
-            return False
-        if all(map(self.passes, texts)):
-            self._failed_calls = 0
-            return True
-        self._failed_calls = min(self._failed_calls + 1, SKIP_MAX)
-        self._skip = self._failed_calls
-        return False
 
     def mask(self, texts) -> list:
         """Per text, whether it passes. While fewer than half of the texts checked lately passed, a call checks

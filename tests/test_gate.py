@@ -158,29 +158,15 @@ def test_while_most_texts_fail_a_call_checks_only_a_sample():
 
 
 
-def test_after_failing_calls_a_few_calls_are_taken_as_failing_unchecked():
-    # A call that runs natively only when every text passes (truncation, pairs, TagTokenizerFast): after k failed
-    # calls in a row the next min(k, SKIP_MAX) go to stock unchecked, so a Replace that matches nearly every text
-    # costs about what stock costs, and texts that start to pass are encoded natively again soon after.
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(?>a)a"), "b"))
+def test_a_text_is_checked_by_its_start_first_and_whole_after():
+    # A text's first PROBE chars are checked before the whole text: a match past them still sends the text to
+    # stock, and so does a match that only the cut makes (a lookahead meeting the cut), which costs speed alone.
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(?>a)a(?!b)"), "c"))
     the_gate = ours._gated.gate
-    checked = []
-    the_gate.passes = lambda text, check=the_gate.passes: checked.append(text) or check(text)
-    assert [the_gate.all_pass(["ab x", "aa x"]) for _ in range(10)] == [False] * 10
-    assert len(checked) == 2 * 4  # calls 1, 3, 6 and 10 (both texts each): each skips one call more than the last
-    assert [the_gate.all_pass(["ab x"]) for _ in range(5)] == [False] * 4 + [True]
-    assert all(the_gate.all_pass(["ab x"]) for _ in range(3))  # passing calls are checked every time
-    checked.clear()
-    calls_checked = []
-    for call in range(3000):
-        before = len(checked)
-        the_gate.all_pass(["aa x"])
-        if len(checked) > before:
-            calls_checked.append(call)
-    assert max(np.diff(calls_checked)) == gate.SKIP_MAX + 1
-    stock.enable_truncation(9)
-    ours.enable_truncation(9)
-    _assert_like_stock(ours, stock, ["aa x", "ab x", "ab cbb", ""])
+    filler = "x " * gate.PROBE
+    late, made_by_the_cut, clean = filler + "aa x", "x" * (gate.PROBE - 2) + "aab", filler + "aab"
+    assert [the_gate.passes(text) for text in (late, made_by_the_cut, clean)] == [False, False, True]
+    _assert_like_stock(ours, stock, [late, made_by_the_cut, clean, "aa", "aab"])
 
 
 def test_tag_tokenizer_fast_runs_natively_when_every_text_of_a_call_passes(tmp_path):
