@@ -262,8 +262,9 @@ def test_word_cache_keeps_stock_ids_while_it_grows_past_its_first_size():
                                   "small_bytelevel_no_regex_nfkc", "small_strip_replace_sequence"])
 def test_columnar_calls_from_the_word_cache_match_stock(name):
     # The second call finds every word in the model's word cache and writes its tokens straight from there
-    # (ids alone for rendered Metaspace words and prefixed pieces; offsets too for the text's own bytes and
-    # for normalized bytes, through the normalizer's alignment: the decomposed texts change under NFC/NFKC).
+    # (ids alone for prefixed pieces; offsets too for the text's own bytes, for rendered Metaspace words
+    # through the render's origins, and for normalized bytes through the normalizer's alignment: the
+    # decomposed texts change under NFC/NFKC).
     stock = tokenizer_zoo.load(name)
     ours = hf_tagtok.Tokenizer.from_hf(stock)
     texts = sample_text.multiscript_texts()[:40] + ["Hello hello HELLO", "", " a  b ", "ab" * 40]

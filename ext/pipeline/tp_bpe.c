@@ -899,6 +899,8 @@ static size_t cut_word(const tp_bpe *bpe, const uint8_t *word, size_t len, const
 
 int tp_bpe_cuts(const tp_bpe *bpe) { return bpe->cut_len != 0; }
 
+size_t tp_bpe_longest_cached(const tp_bpe *bpe) { return bpe->cut_len ? CUT_MIN - 1 : TP_CACHE_WORD; }
+
 size_t tp_bpe_cut_bound(const tp_bpe *bpe, size_t len) {
     return bpe->cut_len && len >= CUT_MIN ? len / bpe->cut_len + 1 : 1;
 }

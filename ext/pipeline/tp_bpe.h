@@ -61,6 +61,9 @@ tp_word_cache *tp_bpe_shared_cache(const tp_bpe *bpe);
 size_t tp_bpe_cut(const tp_bpe *bpe, const uint8_t *word, size_t len, const uint8_t **pieces, size_t *lens);
 size_t tp_bpe_cut_bound(const tp_bpe *bpe, size_t len);
 int tp_bpe_cuts(const tp_bpe *bpe); /* whether any word is cut */
+/* The longest word worth looking for in the word cache among words given to the model whole (rendered or
+ * prefixed ones): a word the model cuts is cached as its pieces. */
+size_t tp_bpe_longest_cached(const tp_bpe *bpe);
 
 /* Encode n words (rendered pieces) together, so their table lookups overlap in memory. hashes: the
  * words' tp_hash_bytes when the caller has them, else NULL. Returns 0, or -1 on OOM. */

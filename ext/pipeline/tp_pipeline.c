@@ -462,12 +462,38 @@ static inline __attribute__((always_inline)) void put_cached_word(const tp_pipel
     put_word_numbers(p, c, at, word);
 }
 
+/* The group's Metaspace-rendered word j's tokens (room reserved) straight from its cache slot: the cached
+ * ranges are rendered bytes, placed in the text through the render's origins as emit_word places them, then
+ * through al. */
+static void put_cached_rendered_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, int32_t word,
+                                     size_t j, const tp_word_cache *cache, const tp_cache_slot *slot,
+                                     const alignment *al) {
+    const piece_word pw = ws->group[j];
+    const uint32_t *render_from = ws->render_from + pw.rendered, *model_ids = p->model_ids;
+    const size_t at = c->n, inline_token = (slot->len & TP_CACHE_INLINE) != 0, n = inline_token ? 1 : slot->n;
+    const uint8_t *entry = inline_token ? NULL : cache->arena + slot->at;
+    const uint16_t *from = inline_token ? NULL : (const uint16_t *)(entry + n * 4), *to = inline_token ? NULL : from + n;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t id = inline_token ? slot->at : ((const uint32_t *)entry)[k];
+        size_t f = inline_token ? 0 : from[k], t = inline_token ? tp_cache_len(slot) : to[k];
+        size_t s = render_from[f], e = pw.prefix && t <= p->n_replacement ? pw.prefix_end : render_from[t - 1] + 1;
+        if (al) align_range(al, &s, &e);
+        c->ids[at + k] = model_ids ? model_ids[id] : id;
+        if (c->no_offsets) continue;
+        c->offsets[2 * (at + k)] = (uint32_t)s;
+        c->offsets[2 * (at + k) + 1] = (uint32_t)e;
+    }
+    c->n = at + n;
+    put_word_numbers(p, c, at, word);
+}
+
 /* put_cached_words' loop: the leading words of the m looked for that the cache holds (see put_cached_word for
- * mapped); how many. */
+ * mapped; `rendered`: Metaspace-rendered words with offsets, through al); how many. */
 static inline __attribute__((always_inline)) size_t put_cached_run(const tp_pipeline *p, const tp_workspace *ws,
                                                                    tp_word_caches *caches, tp_columns *c,
                                                                    text_state *st, size_t m, size_t shift,
-                                                                   const alignment *mapped) {
+                                                                   const alignment *mapped, int rendered,
+                                                                   const alignment *al) {
     tp_columns local = *c; /* column stores cannot alias the pointers and count held here */
     text_state at = *st;
     size_t j = 0;
@@ -475,7 +501,8 @@ static inline __attribute__((always_inline)) size_t put_cached_run(const tp_pipe
         const tp_word_cache *cache;
         const tp_cache_slot *slot = tp_caches_find(caches, &cache, ws->words[j], ws->word_lens[j], ws->hash[j]);
         if (!slot) break;
-        put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, cache, slot, mapped);
+        if (rendered) put_cached_rendered_word(p, ws, &local, at.word++, j, cache, slot, al);
+        else put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, cache, slot, mapped);
     }
     c->n = local.n;
     *st = at;
@@ -486,7 +513,14 @@ static inline __attribute__((always_inline)) size_t put_cached_run(const tp_pipe
 static __attribute__((noinline)) size_t put_cached_mapped(const tp_pipeline *p, const tp_workspace *ws,
                                                           tp_word_caches *caches, tp_columns *c, text_state *st,
                                                           size_t m, const alignment *al) {
-    return put_cached_run(p, ws, caches, c, st, m, 0, al);
+    return put_cached_run(p, ws, caches, c, st, m, 0, al, 0, NULL);
+}
+
+/* put_cached_run for Metaspace-rendered words with offsets, out of line likewise. */
+static __attribute__((noinline)) size_t put_cached_rendered(const tp_pipeline *p, const tp_workspace *ws,
+                                                            tp_word_caches *caches, tp_columns *c, text_state *st,
+                                                            size_t m, const alignment *al) {
+    return put_cached_run(p, ws, caches, c, st, m, 0, NULL, 1, al);
 }
 
 static tp_word_caches *model_caches(const tp_pipeline *p, tp_workspace *ws) {
@@ -497,7 +531,8 @@ static tp_word_caches *model_caches(const tp_pipeline *p, tp_workspace *ws) {
 
 /* The group's leading words that the model's word cache holds, emitted straight from it: no copy into the
  * model's scratch and out again, and no per-word bookkeeping. The ids alone come so from any words; with
- * offsets, only from words that are the (normalized) text's own bytes, not rendered ones. A word
+ * offsets, from words that are the (normalized) text's own bytes or Metaspace-rendered ones (not those
+ * given a prefix space). A word
  * too long to be looked for, or an empty Metaspace word (no word: emit_word), ends the run. Returns how
  * many; *hashes: the group's hashes, or NULL when not every word was hashed (then the model encodes the
  * rest; else encode_rest takes it). */
@@ -508,21 +543,23 @@ static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_column
     tp_word_cache *shared = p->wordpiece ? tp_wordpiece_shared_cache(p->wordpiece)
                           : p->unigram   ? tp_unigram_shared_cache(p->unigram)
                                          : tp_bpe_shared_cache(p->bpe);
-    if (!shared || (!ids_only(c) && !ws->plain)) return 0;
+    const int rendered = !ids_only(c) && !ws->plain;
+    if (!shared || (rendered && !p->n_replacement)) return 0;
     /* the words before the first too long to be looked for: their room (at most two tokens a byte, under
      * byte fallback), and every index line requested before any is read */
-    size_t m = 0, bytes = 0;
-    for (; m < n && ws->word_lens[m] <= TP_CACHE_WORD; m++) bytes += ws->word_lens[m];
-    if (tp_caches_begin(caches, shared) || tp_columns_reserve(c, 2 * bytes + m)) return 0;
+    size_t m = 0, bytes = 0, longest = p->bpe && !ws->plain ? tp_bpe_longest_cached(p->bpe) : TP_CACHE_WORD;
+    for (; m < n && ws->word_lens[m] <= longest; m++) bytes += ws->word_lens[m];
+    if (!m || tp_caches_begin(caches, shared) || tp_columns_reserve(c, 2 * bytes + m)) return 0;
     uint64_t *hash = ws->hash;
     for (size_t j = 0; j < m; j++) {
         hash[j] = tp_hash_bytes(ws->words[j], ws->word_lens[j]);
         __builtin_prefetch(tp_word_cache_home(tp_caches_first(caches), hash[j]));
     }
     if (m == n) *hashes = hash;
+    if (rendered) return put_cached_rendered(p, ws, caches, c, st, m, al);
     if (al && al->from) return put_cached_mapped(p, ws, caches, c, st, m, al);
     /* a normalized stretch whose bytes kept their places is the text's bytes moved by al->shift */
-    return put_cached_run(p, ws, caches, c, st, m, al ? al->shift : 0, NULL);
+    return put_cached_run(p, ws, caches, c, st, m, al ? al->shift : 0, NULL, 0, NULL);
 }
 
 static int model_encode(const tp_pipeline *p, tp_workspace *ws, const uint8_t *const *words, const size_t *lens,
@@ -565,6 +602,10 @@ static __attribute__((noinline)) int encode_rest(const tp_pipeline *p, tp_worksp
     const alignment *mapped = al && al->from ? al : NULL;
     const size_t shift = al && !al->from ? al->shift : 0;
     for (size_t j = done, k = 0; j < n; j++) {
+        if (slots[j] && metaspace && !ids_only(&local)) {
+            put_cached_rendered_word(p, ws, &local, at.word++, j, shared, slots[j], al);
+            continue;
+        }
         if (slots[j]) {
             put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, shared, slots[j],
                             mapped);
@@ -612,8 +653,9 @@ static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
  * them cut here instead, each piece a word that keeps its word's number (PIECE_SAME_WORD): the pieces its
  * word cache holds are then written straight from the cache, as pre-tokenized words are, not gathered
  * through the model's scratch. Only pieces that are the text's own bytes (no prefix, no Metaspace
- * rendering). The pieces to encode: `pieces` itself when none is cut, else ws->cuts (*n_pieces updated);
- * NULL on OOM. */
+ * rendering: cutting a rendered word here, rendering it twice and its pieces one by one, cost Mistral v1's
+ * warm pass a quarter more). The pieces to encode: `pieces` itself when none is cut, else ws->cuts
+ * (*n_pieces updated); NULL on OOM. */
 static const tt_piece *cut_long_words(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text,
                                       const tt_piece *pieces, size_t *n_pieces) {
     if (!p->bpe || p->n_replacement || !tp_bpe_cuts(p->bpe)) return pieces;
