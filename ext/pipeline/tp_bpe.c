@@ -846,6 +846,8 @@ static int encode_words(const tp_bpe *bpe, tp_bpe_scratch *s, const uint8_t *con
 
 #define CUT_MIN 32 /* shorter words are merged and cached whole */
 
+size_t tp_bpe_longest_cached(const tp_bpe *bpe) { return bpe->cut_len ? CUT_MIN - 1 : TP_CACHE_WORD; }
+
 /* Whether the cut char starts at word[at] (at + 4 <= len: one load, the char's bytes masked out of it). */
 static int cut_starts(const tp_bpe *bpe, const uint8_t *word, size_t at) {
     uint32_t four;
@@ -898,8 +900,6 @@ static size_t cut_word(const tp_bpe *bpe, const uint8_t *word, size_t len, const
 }
 
 int tp_bpe_cuts(const tp_bpe *bpe) { return bpe->cut_len != 0; }
-
-size_t tp_bpe_longest_cached(const tp_bpe *bpe) { return bpe->cut_len ? CUT_MIN - 1 : TP_CACHE_WORD; }
 
 size_t tp_bpe_cut_bound(const tp_bpe *bpe, size_t len) {
     return bpe->cut_len && len >= CUT_MIN ? len / bpe->cut_len + 1 : 1;
