@@ -470,13 +470,23 @@ static void put_cached_rendered_word(const tp_pipeline *p, const tp_workspace *w
                                      const alignment *al) {
     const piece_word pw = ws->group[j];
     const uint32_t *render_from = ws->render_from + pw.rendered, *model_ids = p->model_ids;
-    const size_t at = c->n, inline_token = (slot->len & TP_CACHE_INLINE) != 0, n = inline_token ? 1 : slot->n;
-    const uint8_t *entry = inline_token ? NULL : cache->arena + slot->at;
-    const uint16_t *from = inline_token ? NULL : (const uint16_t *)(entry + n * 4), *to = inline_token ? NULL : from + n;
+    const uint32_t one_id = slot->at;
+    const uint16_t one_from = 0, one_to = (uint16_t)tp_cache_len(slot);
+    const uint32_t *ids = &one_id; /* a one-token word is held in its slot */
+    const uint16_t *from = &one_from, *to = &one_to;
+    size_t n = 1;
+    if (!(slot->len & TP_CACHE_INLINE)) {
+        const uint8_t *entry = cache->arena + slot->at;
+        n = slot->n;
+        ids = (const uint32_t *)entry;
+        from = (const uint16_t *)(entry + n * 4);
+        to = from + n;
+    }
+    const size_t at = c->n;
     for (size_t k = 0; k < n; k++) {
-        uint32_t id = inline_token ? slot->at : ((const uint32_t *)entry)[k];
-        size_t f = inline_token ? 0 : from[k], t = inline_token ? tp_cache_len(slot) : to[k];
-        size_t s = render_from[f], e = pw.prefix && t <= p->n_replacement ? pw.prefix_end : render_from[t - 1] + 1;
+        uint32_t id = ids[k];
+        size_t s = render_from[from[k]];
+        size_t e = pw.prefix && to[k] <= p->n_replacement ? pw.prefix_end : render_from[to[k] - 1] + 1;
         if (al) align_range(al, &s, &e);
         c->ids[at + k] = model_ids ? model_ids[id] : id;
         if (c->no_offsets) continue;
