@@ -58,9 +58,9 @@ typedef struct {
 } tp_encoding;
 
 /* A batch's gathered output, every column in one output block (tokens.block, from tp_block_alloc, which the
- * caller gives back with tp_block_free or adopts; `size` bytes): the token columns (offsets in tokens.wide_offsets or tokens.offsets), attention
- * (0 on padding; NULL when the padding is not stored) and one record per encoding, rows counting from the
- * start of the columns. */
+ * caller gives back with tp_block_free or adopts; `size` bytes): the token columns (offsets in
+ * tokens.wide_offsets or tokens.offsets), attention (0 on padding; NULL when the padding is not stored) and one
+ * record per encoding, rows counting from the start of the columns. */
 typedef struct {
     tp_columns tokens;
     uint8_t *attention;

@@ -360,6 +360,14 @@ static inline __attribute__((always_inline)) void put_plain_word(const tp_pipeli
     put_word_numbers(p, c, at, word);
 }
 
+/* The text's bytes [*s, *e) of a Metaspace-rendered word's byte range [from, to), through render_from (the
+ * text byte each rendered byte stands for): a prefix ends where the char it precedes does. */
+static inline void rendered_range(const piece_word *pw, const uint32_t *render_from, size_t n_replacement,
+                                  size_t from, size_t to, size_t *s, size_t *e) {
+    *s = render_from[from];
+    *e = pw->prefix && to <= n_replacement ? pw->prefix_end : render_from[to - 1] + 1;
+}
+
 /* The word's tokens (byte ranges [from, to) of the model word) into the columns (room reserved), with
  * the piece's original offsets; metaspace: the words were rendered (p->n_replacement). The piece and the
  * tables are read into locals once: the columns' byte stores could alias them. */
@@ -378,9 +386,8 @@ static inline __attribute__((always_inline)) void emit_word(const tp_pipeline *p
     }
     for (size_t k = 0; k < n; k++) {
         size_t s, e;
-        if (metaspace) { /* a prefix ends where the char it precedes does */
-            s = render_from[from[k]];
-            e = pw.prefix && to[k] <= n_replacement ? pw.prefix_end : render_from[to[k] - 1] + 1;
+        if (metaspace) {
+            rendered_range(&pw, render_from, n_replacement, from[k], to[k], &s, &e);
         } else {
             s = from[k] < pw.prefix ? pw.start : pw.start + from[k] - pw.prefix;
             e = to[k] <= pw.prefix ? pw.prefix_end : pw.start + to[k] - pw.prefix;
@@ -463,8 +470,7 @@ static inline __attribute__((always_inline)) void put_cached_word(const tp_pipel
 }
 
 /* The group's Metaspace-rendered word j's tokens (room reserved) straight from its cache slot: the cached
- * ranges are rendered bytes, placed in the text through the render's origins as emit_word places them, then
- * through al. */
+ * ranges are rendered bytes, placed in the text as emit_word places them (rendered_range), then through al. */
 static void put_cached_rendered_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, int32_t word,
                                      size_t j, const tp_word_cache *cache, const tp_cache_slot *slot,
                                      const alignment *al) {
@@ -485,8 +491,8 @@ static void put_cached_rendered_word(const tp_pipeline *p, const tp_workspace *w
     const size_t at = c->n;
     for (size_t k = 0; k < n; k++) {
         uint32_t id = ids[k];
-        size_t s = render_from[from[k]];
-        size_t e = pw.prefix && to[k] <= p->n_replacement ? pw.prefix_end : render_from[to[k] - 1] + 1;
+        size_t s, e;
+        rendered_range(&pw, render_from, p->n_replacement, from[k], to[k], &s, &e);
         if (al) align_range(al, &s, &e);
         c->ids[at + k] = model_ids ? model_ids[id] : id;
         if (c->no_offsets) continue;
@@ -498,12 +504,12 @@ static void put_cached_rendered_word(const tp_pipeline *p, const tp_workspace *w
 }
 
 /* put_cached_words' loop: the leading words of the m looked for that the cache holds (see put_cached_word for
- * mapped; `rendered`: Metaspace-rendered words with offsets, through al); how many. */
+ * mapped; `rendered`: Metaspace-rendered words with offsets, placed through mapped, which may be any
+ * alignment then); how many. */
 static inline __attribute__((always_inline)) size_t put_cached_run(const tp_pipeline *p, const tp_workspace *ws,
                                                                    tp_word_caches *caches, tp_columns *c,
                                                                    text_state *st, size_t m, size_t shift,
-                                                                   const alignment *mapped, int rendered,
-                                                                   const alignment *al) {
+                                                                   const alignment *mapped, int rendered) {
     tp_columns local = *c; /* column stores cannot alias the pointers and count held here */
     text_state at = *st;
     size_t j = 0;
@@ -511,8 +517,9 @@ static inline __attribute__((always_inline)) size_t put_cached_run(const tp_pipe
         const tp_word_cache *cache;
         const tp_cache_slot *slot = tp_caches_find(caches, &cache, ws->words[j], ws->word_lens[j], ws->hash[j]);
         if (!slot) break;
-        if (rendered) put_cached_rendered_word(p, ws, &local, at.word++, j, cache, slot, al);
-        else put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, cache, slot, mapped);
+        if (rendered) put_cached_rendered_word(p, ws, &local, at.word++, j, cache, slot, mapped);
+        else put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, cache, slot,
+                             mapped);
     }
     c->n = local.n;
     *st = at;
@@ -523,14 +530,14 @@ static inline __attribute__((always_inline)) size_t put_cached_run(const tp_pipe
 static __attribute__((noinline)) size_t put_cached_mapped(const tp_pipeline *p, const tp_workspace *ws,
                                                           tp_word_caches *caches, tp_columns *c, text_state *st,
                                                           size_t m, const alignment *al) {
-    return put_cached_run(p, ws, caches, c, st, m, 0, al, 0, NULL);
+    return put_cached_run(p, ws, caches, c, st, m, 0, al, 0);
 }
 
 /* put_cached_run for Metaspace-rendered words with offsets, out of line likewise. */
 static __attribute__((noinline)) size_t put_cached_rendered(const tp_pipeline *p, const tp_workspace *ws,
                                                             tp_word_caches *caches, tp_columns *c, text_state *st,
                                                             size_t m, const alignment *al) {
-    return put_cached_run(p, ws, caches, c, st, m, 0, NULL, 1, al);
+    return put_cached_run(p, ws, caches, c, st, m, 0, al, 1);
 }
 
 static tp_word_caches *model_caches(const tp_pipeline *p, tp_workspace *ws) {
@@ -569,7 +576,7 @@ static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_column
     if (rendered) return put_cached_rendered(p, ws, caches, c, st, m, al);
     if (al && al->from) return put_cached_mapped(p, ws, caches, c, st, m, al);
     /* a normalized stretch whose bytes kept their places is the text's bytes moved by al->shift */
-    return put_cached_run(p, ws, caches, c, st, m, al ? al->shift : 0, NULL, 0, NULL);
+    return put_cached_run(p, ws, caches, c, st, m, al ? al->shift : 0, NULL, 0);
 }
 
 static int model_encode(const tp_pipeline *p, tp_workspace *ws, const uint8_t *const *words, const size_t *lens,
@@ -612,13 +619,12 @@ static __attribute__((noinline)) int encode_rest(const tp_pipeline *p, tp_worksp
     const alignment *mapped = al && al->from ? al : NULL;
     const size_t shift = al && !al->from ? al->shift : 0;
     for (size_t j = done, k = 0; j < n; j++) {
-        if (slots[j] && metaspace && !ids_only(&local)) {
-            put_cached_rendered_word(p, ws, &local, at.word++, j, shared, slots[j], al);
-            continue;
-        }
         if (slots[j]) {
-            put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, shared, slots[j],
-                            mapped);
+            if (metaspace && !ids_only(&local))
+                put_cached_rendered_word(p, ws, &local, at.word++, j, shared, slots[j], al);
+            else
+                put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, shared,
+                                slots[j], mapped);
             continue;
         }
         const uint32_t *ids = out.ids + out.first[k];
@@ -663,8 +669,8 @@ static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
  * them cut here instead, each piece a word that keeps its word's number (PIECE_SAME_WORD): the pieces its
  * word cache holds are then written straight from the cache, as pre-tokenized words are, not gathered
  * through the model's scratch. Only pieces that are the text's own bytes (no prefix, no Metaspace
- * rendering: cutting a rendered word here, rendering it twice and its pieces one by one, cost Mistral v1's
- * warm pass a quarter more). The pieces to encode: `pieces` itself when none is cut, else ws->cuts
+ * rendering: a rendered word cut here would be rendered twice, then piece by piece, which costs more than the
+ * model's own cut). The pieces to encode: `pieces` itself when none is cut, else ws->cuts
  * (*n_pieces updated); NULL on OOM. */
 static const tt_piece *cut_long_words(const tp_pipeline *p, tp_workspace *ws, const uint8_t *text,
                                       const tt_piece *pieces, size_t *n_pieces) {
@@ -709,7 +715,8 @@ static void renumber_cut_words(tp_columns *c, text_state *st, const tt_piece *pi
     int32_t merged[GROUP_PIECES], so_far = 0; /* merged[j]: pieces up to j that go on with the one before */
     for (size_t j = 0; j < n; j++) merged[j] = so_far += (pieces[j].flags & PIECE_SAME_WORD) != 0;
     if (!so_far) return;
-    for (size_t k = first_row; !c->no_words && k < c->n; k++) c->words[k] -= merged[c->words[k] - first_word];
+    if (!c->no_words)
+        for (size_t k = first_row; k < c->n; k++) c->words[k] -= merged[c->words[k] - first_word];
     st->word -= so_far;
 }
 

@@ -123,10 +123,10 @@ typedef struct {
 
 enum { TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE }; /* which offsets column an output gets */
 
-/* Encode n texts into out, its columns in one output block of their size (tp_block.h; free with tp_columns_free): offsets
- * (TP_OFFSETS_*: none, out->offsets or out->wide_offsets), word indices only when `words` (else NULL), type ids
- * NULL when the post-processor's layout makes every one 0. lengths[i] receives the token count of
- * text i. workspaces: tp_pool_threads() entries (NULL entries are created on demand). Safe to call from
+/* Encode n texts into out, its columns in one output block of their size (tp_block.h; free with
+ * tp_columns_free): offsets (TP_OFFSETS_*: none, out->offsets or out->wide_offsets), word indices only when
+ * `words` (else NULL), type ids NULL when the post-processor's layout makes every one 0. lengths[i] receives
+ * the token count of text i. workspaces: tp_pool_threads() entries (NULL entries are created on demand). Safe to call from
  * several threads at once. Returns 0, -1 on OOM, TP_TEXT_SURROGATE, TP_REPLAY_MISMATCH or TP_STOCK_DECIDES. */
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n, int add_special,
                     int offsets, int words, tp_columns *out, int64_t *lengths);
