@@ -351,9 +351,9 @@ REAL.update(SENTENCEPIECE_FAMILIES)
 # Members whose encode runs on stock, with the words the acceleration report gives as the reason; every
 # other member must run natively (tests/test_tokenizer.py checks both).
 ON_STOCK = {
-    "small_atomic_replayed": "atomic group",
-    "small_atomic_missing_bytes": "atomic group",
-    "small_atomic_replace_gated": "atomic group",  # on stock for the texts its Replace changes
+    "small_subcall_replayed": "subexpression call",
+    "small_subcall_missing_bytes": "subexpression call",
+    "small_subcall_replace_gated": "subexpression call",  # on stock for the texts its Replace changes
 }
 
 
@@ -801,13 +801,22 @@ def small_backref_split():
                            normalizer=normalizers.NFKC())
 
 
-# A Split the regex compiler refuses (an atomic group) before ByteLevel: encode runs on stock, and
-# encode_batch_arrays replays stock's token ids through the native stages (hf_tagtok.planner).
-ATOMIC_PATTERN = r"(?>[a-z]{2})[a-z]|" + CL100K_PATTERN
+# A Split the regex compiler refuses (a subexpression call: three letters) before ByteLevel: encode runs on
+# stock, and encode_batch_arrays replays stock's token ids through the native stages (hf_tagtok.planner).
+SUBCALL_PATTERN = r"([a-z])\g<1>[a-z]|" + CL100K_PATTERN
+# Atomic groups and possessive repeats (the regex VM's sub-programs): a letter run with its clitic kept whole,
+# digits never given back to the `\d` after them.
+ATOMIC_PATTERN = r"(?>\p{L}+(?i:'s|'t|'ll)?)(?!\p{N})|(?:\p{N}{1,2})++\d?|" + CL100K_PATTERN
 
 
-def small_atomic_replayed():
+def small_atomic_split():
     pre = pre_tokenizers.Sequence([_split(ATOMIC_PATTERN), _byte_level()])
+    return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(),
+                           normalizer=normalizers.NFKC())
+
+
+def small_subcall_replayed():
+    pre = pre_tokenizers.Sequence([_split(SUBCALL_PATTERN), _byte_level()])
     return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(),
                            normalizer=normalizers.NFKC())
 
@@ -837,19 +846,23 @@ def small_backref_replace():  # doubled letters, by a backreference
     return _replace_between(r"(\p{L})\1", "ǁ")
 
 
-# A Replace whose regex the compiler refuses (an atomic group: three capitals) between two native normalizer
-# steps: a text its regex finds no match in is encoded natively without that step (hf_tagtok.gate), the
-# others on stock, and the columnar call interleaves the two.
-GATED_REPLACE_PATTERN = r"(?>\p{Lu}\p{Lu})\p{Lu}"
+# A Replace whose regex the compiler refuses (a subexpression call: three capitals) between two native
+# normalizer steps: a text its regex finds no match in is encoded natively without that step (hf_tagtok.gate),
+# the others on stock, and the columnar call interleaves the two.
+GATED_REPLACE_PATTERN = r"(\p{Lu})\g<1>\p{Lu}"
 
 
-def small_atomic_replace_gated():
+def small_atomic_replace():  # what an atomic group keeps is never given back: "abc" holds no match of (?>a|ab)c
+    return _replace_between(r"(?>\p{Lu}+)\p{Ll}|(?>a|ab)c|(?:xy)++", "ǁ")
+
+
+def small_subcall_replace_gated():
     return _replace_between(GATED_REPLACE_PATTERN, "ǁ")
 
 
-def small_atomic_missing_bytes():
+def small_subcall_missing_bytes():
     # some texts' tokens leave bytes out (stock drops the missing bytes): those batches are not replayed
-    return _gappy_byte_bpe(pre_tokenizers.Sequence([_split(ATOMIC_PATTERN), _byte_level()]))
+    return _gappy_byte_bpe(pre_tokenizers.Sequence([_split(SUBCALL_PATTERN), _byte_level()]))
 
 
 SMALL = {
@@ -892,9 +905,11 @@ SMALL = {
     "small_backref_split": small_backref_split,
     "small_backref_replace": small_backref_replace,
     "small_lookbehind_split": small_lookbehind_split,
-    "small_atomic_replayed": small_atomic_replayed,
-    "small_atomic_missing_bytes": small_atomic_missing_bytes,
-    "small_atomic_replace_gated": small_atomic_replace_gated,
+    "small_atomic_split": small_atomic_split,
+    "small_atomic_replace": small_atomic_replace,
+    "small_subcall_replayed": small_subcall_replayed,
+    "small_subcall_missing_bytes": small_subcall_missing_bytes,
+    "small_subcall_replace_gated": small_subcall_replace_gated,
 }
 
 

@@ -176,7 +176,7 @@ cdef int _fill_compiled(tt.tt_step *out, dict step, list keep_alive) except -1:
             raise ValueError(f"step 'split_compiled': {key} must be bytes in units of {unit}"
                              + ("" if key == "sets" else ", not empty"))
     counts = {}
-    for key in ("n_classes", "n_main_splits", "n_splits", "n_looks"):
+    for key in ("n_classes", "n_main_splits", "n_splits", "n_subs"):
         value = step.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2 ** 32:
             raise ValueError(f"step 'split_compiled': {key} must be an integer in [0, 2**32), not {value!r}")
@@ -201,7 +201,7 @@ cdef int _fill_compiled(tt.tt_step *out, dict step, list keep_alive) except -1:
     spec.n_classes = counts["n_classes"]
     spec.n_main_splits = counts["n_main_splits"]
     spec.n_splits = counts["n_splits"]
-    spec.n_looks = counts["n_looks"]
+    spec.n_subs = counts["n_subs"]
     first_set = step.get("first_set", -1)
     if not isinstance(first_set, int) or isinstance(first_set, bool) or not -1 <= first_set < 2 ** 31:
         raise ValueError(f"step 'split_compiled': first_set must be -1 or a set index, not {first_set!r}")

@@ -58,7 +58,7 @@ cdef extern from "tagtok.h" nogil:
         uint32_t n_classes
         uint32_t n_main_splits
         uint32_t n_splits
-        uint32_t n_looks
+        uint32_t n_subs
         int first_set
         const uint32_t *segments
         uint32_t n_segments

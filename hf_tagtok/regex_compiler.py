@@ -19,7 +19,7 @@ MAX_INSTRUCTIONS = 50000
 MAX_CLASSES = 0xFFFF
 
 # Instruction opcodes (ext/engine/regex_vm.c: tt_rx_op).
-OP_MATCH, OP_SET, OP_SPLIT, OP_JMP, OP_LOOK, OP_ASSERT, OP_RUN, OP_BACK, OP_SAVE, OP_REF = range(10)
+OP_MATCH, OP_SET, OP_SPLIT, OP_JMP, OP_LOOK, OP_ASSERT, OP_RUN, OP_BACK, OP_SAVE, OP_REF, OP_ATOMIC = range(11)
 # Assertion kinds (tt_rx_assert).
 A_LINE_BEGIN, A_LINE_END, A_TEXT_BEGIN, A_TEXT_END, A_TEXT_END_NL, A_WORD_B, A_NOT_WORD_B = range(7)
 
@@ -78,7 +78,8 @@ def _property(name, where):
 # ---------------------------------------------------------------- AST
 # ("set", ranges) | ("cat", [nodes]) | ("alt", [nodes]) | ("rep", node, min, max|None, greedy)
 # | ("run", ranges, min, max|None): a possessive repeat of one set (never gives chars back)
-# | ("look", node, negate) | ("assert", kind) | ("empty",)
+# | ("look", node, negate) | ("atomic", node): the first match of node, never given back | ("assert", kind)
+# | ("empty",)
 # | ("back", n): n chars back (fails when fewer precede), the start of a lookbehind's body
 # | ("group", node, n): capture group n, kept only when a backreference reads it (else just its node)
 # | ("ref", n, nullable, first chars): a backreference, the text group n last took
@@ -89,10 +90,11 @@ class _Parser:
         self.i = 0
         self.groups = {}       # capture group number -> its node, once closed (onig numbers them by '(')
         self.in_looks = set()  # capture groups inside a lookaround
-        self.possessive_groups = set()  # capture groups a possessive quantifier runs over
+        self.in_atomics = set()  # capture groups inside an atomic group or under a possessive quantifier
         self.refs = set()      # group numbers backreferences read
         self.n_groups = 0      # capture groups opened so far
         self.look_depth = 0
+        self.atomic_depth = 0
 
     def fail(self, what, at=None):
         raise UnsupportedRegex(f"{what} at offset {self.i if at is None else at}")
@@ -166,14 +168,19 @@ class _Parser:
             self.i += 1
             greedy = False
         elif self.peek() == "+" and c != "{":  # onig: {n,m}+ is a greedy interval repeated
-            body, groups = _peeled(atom)
-            if body[0] != "set":
-                self.fail("possessive quantifier over more than one char class")
             self.i += 1
             self.no_stacked_quantifier()
-            self.possessive_groups.update(groups)  # a run keeps no capture
-            return ("run", body[1], lo, hi)
+            self.in_atomics.update(_groups_in(atom))
+            if _holds_ref(atom):
+                self.fail("possessive quantifier over a backreference", start)
+            body = _peeled(atom)[0]
+            if body[0] == "set":  # a run keeps no capture
+                return ("run", body[1], lo, hi)
+            return ("atomic", self.repeat(atom, lo, hi, True, start))
         self.no_stacked_quantifier()
+        return self.repeat(atom, lo, hi, greedy, start)
+
+    def repeat(self, atom, lo, hi, greedy, start):
         if _peeled(atom)[0][0] in ("assert", "look", "empty"):
             self.fail("quantified assertion", start)
         if (hi is None or hi > 1) and _nullable(atom):
@@ -256,12 +263,14 @@ class _Parser:
             self.fail(f"case-insensitive backreference \\{n}", start)
         if self.look_depth:
             self.fail(f"backreference \\{n} inside a lookaround", start)
+        if self.atomic_depth:
+            self.fail(f"backreference \\{n} inside an atomic group", start)
         if n not in self.groups:
             self.fail(f"backreference \\{n} to a group not closed before it", start)
         if n in self.in_looks:
             self.fail(f"backreference \\{n} to a group inside a lookaround", start)
-        if n in self.possessive_groups:
-            self.fail(f"backreference \\{n} to a group under a possessive quantifier", start)
+        if n in self.in_atomics:
+            self.fail(f"backreference \\{n} to a group inside an atomic group or possessive quantifier", start)
         self.refs.add(n)
         body = self.groups[n]
         return ("ref", n, _nullable(body), _first_chars(body))
@@ -284,6 +293,8 @@ class _Parser:
             number = self.n_groups
             if self.look_depth:
                 self.in_looks.add(number)
+            if self.atomic_depth:
+                self.in_atomics.add(number)
             node = ("group", self.alt(ci), number)
             self.groups[number] = node[1]
         else:
@@ -306,7 +317,10 @@ class _Parser:
                 self.i += 2
                 node = self.lookbehind(self.looked_at(ci), negate, start)
             elif c == ">":
-                self.fail("atomic group", start)
+                self.i += 1
+                self.atomic_depth += 1
+                node = ("atomic", self.alt(ci))
+                self.atomic_depth -= 1
             elif c == "<" or c == "P" or c == "'":
                 self.fail("named group", start)
             elif c == "#":
@@ -408,6 +422,8 @@ class _Parser:
                 return ("assert", A_NOT_WORD_B)
         if c in "123456789" and not in_class and not self.peek().isdigit():
             return ("ref", int(c))
+        if c == "g" and not in_class:  # \g<name>: a call of a group's pattern, recursion included
+            self.fail("subexpression call", start)
         if c.isdigit():
             self.fail(f"{'octal escape' if in_class else 'backreference or octal escape'} \\{c}", start)
         if c.isalnum() or ord(c) >= 0x80:
@@ -494,6 +510,27 @@ def _peeled(node):
     return node, numbers
 
 
+def _groups_in(node):
+    """The numbers of the capture groups inside `node`."""
+    kind = node[0]
+    if kind == "group":
+        return {node[2], *_groups_in(node[1])}
+    if kind in ("cat", "alt"):
+        return set().union(*map(_groups_in, node[1]))
+    if kind in ("rep", "look", "atomic"):
+        return _groups_in(node[1])
+    return set()
+
+
+def _holds_ref(node):
+    kind = node[0]
+    if kind == "ref":
+        return True
+    if kind in ("cat", "alt"):
+        return any(map(_holds_ref, node[1]))
+    return kind in ("group", "rep", "look", "atomic") and _holds_ref(node[1])
+
+
 def _captures_read(node, refs):
     """`node` with every capture group no backreference reads replaced by its own node."""
     kind = node[0]
@@ -504,8 +541,8 @@ def _captures_read(node, refs):
         return (kind, [_captures_read(n, refs) for n in node[1]])
     if kind == "rep":
         return ("rep", _captures_read(node[1], refs), *node[2:])
-    if kind == "look":
-        return ("look", _captures_read(node[1], refs), node[2])
+    if kind in ("look", "atomic"):
+        return (kind, _captures_read(node[1], refs), *node[2:])
     return node
 
 
@@ -513,7 +550,7 @@ def _nullable(node):
     kind = node[0]
     if kind == "set":
         return False
-    if kind == "group":
+    if kind in ("group", "atomic"):
         return _nullable(node[1])
     if kind == "ref":
         return node[2]
@@ -538,7 +575,7 @@ def _fixed_length(node):
         return 1
     if kind == "empty" or (kind == "assert" and node[1] not in (A_TEXT_END, A_TEXT_END_NL)):
         return 0
-    if kind == "group":
+    if kind in ("group", "atomic"):
         return _fixed_length(node[1])
     if kind == "run":
         return node[2] if node[2] == node[3] else None
@@ -559,7 +596,7 @@ def _first_chars(node):
     kind = node[0]
     if kind in ("set", "run"):
         return node[1]
-    if kind == "group":
+    if kind in ("group", "atomic"):
         return _first_chars(node[1])
     if kind == "ref":
         return node[3]
@@ -586,8 +623,8 @@ class _Emitter:
         self.code = []      # [op, a, b, c]
         self.sets = {}      # ranges -> set index
         self.n_splits = 0
-        self.n_looks = 0
-        self.pending_looks = []
+        self.n_subs = 0
+        self.pending_subs = []
 
     def emit(self, op, a=0, b=0, c=0):
         self.code.append([op, a, b, c])
@@ -659,19 +696,26 @@ class _Emitter:
         elif kind == "ref":
             self.emit(OP_REF, node[1])
         elif kind == "look":
-            pc = self.emit(OP_LOOK, 0, int(node[2]), self.n_looks)
-            self.n_looks += 1
-            self.pending_looks.append((pc, node[1]))
+            self.sub_program(OP_LOOK, node[1], int(node[2]))
+        elif kind == "atomic":
+            self.sub_program(OP_ATOMIC, node[1])
         else:
             raise AssertionError(kind)
+
+    def sub_program(self, op, body, negate=0):
+        """A lookaround or atomic group: its body is a sub-program after the main one, run to its first match
+        (its own SPLITs numbered after the main program's, by finish)."""
+        pc = self.emit(op, 0, negate, self.n_subs)
+        self.n_subs += 1
+        self.pending_subs.append((pc, body))
 
     def _order(self, pc, body, out, greedy):
         self.code[pc][1], self.code[pc][2] = (body, out) if greedy else (out, body)
 
     def finish(self):
         self.emit(OP_MATCH)
-        while self.pending_looks:  # lookaround bodies: sub-programs after the main one
-            pc, body = self.pending_looks.pop(0)
+        while self.pending_subs:
+            pc, body = self.pending_subs.pop(0)
             self.code[pc][1] = len(self.code)
             self.gen(body)
             self.emit(OP_MATCH)
@@ -772,7 +816,7 @@ class CompiledRegex:
             "n_classes": n_classes,
             "n_main_splits": n_main_splits,
             "n_splits": em.n_splits,
-            "n_looks": em.n_looks,
+            "n_subs": em.n_subs,
             "first_set": first_set,
         }
         if segments:

@@ -25,7 +25,7 @@ def _ours(stock):
 
 
 def _gated_copy(normalizer):
-    stock = tokenizer_zoo.load("small_atomic_replace_gated")
+    stock = tokenizer_zoo.load("small_subcall_replace_gated")
     stock.normalizer = normalizer
     return stock, _ours(stock)
 
@@ -48,7 +48,7 @@ def _assert_like_stock(ours, stock, texts):
 
 
 def test_gated_zoo_member_encodes_like_stock_natively_where_the_replace_does_not_match():
-    stock = tokenizer_zoo.load("small_atomic_replace_gated")
+    stock = tokenizer_zoo.load("small_subcall_replace_gated")
     ours = _ours(stock)
     assert ours._gated is not None and ours._native is None
     _assert_like_stock(ours, stock, TEXTS)
@@ -65,7 +65,7 @@ def test_gated_zoo_member_encodes_like_stock_natively_where_the_replace_does_not
 
 def test_a_match_in_a_stretch_between_added_tokens_goes_to_stock():
     # ^ anchors at each stretch stock normalizes on its own: the whole text has no match, its second stretch has
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"^(?>x)x"), "Y"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"^(x)\g<1>"), "Y"))
     texts = ["ab<|special|>xx", "xx ab", "ab xx"]
     assert ours._gated.gate.mask(texts) == [False, False, True]
     _assert_like_stock(ours, stock, texts)
@@ -73,7 +73,7 @@ def test_a_match_in_a_stretch_between_added_tokens_goes_to_stock():
 
 def test_a_text_holding_the_sentinel_that_the_regex_matches_goes_to_stock():
     # the match is the sentinel itself: the gate's Replace gives the text back unchanged
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(?>\x{FDD0})\x{FDD0}*\x{10FFFF}\x{FDD1}"), "Z"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(\x{FDD0})\g<1>?\x{FDD0}*\x{10FFFF}\x{FDD1}"), "Z"))
     texts = [f"a{gate.SENTINEL}b", "ab"]
     assert ours._gated.gate.mask(texts) == [False, True]
     _assert_like_stock(ours, stock, texts)
@@ -82,7 +82,7 @@ def test_a_text_holding_the_sentinel_that_the_regex_matches_goes_to_stock():
 def test_empty_matches_are_matches():
     # (stock panics on the zoo member's normalized added token under this normalizer: a tokenizer without any)
     stock = tokenizer_zoo._small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False),
-                                          normalizer=normalizers.Replace(Regex(r"(?>q)q|z*"), "-"))
+                                          normalizer=normalizers.Replace(Regex(r"(q)\g<1>|z*"), "-"))
     ours = _ours(stock)
     texts = ["abc", "", "qq", "zz"]
     assert ours._gated.gate.mask(texts) == [False, True, False, False]
@@ -90,7 +90,7 @@ def test_empty_matches_are_matches():
 
 
 def test_truncation_padding_and_pairs_run_native_only_when_every_text_passes():
-    stock = tokenizer_zoo.load("small_atomic_replace_gated")
+    stock = tokenizer_zoo.load("small_subcall_replace_gated")
     ours = _ours(stock)
     clean, dirty = "one two six nine ten", "THREE capitals: see"
     for tokenizer in (stock, ours):
@@ -107,7 +107,7 @@ def test_truncation_padding_and_pairs_run_native_only_when_every_text_passes():
 
 
 def test_a_lone_surrogate_raises_what_stock_raises():
-    stock = tokenizer_zoo.load("small_atomic_replace_gated")
+    stock = tokenizer_zoo.load("small_subcall_replace_gated")
     ours = _ours(stock)
     with pytest.raises(Exception) as expected:
         stock.encode_batch(["ok", "bad \udc80"])
@@ -119,26 +119,26 @@ def test_a_lone_surrogate_raises_what_stock_raises():
 
 def test_refused_steps_are_checked_one_after_the_other():
     # the second Replace sees what the Lowercase between them makes
-    stock, ours = _gated_copy(normalizers.Sequence([normalizers.Replace(Regex(r"(?>a)a"), "c"), normalizers.Lowercase(),
-                                                     normalizers.Replace(Regex(r"(?>c)c"), "d")]))
+    stock, ours = _gated_copy(normalizers.Sequence([normalizers.Replace(Regex(r"(a)\g<1>"), "c"), normalizers.Lowercase(),
+                                                     normalizers.Replace(Regex(r"(c)\g<1>"), "d")]))
     texts = ["aa b", "Cc b", "ab cd", "a C c"]
     assert ours._gated.gate.mask(texts) == [False, False, True, True]
     _assert_like_stock(ours, stock, texts)
 
 
 def test_report_names_the_step_and_the_gate():
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(?>a)a"), "b"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "b"))
     report = ours.acceleration
-    assert not report["normalizer"]["native"] and "atomic group" in report["normalizer"]["reason"]
+    assert not report["normalizer"]["native"] and "subexpression call" in report["normalizer"]["reason"]
     assert "encoded natively without that step" in report["normalizer"]["reason"]
     assert report["model"]["native"] and report["pre_tokenizer"]["native"]
-    with pytest.warns(hf_tagtok.FallbackWarning, match="atomic group"):
+    with pytest.warns(hf_tagtok.FallbackWarning, match="subexpression call"):
         hf_tagtok.Tokenizer.from_str(stock.to_str())
 
 
 def test_no_gate_when_another_stage_is_not_native():
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(?>a)a"), "b"))
-    stock.pre_tokenizer = pre_tokenizers.Split(Regex(r"(?>b)b"), "removed")  # drops bytes: not replayed either
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "b"))
+    stock.pre_tokenizer = pre_tokenizers.Split(Regex(r"(b)\g<1>"), "removed")  # drops bytes: not replayed either
     ours = _ours(stock)
     assert ours._gated is None and ours._native is None
     assert not ours.acceleration["model"]["native"]
@@ -146,7 +146,7 @@ def test_no_gate_when_another_stage_is_not_native():
 
 
 def test_while_most_texts_fail_a_call_checks_only_a_sample():
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(?>a)a"), "b"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "b"))
     mask = ours._gated.gate.mask
     failing, passing = ["aa x"] * 100, ["ab x"] * 100
     assert mask(failing) == [False] * 100
@@ -161,7 +161,7 @@ def test_while_most_texts_fail_a_call_checks_only_a_sample():
 def test_a_text_is_checked_by_its_start_first_and_whole_after():
     # A text's first PROBE chars are checked before the whole text: a match past them still sends the text to
     # stock, and so does a match that only the cut makes (a lookahead meeting the cut), which costs speed alone.
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(?>a)a(?!b)"), "c"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>(?!b)"), "c"))
     the_gate = ours._gated.gate
     filler = "x " * gate.PROBE
     late, made_by_the_cut, clean = filler + "aa x", "x" * (gate.PROBE - 2) + "aab", filler + "aab"
@@ -175,7 +175,7 @@ def test_tag_tokenizer_fast_runs_natively_when_every_text_of_a_call_passes(tmp_p
     from hf_tagtok.conformance_cli import OPTION_SETS, compare_call
 
     path = tmp_path / "tokenizer.json"
-    tokenizer_zoo.load("small_atomic_replace_gated").save(str(path))
+    tokenizer_zoo.load("small_subcall_replace_gated").save(str(path))
     stock = PreTrainedTokenizerFast(tokenizer_file=str(path), pad_token="<s>")
     tag = hf_tagtok.TagTokenizerFast(tokenizer_file=str(path), pad_token="<s>")
     clean = ["no capitals run here", "fine on its own", "one two six nine ten"]
@@ -193,11 +193,11 @@ def test_patched_auto_tokenizer_returns_a_gated_tokenizer_accelerated_with_a_war
     from hf_tagtok.conformance_cli import compare_call
 
     path = tmp_path / "tokenizer.json"
-    tokenizer_zoo.load("small_atomic_replace_gated").save(str(path))
+    tokenizer_zoo.load("small_subcall_replace_gated").save(str(path))
     PreTrainedTokenizerFast(tokenizer_file=str(path), pad_token="<s>").save_pretrained(tmp_path / "saved")
     hf_tagtok.patch_transformers()
     try:
-        with pytest.warns(hf_tagtok.FallbackWarning, match="atomic group") as caught:
+        with pytest.warns(hf_tagtok.FallbackWarning, match="subexpression call") as caught:
             patched = AutoTokenizer.from_pretrained(tmp_path / "saved")
     finally:
         hf_tagtok.unpatch_transformers()

@@ -195,10 +195,13 @@ def test_sequence_and_native_pipeline_use_the_compiled_step():
     (r"(a)(?=\1)", "backreference \\1 inside a lookaround at offset 6"),
     (r"(?=(a))\1", "backreference \\1 to a group inside a lookaround at offset 7"),
     (r"(?i)(a)\1", "case-insensitive backreference \\1 at offset 7"),
-    (r"(a)++\1", "backreference \\1 to a group under a possessive quantifier at offset 5"),
+    (r"(a)++\1", "backreference \\1 to a group inside an atomic group or possessive quantifier at offset 5"),
+    (r"(?>(a))\1", "backreference \\1 to a group inside an atomic group or possessive quantifier at offset 7"),
+    (r"(a)(?>\1)", "backreference \\1 inside an atomic group at offset 6"),
+    (r"(a)(?:b\1)*+", "possessive quantifier over a backreference at offset 3"),
     (r"(?<=a+)b", "lookbehind whose alternative has no fixed length"),
-    (r"(?>ab)", "atomic group at offset 0"),
-    (r"(?:ab)++", "possessive quantifier over more than one char class"),
+    (r"(a)\g<1>", "subexpression call at offset 3"),
+    (r"\((?:[^()]|\g<0>)*\)", "subexpression call at offset 11"),
     (r"(?:a*)*", "quantifier over an expression that can match empty at offset 0"),
     (r"(?i:[^a-z])", "case-insensitive negated character class"),
     (r"(?i:ss)", "onig matches 'ss' against one char"),
@@ -213,6 +216,22 @@ def test_unsupported_constructs_are_named(pattern, construct):
     assert slow.pre_tokenize_str("aab ss x") == hf.Split(Regex(pattern), "isolated").pre_tokenize_str("aab ss x")
 
 
+# onig's atomic groups and possessive repeats: the body's first match is kept and never given back.
+ATOMIC_PATTERNS = [
+    r"(?>a|ab)c", r"(?>a+)a", r"(?>\p{L}+|\d)\p{L}", r"(?:ab|a)++b", r"(?:\s\S)*+\S", r"x(?>ab|a)*b",
+    r"(?<=(?>\p{Lu}))\p{Ll}+", r"(?>\w+(?=\s))|\s+", r"((?>a|ab))\1?c", r"(?>[a-z]+(?i:'s|'t)?)+?!",
+    r" ?(?>\p{L}+|\p{N}{1,3})(?>(?!\s)[^\p{L}\p{N}])*+",
+]
+
+
+@pytest.mark.parametrize("pattern", ATOMIC_PATTERNS)
+@pytest.mark.parametrize("behavior", BEHAVIORS)
+def test_atomic_groups_and_possessive_repeats(pattern, behavior):
+    texts = TEXTS + ["aab abc abbc aaa abababab b", "xabab xaab x ab", "Don't stop's!", "a\tb c\n"]
+    ours, stock = _pairs(pattern, behavior)
+    assert not _assert_same(ours, stock, texts, pattern)
+
+
 def test_malformed_compiled_steps_are_rejected():
     compiled = regex_compiler.compile_pattern(r"\p{L}+")
     good = {"kind": "split_compiled", **compiled.step_fields, "behavior": "isolated"}
@@ -224,7 +243,7 @@ def test_malformed_compiled_steps_are_rejected():
     far_save = struct.pack("<4i", regex_compiler.OP_SAVE, 10 ** 6, 0, 0) + good["code"]
     for change in ({"code": b""}, {"code": bytes(bad_jump)}, {"code": stray_back}, {"stage1": b"\0\0"},
                    {"code": unbound_ref}, {"code": far_save},
-                   {"n_classes": 0}, {"sets": good["sets"][:-8] or b"x"}, {"n_looks": -1}):
+                   {"n_classes": 0}, {"sets": good["sets"][:-8] or b"x"}, {"n_subs": -1}):
         with pytest.raises((ValueError, _engine.UnsupportedShape)):
             _engine.Program([{**good, **change}])
     runs = tuple(regex_compiler.compile_pattern(p) for p in (r"\p{N}", "[一-龥]+"))
@@ -290,7 +309,7 @@ def _fuzz_atom(rng, depth):
     if r < 0.7:
         return _fuzz_class(rng, 0)
     if depth < 2 and r < 0.85:
-        return "(?:" + _fuzz_alt(rng, depth + 1) + ")"
+        return rng.choice(["(?:", "(?:", "(?>"]) + _fuzz_alt(rng, depth + 1) + ")"
     if depth < 2 and r < 0.9:
         return "(?" + rng.choice("=!") + _fuzz_alt(rng, depth + 1) + ")"
     if depth < 2 and r < 0.93:
@@ -314,7 +333,8 @@ def _fuzz_lookbehind(rng):
 
 
 def _fuzz_quant(rng):
-    return rng.choice(["", "", "", "*", "+", "?", "*?", "+?", "??", "{1,3}", "{2}", "{0,2}", "{2,}", "{1,3}?"])
+    return rng.choice(["", "", "", "*", "+", "?", "*?", "+?", "??", "{1,3}", "{2}", "{0,2}", "{2,}", "{1,3}?", "*+",
+                       "++", "?+"])
 
 
 def _is_assertion(atom):  # onig rejects a quantified assertion or lookaround

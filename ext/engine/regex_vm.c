@@ -7,14 +7,18 @@
  * A lookbehind's body starts with BACK, which steps its length back in chars (the compiler admits only
  * fixed-length bodies); the body then ends where the lookbehind stands.
  *
+ * Lookarounds and atomic groups are sub-programs after the main one, each run to its first match in
+ * priority order: a lookaround then goes on where it stands, an atomic group from that match's end, never
+ * trying the body's other matches (onig's `(?>..)`; a possessive quantifier is one around its repeat).
+ *
  * Linear time: a SPLIT entered twice at the same position is a failure the second time (no
  * captures, so the rest of the match depends only on (pc, pos)). The memo survives from one search
  * start to the next within a piece, except at the end of a found match, whose column is cleared
- * because the success path passed through it. Lookarounds are pure functions of the position and
- * are cached per (lookaround, position); inside one lookaround evaluation a generation-stamped memo
- * plays the same role.
+ * because the success path passed through it. A sub-program's first match is a function of the position
+ * alone, cached per (sub-program, position); inside one run of its body a generation-stamped memo plays
+ * the same role.
  *
- * A program with backreferences (SAVE and REF in its main part, never in a lookaround body) keeps
+ * A program with backreferences (SAVE and REF in its main part, never in a sub-program) keeps
  * captures: SAVE records a group's bound (undone on backtracking), REF matches the bytes the group last
  * took, and fails while the group has taken none. A SPLIT from which a REF can be reached runs without
  * the memo, as onig does; backtracking is bounded per search start (TT_RX_BACKTRACK_LIMIT).
@@ -65,8 +69,8 @@ static const char *segments_of(tt_rx *rx, const tt_rx_spec *s) {
     return NULL;
 }
 
-/* rx->reaches_ref: a pc reaches a REF when one of the instructions it can go on to does (a LOOK goes on past
- * its body, which holds none), to a fixed point over the program's loops. -1 on OOM. */
+/* rx->reaches_ref: a pc reaches a REF when one of the instructions it can go on to does (a LOOK or ATOMIC
+ * goes on past its body, which holds none), to a fixed point over the program's loops. -1 on OOM. */
 static int find_ref_reach(tt_rx *rx) {
     if (!(rx->reaches_ref = calloc(rx->n_code, 1))) return -1;
     for (int changed = 1; changed;) {
@@ -95,7 +99,7 @@ tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
     rx->words = (s->n_classes + 63) / 64;
     rx->n_main_splits = s->n_main_splits;
     rx->n_splits = s->n_splits;
-    rx->n_looks = s->n_looks;
+    rx->n_subs = s->n_subs;
     rx->first_set = s->first_set;
     rx->n_classes = s->n_classes;
     rx->n_sets = s->n_sets;
@@ -127,9 +131,9 @@ tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
         case RX_RUN: /* possessive set repeat: at least b, at most c (c < 0: unbounded) */
             ok = a >= 0 && (uint32_t)a < s->n_sets && b >= 0 && (c < 0 || c >= b) && pc + 1 < rx->n_code;
             break;
-        case RX_LOOK: /* a sub-program after the LOOK: recursion depth is bounded by the code size */
-            ok = (uint32_t)a > pc && (uint32_t)a < rx->n_code && (b == 0 || b == 1) && c >= 0 &&
-                 (uint32_t)c < s->n_looks && pc + 1 < rx->n_code;
+        case RX_LOOK: case RX_ATOMIC: /* a sub-program after it: recursion depth is bounded by the code size */
+            ok = (uint32_t)a > pc && (uint32_t)a < rx->n_code && (b == 0 || (b == 1 && op == RX_LOOK)) && c >= 0 &&
+                 (uint32_t)c < s->n_subs && pc + 1 < rx->n_code;
             break;
         case RX_BACK: ok = a >= 0 && pc + 1 < rx->n_code; break; /* a lookbehind body's start: a chars back */
         case RX_SAVE: /* slot a := pos (2g: group g's start, 2g + 1: its end) */
@@ -173,7 +177,7 @@ tt_rx_mem *tt_rx_mem_new(void) { return calloc(1, sizeof(tt_rx_mem)); }
 
 void tt_rx_mem_free(tt_rx_mem *m) {
     if (!m) return;
-    free(m->memo); free(m->stamps); free(m->looks); free(m->stack); free(m->caps);
+    free(m->memo); free(m->stamps); free(m->subs); free(m->stack); free(m->caps);
     tt_rx_dfa_free_all(m);
     free(m);
 }
@@ -220,13 +224,13 @@ static inline int push(ctx *x, uint32_t pc, uint32_t pos) {
     return 0;
 }
 
-static int look(ctx *x, uint32_t id, uint32_t sub, uint32_t pos);
+static int64_t sub_match(ctx *x, uint32_t id, uint32_t sub, uint32_t pos);
 
 #define RX_RESTORE 0x80000000u /* a stack entry that puts a capture slot back when popped */
 #define RX_UNSET UINT32_MAX
 
 /* Whether split k was entered at pos before (then it fails now), marking it entered: in the main program's
- * memo, or a lookaround body's generation stamps. */
+ * memo, or a sub-program's generation stamps. */
 static inline int entered_before(const ctx *x, uint32_t k, uint32_t pos, uint32_t gen) {
     const tt_rx *rx = x->rx;
     tt_rx_mem *m = x->m;
@@ -246,7 +250,7 @@ static inline int entered_before(const ctx *x, uint32_t k, uint32_t pos, uint32_
  * -2 past the step limit. With `captures` (the main program of one with backreferences, from pc 0) it keeps
  * the capture slots, and a SPLIT from which a REF can be reached goes without the memo, counted against
  * TT_RX_BACKTRACK_LIMIT with every backtrack; without, SAVE is passed over and REF fails (the compiler keeps
- * both out of lookaround bodies). Specialised by the constant flag. */
+ * both out of sub-programs). Specialised by the constant flag. */
 static inline __attribute__((always_inline)) int64_t walk(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen,
                                                           const int captures) {
     const tt_rx *rx = x->rx;
@@ -298,10 +302,11 @@ static inline __attribute__((always_inline)) int64_t walk(ctx *x, uint32_t pc0, 
                 for (; back && pos > x->lo; back--) pos = prev_start(x->text, x->lo, pos);
                 if (back) break;
                 pc++;
-            } else if (in[0] == RX_LOOK) {
-                int r = look(x, (uint32_t)in[3], (uint32_t)in[1], pos);
-                if (r < 0) return -1;
-                if (r == in[2]) break; /* b == 1: negative lookaround */
+            } else if (in[0] == RX_LOOK || in[0] == RX_ATOMIC) {
+                int64_t end = sub_match(x, (uint32_t)in[3], (uint32_t)in[1], pos);
+                if (x->oom) return -1;
+                if ((end >= 0) == in[2]) break; /* b == 1: negative lookaround */
+                if (in[0] == RX_ATOMIC) pos = (uint32_t)end;
                 pc++;
             } else if (in[0] == RX_ASSERT) {
                 if (!assertion(x, in[1], in[2], pos)) break;
@@ -330,18 +335,19 @@ static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) { return w
 
 static int64_t run_captures(ctx *x, uint32_t pos0) { return walk(x, 0, pos0, 0, 1); }
 
-static int look(ctx *x, uint32_t id, uint32_t sub, uint32_t pos) {
+/* The end of sub-program `id`'s first match from pos (its body at pc `sub`), -1 when none (or OOM, x->oom). */
+static int64_t sub_match(ctx *x, uint32_t id, uint32_t sub, uint32_t pos) {
     tt_rx_mem *m = x->m;
-    uint8_t *cached = &m->looks[(size_t)(pos - x->lo) * x->rx->n_looks + id];
-    if (*cached) return *cached == 1;
+    uint32_t *cached = &m->subs[(size_t)(pos - x->lo) * x->rx->n_subs + id];
+    if (*cached) return *cached == 1 ? -1 : (int64_t)(*cached - 2 + x->lo);
     if (++m->gen == 0) { /* wrapped: forget every stamp */
         memset(m->stamps, 0, m->stamps_cap * sizeof(uint32_t));
         m->gen = 1;
     }
-    int64_t r = run(x, sub, pos, m->gen);
+    int64_t end = run(x, sub, pos, m->gen);
     if (x->oom) return -1;
-    *cached = r >= 0 ? 1 : 2;
-    return r >= 0;
+    *cached = end >= 0 ? (uint32_t)(end - x->lo) + 2 : 1;
+    return end;
 }
 
 /* Clears the VM's per-piece memo for [lo, hi]. */
@@ -350,7 +356,7 @@ static int vm_prepare(const tt_rx *rx, tt_rx_mem *m, uint32_t lo, uint32_t hi) {
     size_t memo_words = (width * rx->n_main_splits + 63) / 64;
     size_t n_stamps = width * (rx->n_splits - rx->n_main_splits);
     if (grow_reserve(&m->memo, &m->memo_cap, memo_words ? memo_words : 1, sizeof(uint64_t)) ||
-        grow_reserve(&m->looks, &m->looks_cap, width * rx->n_looks + 1, 1))
+        grow_reserve(&m->subs, &m->subs_cap, width * rx->n_subs + 1, sizeof(uint32_t)))
         return -1;
     if (n_stamps > m->stamps_cap) {
         if (grow_reserve(&m->stamps, &m->stamps_cap, n_stamps, sizeof(uint32_t))) return -1;
@@ -362,7 +368,7 @@ static int vm_prepare(const tt_rx *rx, tt_rx_mem *m, uint32_t lo, uint32_t hi) {
     }
     if (grow_reserve(&m->caps, &m->caps_cap, rx->n_slots + 1, sizeof(uint32_t))) return -1;
     memset(m->memo, 0, memo_words * sizeof(uint64_t));
-    memset(m->looks, 0, width * rx->n_looks);
+    memset(m->subs, 0, width * rx->n_subs * sizeof(uint32_t));
     m->sp = 0;
     return 0;
 }

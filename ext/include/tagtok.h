@@ -85,13 +85,14 @@ typedef enum { TT_PREPEND_ALWAYS, TT_PREPEND_FIRST, TT_PREPEND_NEVER } tt_prepen
 
 /* A compiled regex: instructions of 4 int32 (op, a, b, c), a 2-level class map
  * (class = stage2[stage1[cp >> 8] * 256 + (cp & 0xFF)]) and one bitmap over classes per set.
- * Splits numbered below n_main_splits belong to the main program, the rest to lookaround bodies. */
+ * Splits numbered below n_main_splits belong to the main program, the rest to sub-programs (the bodies of
+ * lookarounds and atomic groups, n_subs of them). */
 typedef struct {
     const int32_t *code; uint32_t n_code;
     const uint16_t *stage1;                 /* 0x1100 entries */
     const uint16_t *stage2; uint32_t n_stage2;
     const uint64_t *sets; uint32_t n_sets;  /* n_sets * ceil(n_classes / 64) words */
-    uint32_t n_classes, n_main_splits, n_splits, n_looks;
+    uint32_t n_classes, n_main_splits, n_splits, n_subs;
     int first_set; /* every match starts with a char of this set (-1: unknown) */
     /* (set, chars) pairs, the sets pairwise disjoint: the program runs on each segment of the text, a chunk of
      * up to `chars` chars (0: all) of a run of one set's chars, or a stretch of chars in none; Isolated only */
