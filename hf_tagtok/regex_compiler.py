@@ -173,10 +173,7 @@ class _Parser:
             self.in_atomics.update(_groups_in(atom))
             if _holds_ref(atom):
                 self.fail("possessive quantifier over a backreference", start)
-            body = _peeled(atom)[0]
-            if body[0] == "set":  # a run keeps no capture
-                return ("run", body[1], lo, hi)
-            return ("atomic", self.repeat(atom, lo, hi, True, start))
+            return _atomic(self.repeat(atom, lo, hi, True, start))
         self.no_stacked_quantifier()
         return self.repeat(atom, lo, hi, greedy, start)
 
@@ -319,7 +316,7 @@ class _Parser:
             elif c == ">":
                 self.i += 1
                 self.atomic_depth += 1
-                node = ("atomic", self.alt(ci))
+                node = _atomic(self.alt(ci))
                 self.atomic_depth -= 1
             elif c == "<" or c == "P" or c == "'":
                 self.fail("named group", start)
@@ -520,6 +517,30 @@ def _groups_in(node):
     if kind in ("rep", "look", "atomic"):
         return _groups_in(node[1])
     return set()
+
+
+def _atomic(node):
+    """`(?>node)`, as plain a node as keeps its meaning: a node that matches one way at most needs no atomic
+    group (the DFA can run it), and a greedy repeat of one set is a run (captures inside an atomic group are
+    never read)."""
+    if _one_way(node):
+        return node
+    body = _peeled(node)[0]
+    if body[0] == "rep" and body[4] and _peeled(body[1])[0][0] == "set":
+        return ("run", _peeled(body[1])[0][1], body[2], body[3])
+    return ("atomic", node)
+
+
+def _one_way(node):
+    """Whether `node` can match at most one way from a position (no alternative, no repeat of varying count)."""
+    kind = node[0]
+    if kind == "cat":
+        return all(map(_one_way, node[1]))
+    if kind in ("group", "atomic"):
+        return _one_way(node[1])
+    if kind == "rep":
+        return node[2] == node[3] and _one_way(node[1])
+    return kind in ("set", "run", "empty", "assert", "look", "ref")
 
 
 def _holds_ref(node):

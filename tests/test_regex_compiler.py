@@ -232,6 +232,16 @@ def test_atomic_groups_and_possessive_repeats(pattern, behavior):
     assert not _assert_same(ours, stock, texts, pattern)
 
 
+@pytest.mark.parametrize("pattern,dfa", [(r"(?>\d)\dx", 1), (r"(?>\p{L}+)\d", 1), (r"(?>a(?=b))b", 1),
+                                         (r"(?>\p{L}+?)\d", 0), (r"(?>a|ab)c", 0), (r"(?:ab)++", 0)])
+def test_atomic_groups_that_match_one_way_run_as_dfa(pattern, dfa):
+    """An atomic group over what matches one way at most, or over a greedy repeat of one set, is that node or
+    a run: the DFA takes it; the others run on the VM, and both equal stock."""
+    ours = _compiled_program(pattern)
+    assert ours.dfa_steps == dfa
+    assert not _assert_same(ours, hf.Split(Regex(pattern), "isolated"), TEXTS + ["11x 1x 22 a1 ab abc"], pattern)
+
+
 def test_malformed_compiled_steps_are_rejected():
     compiled = regex_compiler.compile_pattern(r"\p{L}+")
     good = {"kind": "split_compiled", **compiled.step_fields, "behavior": "isolated"}
