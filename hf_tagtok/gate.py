@@ -13,7 +13,8 @@ before normalizing (the tokens with `normalized` false): a text holding such a t
 
 A text that fails costs stock's encode plus the check, so while most texts fail the gate checks only a few
 texts a call (`ReplaceGate.mask`), and a text is first checked by its first PROBE chars, most texts that fail
-failing there: a Replace that matches nearly every text costs about what stock costs.
+failing there: a Replace that matches nearly every text costs about what stock costs. While most texts pass,
+a text is checked whole at once (the probe would only add its chars to the check).
 """
 import json
 import re
@@ -44,13 +45,23 @@ class ReplaceGate:
         self._passed = self._checked = 0.0  # decaying counts of mask's checks (a race between threads only blurs them)
 
     def passes(self, text) -> bool:
-        """Whether the pipeline without the refused Replace steps encodes `text` as stock does. Its first PROBE
-        chars are checked first: where they fail, the text is taken as failing. A match there may not be one in
-        the whole text (a lookaround or an anchor meets the cut), and then stock encodes a text the pipeline
-        could have: failing only ever costs speed, every text stock encodes is exact."""
+        """Whether the pipeline without the refused Replace steps encodes `text` as stock does. While most texts
+        checked lately failed, its first PROBE chars are checked first: where they fail, the text is taken as
+        failing. A match there may not be one in the whole text (a lookaround or an anchor meets the cut), and
+        then stock encodes a text the pipeline could have: failing only ever costs speed, every text stock
+        encodes is exact."""
         if self._split_tokens is not None and self._split_tokens.search(text):
             return False
-        return (len(text) <= PROBE or self._unchanged(text[:PROBE])) and self._unchanged(text)
+        probe = len(text) > PROBE and self._failing()
+        return (not probe or self._unchanged(text[:PROBE])) and self._unchanged(text)
+
+    def _failing(self) -> bool:
+        return self._passed < self._checked / 2
+
+    def _count(self, passed, checked):
+        """Adds a call's checks to the decaying counts (recent calls weigh more: the rate follows the corpus)."""
+        self._passed = self._passed / 2 + passed
+        self._checked = self._checked / 2 + checked
 
     def _unchanged(self, text) -> bool:
         """Whether each refused Replace leaves `text` (as the steps before it make it) unchanged."""
@@ -72,11 +83,19 @@ class ReplaceGate:
         """Per text, whether it passes. While fewer than half of the texts checked lately passed, a call checks
         only its first SAMPLE texts and takes the others as failing: a check costs about a twentieth of what
         stock's encode costs for the text, which a text that fails pays on top."""
-        checked = len(texts) if self._passed >= self._checked / 2 else min(len(texts), SAMPLE)
+        checked = min(len(texts), SAMPLE) if self._failing() else len(texts)
         mask = [self.passes(text) for text in texts[:checked]]
-        self._passed = self._passed / 2 + sum(mask)  # recent calls weigh more: the rate follows the corpus
-        self._checked = self._checked / 2 + checked
+        self._count(sum(mask), checked)
         return mask + [False] * (len(texts) - checked)
+
+    def all_pass(self, texts) -> bool:
+        """Whether every text passes, checked up to the first that fails."""
+        for checked, text in enumerate(texts, 1):
+            if not self.passes(text):
+                self._count(checked - 1, checked)
+                return False
+        self._count(len(texts), len(texts))
+        return True
 
 
 def _stock_normalizer(configs):

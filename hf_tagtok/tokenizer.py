@@ -236,10 +236,7 @@ class Tokenizer:
         call, else None."""
         if gated is None or pretokenized:
             return None
-        passes = gated.gate.passes
-        if all(map(passes, texts)) and all(pair is None or passes(pair) for pair in pairs):
-            return gated.encoder
-        return None
+        return gated.encoder if gated.gate.all_pass([*texts, *(pair for pair in pairs if pair is not None)]) else None
 
     def _gated_batch(self, texts, mask, add_special_tokens, **kinds):
         """(the native batch of the texts the gate passed or None, the other texts); when the native pipeline

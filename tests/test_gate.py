@@ -158,15 +158,26 @@ def test_while_most_texts_fail_a_call_checks_only_a_sample():
 
 
 
-def test_a_text_is_checked_by_its_start_first_and_whole_after():
-    # A text's first PROBE chars are checked before the whole text: a match past them still sends the text to
-    # stock, and so does a match that only the cut makes (a lookahead meeting the cut), which costs speed alone.
+def test_while_most_texts_fail_a_text_is_checked_by_its_start_first_and_whole_after():
+    # While most texts fail, a text's first PROBE chars are checked before the whole text: a match past them
+    # still sends the text to stock, and so does a match that only the cut makes (a lookahead meeting the cut),
+    # which costs speed alone. While most pass, the text is checked whole at once.
     stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>(?!b)"), "c"))
     the_gate = ours._gated.gate
     filler = "x " * gate.PROBE
     late, made_by_the_cut, clean = filler + "aa x", "x" * (gate.PROBE - 2) + "aab", filler + "aab"
+    assert [the_gate.passes(text) for text in (late, made_by_the_cut, clean)] == [False, True, True]
+    the_gate.mask(["aa"] * 8)
     assert [the_gate.passes(text) for text in (late, made_by_the_cut, clean)] == [False, False, True]
     _assert_like_stock(ours, stock, [late, made_by_the_cut, clean, "aa", "aab"])
+
+
+def test_a_tag_tokenizer_fast_call_stops_at_its_first_failing_text_and_counts_it():
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "c"))
+    the_gate = ours._gated.gate
+    assert not the_gate.all_pass(["aa"] + ["x"] * 3)
+    assert (the_gate._passed, the_gate._checked) == (0, 1)
+    assert the_gate.all_pass(["x", "ab"]) and (the_gate._passed, the_gate._checked) == (2, 2.5)
 
 
 def test_tag_tokenizer_fast_runs_natively_when_every_text_of_a_call_passes(tmp_path):
