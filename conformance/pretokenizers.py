@@ -92,8 +92,8 @@ def configurations(quick=False):
 
 
 def compiled_patterns():
-    """Patterns run by the regex compiler: the four hand-FSM languages, real tokenizer families, and one with
-    a backreference (the VM with captures)."""
+    """Patterns run by the regex compiler: the four hand-FSM languages, real tokenizer families, one with a
+    backreference (the VM with captures) and one with atomic groups and possessive repeats (sub-programs)."""
     from conformance import tokenizer_zoo
     from conformance.bench_pretokenizers import DEEPSEEK_V3
 
@@ -101,7 +101,7 @@ def compiled_patterns():
     families = {"deepseek-v3 numbers": DEEPSEEK_V3[0], "deepseek-v3 cjk": DEEPSEEK_V3[1],
                 "deepseek-v3 main": DEEPSEEK_V3[2], "kimi-k2": tokenizer_zoo.KIMI_K2_PATTERN,
                 "tekken": tokenizer_zoo.TEKKEN_PATTERN, "bloom": tokenizer_zoo.BLOOM_PATTERN,
-                "backreference": tokenizer_zoo.BACKREF_PATTERN}
+                "backreference": tokenizer_zoo.BACKREF_PATTERN, "atomic": tokenizer_zoo.ATOMIC_PATTERN}
     return {**wrapped, **families}
 
 

@@ -536,11 +536,11 @@ def _one_way(node):
     kind = node[0]
     if kind == "cat":
         return all(map(_one_way, node[1]))
-    if kind in ("group", "atomic"):
+    if kind == "group":
         return _one_way(node[1])
     if kind == "rep":
         return node[2] == node[3] and _one_way(node[1])
-    return kind in ("set", "run", "empty", "assert", "look", "ref")
+    return kind in ("set", "run", "empty", "assert", "look", "ref", "atomic")  # an atomic group keeps one match
 
 
 def _holds_ref(node):

@@ -251,8 +251,9 @@ def test_malformed_compiled_steps_are_rejected():
     stray_back = struct.pack("<4i", regex_compiler.OP_BACK, 1, 0, 0) + good["code"][16:]  # in the main program
     unbound_ref = struct.pack("<4i", regex_compiler.OP_REF, 1, 0, 0) + good["code"]  # no SAVE bounds group 1
     far_save = struct.pack("<4i", regex_compiler.OP_SAVE, 10 ** 6, 0, 0) + good["code"]
+    atomic_behind = struct.pack("<4i", regex_compiler.OP_ATOMIC, 0, 0, 0) + good["code"]  # its body before it
     for change in ({"code": b""}, {"code": bytes(bad_jump)}, {"code": stray_back}, {"stage1": b"\0\0"},
-                   {"code": unbound_ref}, {"code": far_save},
+                   {"code": unbound_ref}, {"code": far_save}, {"code": atomic_behind, "n_subs": 1},
                    {"n_classes": 0}, {"sets": good["sets"][:-8] or b"x"}, {"n_subs": -1}):
         with pytest.raises((ValueError, _engine.UnsupportedShape)):
             _engine.Program([{**good, **change}])

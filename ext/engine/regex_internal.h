@@ -5,7 +5,8 @@
 
 #include "fsm_internal.h"
 
-enum { RX_MATCH, RX_SET, RX_SPLIT, RX_JMP, RX_LOOK, RX_ASSERT, RX_RUN, RX_BACK, RX_SAVE, RX_REF, RX_ATOMIC, RX_OP_COUNT };
+enum { RX_MATCH, RX_SET, RX_SPLIT, RX_JMP, RX_LOOK, RX_ASSERT, RX_RUN, RX_BACK, RX_SAVE, RX_REF, RX_ATOMIC,
+       RX_OP_COUNT };
 #define RX_MAX_GROUPS 10 /* groups a backreference can name: \1 to \9 */
 enum { RX_LINE_BEGIN, RX_LINE_END, RX_TEXT_BEGIN, RX_TEXT_END, RX_TEXT_END_NL, RX_WORD_B, RX_NOT_WORD_B,
        RX_ASSERT_COUNT };
