@@ -101,7 +101,8 @@ def compiled_patterns():
     families = {"deepseek-v3 numbers": DEEPSEEK_V3[0], "deepseek-v3 cjk": DEEPSEEK_V3[1],
                 "deepseek-v3 main": DEEPSEEK_V3[2], "kimi-k2": tokenizer_zoo.KIMI_K2_PATTERN,
                 "tekken": tokenizer_zoo.TEKKEN_PATTERN, "bloom": tokenizer_zoo.BLOOM_PATTERN,
-                "backreference": tokenizer_zoo.BACKREF_PATTERN, "atomic": tokenizer_zoo.ATOMIC_PATTERN}
+                "backreference": tokenizer_zoo.BACKREF_PATTERN, "atomic": tokenizer_zoo.ATOMIC_PATTERN,
+                "lookbehind": tokenizer_zoo.LOOKBEHIND_PATTERN}
     return {**wrapped, **families}
 
 

@@ -821,9 +821,10 @@ def small_subcall_replayed():
                            normalizer=normalizers.NFKC())
 
 
-# Fixed-length lookbehinds (runs on the regex compiler's backtracking VM), after a Digits split: each piece
-# is the subject the lookbehind looks back in, never before it.
-LOOKBEHIND_PATTERN = r"(?<=[0-9])[a-z]+|(?<![\p{L}\p{N}])'\p{L}+|(?<=\p{Han}|[\s]{2})\p{L}|" + CL100K_PATTERN
+# Lookbehinds (run on the regex compiler's backtracking VM), of fixed length and of varying length (run
+# reversed), after a Digits split: each piece is the subject the lookbehind looks back in, never before it.
+LOOKBEHIND_PATTERN = (r"(?<=[0-9])[a-z]+|(?<![\p{L}\p{N}])'\p{L}+|(?<=\p{Han}|[\s]{2})\p{L}|(?<=\p{Lu}\p{Ll}+ )\p{L}|"
+                      + CL100K_PATTERN)
 
 
 def small_lookbehind_split():

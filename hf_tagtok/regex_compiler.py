@@ -20,6 +20,8 @@ MAX_CLASSES = 0xFFFF
 
 # Instruction opcodes (ext/engine/regex_vm.c: tt_rx_op).
 OP_MATCH, OP_SET, OP_SPLIT, OP_JMP, OP_LOOK, OP_ASSERT, OP_RUN, OP_BACK, OP_SAVE, OP_REF, OP_ATOMIC = range(11)
+# LOOK's flag (b) for a body run backward (ext/engine/regex_internal.h: RX_LOOK_BEHIND); bit 0 negates.
+LOOK_BEHIND = 2
 # Assertion kinds (tt_rx_assert).
 A_LINE_BEGIN, A_LINE_END, A_TEXT_BEGIN, A_TEXT_END, A_TEXT_END_NL, A_WORD_B, A_NOT_WORD_B = range(7)
 
@@ -79,6 +81,7 @@ def _property(name, where):
 # ("set", ranges) | ("cat", [nodes]) | ("alt", [nodes]) | ("rep", node, min, max|None, greedy)
 # | ("run", ranges, min, max|None): a possessive repeat of one set (never gives chars back)
 # | ("look", node, negate) | ("atomic", node): the first match of node, never given back | ("assert", kind)
+# | ("reversed", node): a lookbehind's alternative of varying length, its concatenations reversed
 # | ("empty",)
 # | ("back", n): n chars back (fails when fewer precede), the start of a lookbehind's body
 # | ("group", node, n): capture group n, kept only when a backreference reads it (else just its node)
@@ -336,15 +339,19 @@ class _Parser:
         return node
 
     def lookbehind(self, body, negate, start):
-        """Each top-level alternative must take a fixed number of chars (onig also takes varying lengths, which
-        fall back here) and is looked for ending here, starting that many chars back; as in onig, `(?<=a|bc)`
-        is `(?:(?<=a)|(?<=bc))` and `(?<!a|bc)` is `(?<!a)(?<!bc)`."""
+        """Each top-level alternative is looked for ending here: one of a fixed number of chars starting that
+        many chars back, one of varying length reversed, from here backward (any start will do); as in onig,
+        `(?<=a|bc)` is `(?:(?<=a)|(?<=bc))` and `(?<!a|bc)` is `(?<!a)(?<!bc)`."""
         looks = []
         for branch in (body[1] if body[0] == "alt" else [body]):
             length = _fixed_length(branch)
-            if length is None:
-                self.fail("lookbehind whose alternative has no fixed length, or holds a lookaround, \\z or \\Z", start)
-            looks.append(("look", ("cat", [("back", length), branch]), negate))
+            if length is not None:
+                looks.append(("look", ("cat", [("back", length), branch]), negate))
+            elif _reversible(branch):
+                looks.append(("look", ("reversed", _reversed(branch)), negate))
+            else:
+                self.fail("lookbehind whose alternative holds a lookaround, an atomic group, a possessive repeat, "
+                          "\\z or \\Z", start)
         if len(looks) == 1:
             return looks[0]
         return ("cat", looks) if negate else ("alt", looks)
@@ -611,6 +618,36 @@ def _fixed_length(node):
     return None
 
 
+def _reversible(node):
+    """Whether `node` may run reversed in a lookbehind: what it matches does not depend on the direction (no
+    lookaround, atomic group, possessive repeat, backreference; no `\\z` or `\\Z`, which onig refuses there)."""
+    kind = node[0]
+    if kind in ("set", "empty"):
+        return True
+    if kind == "assert":
+        return node[1] not in (A_TEXT_END, A_TEXT_END_NL)
+    if kind in ("group", "rep"):
+        return _reversible(node[1])
+    if kind in ("cat", "alt"):
+        return all(map(_reversible, node[1]))
+    return False
+
+
+def _reversed(node):
+    """`node` with every concatenation in reverse order: run backward, it takes its chars last to first (its
+    capture groups dropped: no backreference reads a group inside a lookaround)."""
+    kind = node[0]
+    if kind == "cat":
+        return ("cat", [_reversed(n) for n in reversed(node[1])])
+    if kind == "alt":
+        return ("alt", [_reversed(n) for n in node[1]])
+    if kind == "group":
+        return _reversed(node[1])
+    if kind == "rep":
+        return ("rep", _reversed(node[1]), *node[2:])
+    return node
+
+
 def _first_chars(node):
     """Code points the first char a match of `node` takes can be (a lookaround or anchor takes none; an
     empty match, none)."""
@@ -717,7 +754,8 @@ class _Emitter:
         elif kind == "ref":
             self.emit(OP_REF, node[1])
         elif kind == "look":
-            self.sub_program(OP_LOOK, node[1], int(node[2]))
+            backward = node[1][0] == "reversed"
+            self.sub_program(OP_LOOK, node[1][1] if backward else node[1], int(node[2]) | LOOK_BEHIND * backward)
         elif kind == "atomic":
             self.sub_program(OP_ATOMIC, node[1])
         else:

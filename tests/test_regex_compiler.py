@@ -199,7 +199,8 @@ def test_sequence_and_native_pipeline_use_the_compiled_step():
     (r"(?>(a))\1", "backreference \\1 to a group inside an atomic group or possessive quantifier at offset 7"),
     (r"(a)(?>\1)", "backreference \\1 inside an atomic group at offset 6"),
     (r"(a)(?:b\1)*+", "possessive quantifier over a backreference at offset 3"),
-    (r"(?<=a+)b", "lookbehind whose alternative has no fixed length"),
+    (r"(?<=a++)b", "lookbehind whose alternative holds a lookaround, an atomic group, a possessive repeat"),
+    (r"(?<=(?>a|ab)c*)d", "lookbehind whose alternative holds a lookaround, an atomic group"),
     (r"(a)\g<1>", "subexpression call at offset 3"),
     (r"\((?:[^()]|\g<0>)*\)", "subexpression call at offset 11"),
     (r"(?:a*)*", "quantifier over an expression that can match empty at offset 0"),
@@ -331,12 +332,12 @@ def _fuzz_atom(rng, depth):
 
 
 def _fuzz_lookbehind(rng):
-    """Alternatives of one-char atoms, mostly of a fixed length each (what compiles); `?` makes one vary."""
+    """Alternatives of one-char atoms, of a fixed length each or varying (`?`, `+`, `*`, `{1,3}`: run reversed)."""
     branches = []
     for _ in range(rng.randint(1, 3)):
         atoms = [rng.choice([rng.choice(FUZZ_LITERALS).replace(".", r"\."), rng.choice(FUZZ_ESCAPES),
                              _fuzz_class(rng, 0)]) for _ in range(rng.randint(1, 2))]
-        branches.append("".join(atom + rng.choice(["", "", "", "{2}", "?"]) for atom in atoms))
+        branches.append("".join(atom + rng.choice(["", "", "", "{2}", "?", "+", "*", "{1,3}"]) for atom in atoms))
         if rng.random() < 0.2:  # an anchor, checked where the alternative starts or ends
             anchor = rng.choice(["^", "$", r"\b", r"\B", r"\A"])
             branches[-1] = anchor + branches[-1] if rng.random() < 0.5 else branches[-1] + anchor
@@ -484,6 +485,17 @@ def test_backtracking_past_the_limit_hands_the_text_to_stock():
     else:
         assert ours.pre_tokenize_str(text) == expected
     assert ours.pre_tokenize_str("caab") == stock.pre_tokenize_str("caab")
+
+
+def test_a_lookbehind_walking_back_past_its_budget_hands_the_text_to_stock():
+    # each x looks back over every x before it for the space: quadratic in the run's length, as in onig
+    pattern = r"(?<=\s\S*)x"
+    ours, stock = _pairs(pattern)
+    long_run, short_run = " " + "x" * 5000, " " + "x" * 300
+    with pytest.raises(_engine.RegexGaveUp):
+        _compiled_program(pattern).pre_tokenize_str(long_run)
+    assert ours.pre_tokenize_str(long_run) == stock.pre_tokenize_str(long_run)
+    assert _compiled_program(pattern).pre_tokenize_str(short_run) == stock.pre_tokenize_str(short_run)
 
 
 def test_fuzz_dfa_equals_backtracking_vm():

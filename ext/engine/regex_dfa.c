@@ -67,7 +67,8 @@ static int dfa_runs(const tt_rx *rx) {
         case RX_RUN: ok = run_cap(in) <= 0xFFFF; todo[n++] = pc + 1; break;
         case RX_LOOK: { /* a one-char lookahead: the body is one set, then MATCH */
             uint32_t body = (uint32_t)in[1];
-            ok = body + 1 < rx->n_code && rx->code[4 * body] == RX_SET && rx->code[4 * body + 4] == RX_MATCH;
+            ok = !(in[2] & RX_LOOK_BEHIND) && body + 1 < rx->n_code && rx->code[4 * body] == RX_SET &&
+                 rx->code[4 * body + 4] == RX_MATCH;
             todo[n++] = pc + 1;
             break;
         }

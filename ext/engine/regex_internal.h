@@ -8,6 +8,10 @@
 enum { RX_MATCH, RX_SET, RX_SPLIT, RX_JMP, RX_LOOK, RX_ASSERT, RX_RUN, RX_BACK, RX_SAVE, RX_REF, RX_ATOMIC,
        RX_OP_COUNT };
 #define RX_MAX_GROUPS 10 /* groups a backreference can name: \1 to \9 */
+/* LOOK's flags (its b): negative, and a body that runs backward from where the lookbehind stands (each SET
+ * takes the char before the position), matching when it reaches any start */
+#define RX_LOOK_NEGATE 1
+#define RX_LOOK_BEHIND 2
 enum { RX_LINE_BEGIN, RX_LINE_END, RX_TEXT_BEGIN, RX_TEXT_END, RX_TEXT_END_NL, RX_WORD_B, RX_NOT_WORD_B,
        RX_ASSERT_COUNT };
 

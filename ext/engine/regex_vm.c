@@ -4,8 +4,10 @@
  * class comes from a 2-level table and each set is a bitmap over classes, so this file knows nothing
  * about Unicode. Priority is leftmost-first: SPLIT tries its first target, then its second.
  *
- * A lookbehind's body starts with BACK, which steps its length back in chars (the compiler admits only
- * fixed-length bodies); the body then ends where the lookbehind stands.
+ * A lookbehind whose alternative has a fixed length starts its body with BACK, which steps that many chars
+ * back; the body then ends where the lookbehind stands. One of varying length runs its body reversed and
+ * backward from where it stands (each SET takes the char before the position): any match is a start from
+ * which the alternative reaches the lookbehind, which is all a lookbehind asks (onig's answer too).
  *
  * Lookarounds and atomic groups are sub-programs after the main one, each run to its first match in
  * priority order: a lookaround then goes on where it stands, an atomic group from that match's end, never
@@ -132,7 +134,8 @@ tt_rx *tt_rx_new(const tt_rx_spec *s, char *err, size_t err_len) {
             ok = a >= 0 && (uint32_t)a < s->n_sets && b >= 0 && (c < 0 || c >= b) && pc + 1 < rx->n_code;
             break;
         case RX_LOOK: case RX_ATOMIC: /* a sub-program after it: recursion depth is bounded by the code size */
-            ok = (uint32_t)a > pc && (uint32_t)a < rx->n_code && (b == 0 || (b == 1 && op == RX_LOOK)) && c >= 0 &&
+            ok = (uint32_t)a > pc && (uint32_t)a < rx->n_code && b >= 0 &&
+                 b <= (op == RX_LOOK ? (RX_LOOK_NEGATE | RX_LOOK_BEHIND) : 0) && c >= 0 &&
                  (uint32_t)c < s->n_subs && pc + 1 < rx->n_code;
             break;
         case RX_BACK: ok = a >= 0 && pc + 1 < rx->n_code; break; /* a lookbehind body's start: a chars back */
@@ -188,7 +191,12 @@ typedef struct {
     const uint8_t *text;
     uint32_t lo, hi;
     int oom;
+    uint64_t back_steps; /* chars stepped backward in this piece: each lookbehind of varying length may walk
+                          * back to the piece's start, so a piece past BACK_BUDGET goes to stock */
 } ctx;
+
+/* Backward steps a piece of `width` bytes may take before it is handed to stock (TT_RX_LIMIT). */
+#define BACK_BUDGET(width) (TT_RX_BACKTRACK_LIMIT + 64 * (uint64_t)(width))
 
 static inline int in_set(const tt_rx *rx, uint32_t set, uint32_t cp) {
     return tt_rx_set_has(rx, set, tt_rx_class(rx, cp));
@@ -224,7 +232,7 @@ static inline int push(ctx *x, uint32_t pc, uint32_t pos) {
     return 0;
 }
 
-static int64_t sub_match(ctx *x, uint32_t id, uint32_t sub, uint32_t pos);
+static int64_t sub_match(ctx *x, uint32_t id, uint32_t sub, uint32_t pos, int backward);
 
 #define RX_RESTORE 0x80000000u /* a stack entry that puts a capture slot back when popped */
 #define RX_UNSET UINT32_MAX
@@ -250,9 +258,10 @@ static inline int entered_before(const ctx *x, uint32_t k, uint32_t pos, uint32_
  * -2 past the step limit. With `captures` (the main program of one with backreferences, from pc 0) it keeps
  * the capture slots, and a SPLIT from which a REF can be reached goes without the memo, counted against
  * TT_RX_BACKTRACK_LIMIT with every backtrack; without, SAVE is passed over and REF fails (the compiler keeps
- * both out of sub-programs). Specialised by the constant flag. */
+ * both out of sub-programs). `backward` (a reversed lookbehind body): each SET takes the char before the
+ * position, and the match "end" is where the body started. Specialised by the constant flags. */
 static inline __attribute__((always_inline)) int64_t walk(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen,
-                                                          const int captures) {
+                                                          const int captures, const int backward) {
     const tt_rx *rx = x->rx;
     tt_rx_mem *m = x->m;
     uint32_t *caps = m->caps, steps = 0;
@@ -272,7 +281,14 @@ static inline __attribute__((always_inline)) int64_t walk(ctx *x, uint32_t pc0, 
         }
         for (;;) {
             const int32_t *in = rx->code + 4 * pc;
-            if (in[0] == RX_SET) {
+            if (in[0] == RX_SET && backward) {
+                if (pos <= x->lo) break;
+                if (++x->back_steps > BACK_BUDGET(x->hi - x->lo)) return -2;
+                uint32_t before = prev_start(x->text, x->lo, pos);
+                if (!in_set(rx, (uint32_t)in[1], utf8_decode(x->text + before, NULL))) break;
+                pos = before;
+                pc++;
+            } else if (in[0] == RX_SET) {
                 if (pos >= x->hi || !in_set(rx, (uint32_t)in[1], utf8_decode(x->text + pos, NULL))) break;
                 pos = pos + utf8_char_len(x->text[pos]);
                 pc++;
@@ -303,9 +319,10 @@ static inline __attribute__((always_inline)) int64_t walk(ctx *x, uint32_t pc0, 
                 if (back) break;
                 pc++;
             } else if (in[0] == RX_LOOK || in[0] == RX_ATOMIC) {
-                int64_t end = sub_match(x, (uint32_t)in[3], (uint32_t)in[1], pos);
+                int64_t end = sub_match(x, (uint32_t)in[3], (uint32_t)in[1], pos, in[2] & RX_LOOK_BEHIND);
                 if (x->oom) return -1;
-                if ((end >= 0) == in[2]) break; /* b == 1: negative lookaround */
+                if (end == -2) return -2;
+                if ((end >= 0) == (in[2] & RX_LOOK_NEGATE)) break;
                 if (in[0] == RX_ATOMIC) pos = (uint32_t)end;
                 pc++;
             } else if (in[0] == RX_ASSERT) {
@@ -331,12 +348,17 @@ static inline __attribute__((always_inline)) int64_t walk(ctx *x, uint32_t pc0, 
     return -1;
 }
 
-static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) { return walk(x, pc0, pos0, gen, 0); }
+static int64_t run(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) { return walk(x, pc0, pos0, gen, 0, 0); }
 
-static int64_t run_captures(ctx *x, uint32_t pos0) { return walk(x, 0, pos0, 0, 1); }
+static int64_t run_backward(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen) {
+    return walk(x, pc0, pos0, gen, 0, 1);
+}
 
-/* The end of sub-program `id`'s first match from pos (its body at pc `sub`), -1 when none (or OOM, x->oom). */
-static int64_t sub_match(ctx *x, uint32_t id, uint32_t sub, uint32_t pos) {
+static int64_t run_captures(ctx *x, uint32_t pos0) { return walk(x, 0, pos0, 0, 1, 0); }
+
+/* The end of sub-program `id`'s first match from pos (its body at pc `sub`, run backward when `backward`), -1
+ * when none (or OOM, x->oom), -2 past the backward budget. */
+static int64_t sub_match(ctx *x, uint32_t id, uint32_t sub, uint32_t pos, int backward) {
     tt_rx_mem *m = x->m;
     uint32_t *cached = &m->subs[(size_t)(pos - x->lo) * x->rx->n_subs + id];
     if (*cached) return *cached == 1 ? -1 : (int64_t)(*cached - 2 + x->lo);
@@ -344,8 +366,9 @@ static int64_t sub_match(ctx *x, uint32_t id, uint32_t sub, uint32_t pos) {
         memset(m->stamps, 0, m->stamps_cap * sizeof(uint32_t));
         m->gen = 1;
     }
-    int64_t end = run(x, sub, pos, m->gen);
+    int64_t end = backward ? run_backward(x, sub, pos, m->gen) : run(x, sub, pos, m->gen);
     if (x->oom) return -1;
+    if (end == -2) return -2; /* not cached: the piece goes to stock */
     *cached = end >= 0 ? (uint32_t)(end - x->lo) + 2 : 1;
     return end;
 }
@@ -378,7 +401,7 @@ size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t 
                        tt_seg *out) {
     if (rx->key_base) return tt_rx_dfa_segments(rx, m, v->text, lo, hi, out);
     if (vm_prepare(rx, m, lo, hi)) return TT_RX_OOM;
-    ctx x = {rx, m, v->text, lo, hi, 0};
+    ctx x = {rx, m, v->text, lo, hi, 0, 0};
     tt_rx_segments it = tt_rx_segments_begin(out, lo);
     while (it.search <= hi) {
         int64_t end = -1;
