@@ -1,6 +1,6 @@
 """Encode natively the texts that a normalizer step only stock runs leaves as they are.
 
-A Replace whose regex the compiler refuses (a subexpression call, a named group, `\\K`) keeps the
+A Replace whose regex the compiler refuses (a subexpression call, `\\X`, `\\K`) keeps the
 normalizer off the native pipeline. Where its regex finds no match it changes nothing, neither the text
 nor the alignments, so the pipeline without such steps encodes a text none of them matches exactly as
 stock encodes it. `ReplaceGate` finds those texts with stock's own regex: it runs each such Replace with

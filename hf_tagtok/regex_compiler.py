@@ -9,6 +9,7 @@ Constructs outside the supported grammar raise UnsupportedRegex naming the const
 so callers fall back to stock with a readable reason.
 """
 import functools
+import re
 import struct
 
 __all__ = ["UnsupportedRegex", "compile_pattern", "compile_alternatives", "compile_within_runs", "disjoint_class_runs",
@@ -98,6 +99,9 @@ class _Parser:
         self.n_groups = 0      # capture groups opened so far
         self.look_depth = 0
         self.atomic_depth = 0
+        self.names = {}        # group name -> the numbers of the groups of that name
+        # onig: once a pattern names a group, only named groups capture, numbered in their order
+        self.named = re.search(r"\(\?(<[^=!]|')", pattern) is not None
 
     def fail(self, what, at=None):
         raise UnsupportedRegex(f"{what} at offset {self.i if at is None else at}")
@@ -285,18 +289,24 @@ class _Parser:
         members = folds.get(ch)
         return ("set", _norm((x, x) for x in members) if members else ((cp, cp),)), ch
 
+    def capture(self, ci, name=None):
+        self.n_groups += 1
+        number = self.n_groups
+        if self.look_depth:
+            self.in_looks.add(number)
+        if self.atomic_depth:
+            self.in_atomics.add(number)
+        if name is not None:
+            self.names.setdefault(name, []).append(number)
+        node = ("group", self.alt(ci), number)
+        self.groups[number] = node[1]
+        return node
+
     def group(self, ci):
         start = self.i
         self.i += 1
         if self.peek() != "?":
-            self.n_groups += 1
-            number = self.n_groups
-            if self.look_depth:
-                self.in_looks.add(number)
-            if self.atomic_depth:
-                self.in_atomics.add(number)
-            node = ("group", self.alt(ci), number)
-            self.groups[number] = node[1]
+            node = self.alt(ci) if self.named else self.capture(ci)
         else:
             self.i += 1
             c = self.peek()
@@ -321,7 +331,9 @@ class _Parser:
                 self.atomic_depth += 1
                 node = _atomic(self.alt(ci))
                 self.atomic_depth -= 1
-            elif c == "<" or c == "P" or c == "'":
+            elif c == "<" or c == "'":
+                node = self.capture(ci, self.group_name(">" if c == "<" else "'", start))
+            elif c == "P":
                 self.fail("named group", start)
             elif c == "#":
                 self.fail("comment group", start)
@@ -331,6 +343,15 @@ class _Parser:
             self.fail("missing ')'", start)
         self.i += 1
         return node
+
+    def group_name(self, close, start):
+        """The name between the delimiter at the offset and `close` (a group's or a `\\k`'s), consumed."""
+        end = self.p.find(close, self.i + 1)
+        name = self.p[self.i + 1:end] if end > 0 else ""
+        if not name or not re.fullmatch(r"[^\W\d]\w*", name):
+            self.fail("malformed group name", start)
+        self.i = end + 1
+        return name
 
     def looked_at(self, ci):
         self.look_depth += 1
@@ -426,6 +447,13 @@ class _Parser:
                 return ("assert", A_NOT_WORD_B)
         if c in "123456789" and not in_class and not self.peek().isdigit():
             return ("ref", int(c))
+        if c == "k" and not in_class and self.peek() in ("<", "'"):  # \k<name>: the named group's text
+            if re.match(r"[<']-?\d", self.p[self.i:]):
+                self.fail("numbered backreference \\k<n>", start)
+            numbers = self.names.get(self.group_name(">" if self.peek() == "<" else "'", start), ())
+            if len(numbers) != 1:
+                self.fail("backreference \\k<..> to a name no group or several groups have before it", start)
+            return ("ref", numbers[0])
         if c == "g" and not in_class:  # \g<name>: a call of a group's pattern, recursion included
             self.fail("subexpression call", start)
         if c.isdigit():

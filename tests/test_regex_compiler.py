@@ -202,6 +202,7 @@ def test_sequence_and_native_pipeline_use_the_compiled_step():
     (r"(?<=a++)b", "lookbehind whose alternative holds a lookaround, an atomic group, a possessive repeat"),
     (r"(?<=(?>a|ab)c*)d", "lookbehind whose alternative holds a lookaround, an atomic group"),
     (r"(a)\g<1>", "subexpression call at offset 3"),
+    (r"(?<x>a)|(?<x>b)\k<x>", "backreference \\k<..> to a name no group or several groups have before it"),
     (r"\((?:[^()]|\g<0>)*\)", "subexpression call at offset 11"),
     (r"(?:a*)*", "quantifier over an expression that can match empty at offset 0"),
     (r"(?i:[^a-z])", "case-insensitive negated character class"),
@@ -402,7 +403,8 @@ def run_fuzz(seed, n_patterns, n_texts):
 
 class _BackrefPattern:
     """A random pattern with capture groups and backreferences to groups closed before them, over a small
-    alphabet so that groups repeat in the texts (_backref_texts)."""
+    alphabet so that groups repeat in the texts (_backref_texts); in one pattern of four the groups are named
+    (`(?<gN>..)`, read by `\\k<gN>`)."""
 
     ATOMS = ["a", "b", "a", "b", "1", " ", "é", r"\w", r"\s", r"\d", r"\p{L}", "[ab]", "[^a ]", "."]
     QUANTIFIERS = ["", "", "", "*", "+", "?", "*?", "+?", "??", "{1,3}", "{2}", "{2,}?", "++", "*+"]
@@ -411,6 +413,7 @@ class _BackrefPattern:
         self.rng = rng
         self.opened = 0
         self.closed = []
+        self.named = rng.random() < 0.25
 
     def alt(self, depth=0):
         return "|".join(self.branch(depth) for _ in range(self.rng.randint(1, 2 if depth else 3)))
@@ -421,11 +424,12 @@ class _BackrefPattern:
     def atom(self, depth):
         r = self.rng.random()
         if self.closed and r < 0.3:
-            return "\\" + str(self.rng.choice(self.closed))
+            number = self.rng.choice(self.closed)
+            return f"\\k<g{number}>" if self.named else f"\\{number}"
         if depth < 2 and r < 0.55 and self.opened < 9:
             self.opened += 1
             number = self.opened
-            body = "(" + self.alt(depth + 1) + ")"
+            body = (f"(?<g{number}>" if self.named else "(") + self.alt(depth + 1) + ")"
             self.closed.append(number)
             return body
         if depth < 2 and r < 0.6:
@@ -462,7 +466,8 @@ def test_fuzz_backreferences_equal_stock():
     assert compiled >= n_patterns // 4
 
 
-@pytest.mark.parametrize("pattern", [r"([a-z])\1+", r"(\w+) \1\b", r"((a)|b)+\2", r"(a?)\1b", r"(?:(a)|b)\1"])
+@pytest.mark.parametrize("pattern", [r"([a-z])\1+", r"(\w+) \1\b", r"((a)|b)+\2", r"(a?)\1b", r"(?:(a)|b)\1",
+                                     r"(?<w>\w)\k<w>+", r"(\s)(?'x'[a-z])\k'x'"])
 def test_backreferences_on_every_code_point(pattern):
     ours, stock = _pairs(pattern)
     assert _compiled_program(pattern).dfa_steps == 0  # a backreference needs the VM
