@@ -42,7 +42,7 @@ class ReplaceGate:
         contents = sorted({token["content"] for token in added_tokens if not token["normalized"]},
                           key=len, reverse=True)
         self._split_tokens = re.compile("|".join(map(re.escape, contents))) if contents else None
-        self._passed = self._checked = 0.0  # decaying counts of mask's checks (a race between threads only blurs them)
+        self._passed = self._checked = 0.0  # decaying counts of the checks (a race between threads only blurs them)
 
     def passes(self, text) -> bool:
         """Whether the pipeline without the refused Replace steps encodes `text` as stock does. While most texts
