@@ -177,8 +177,9 @@ class _Parser:
         elif self.peek() == "+" and c != "{":  # onig: {n,m}+ is a greedy interval repeated
             self.i += 1
             self.no_stacked_quantifier()
-            self.in_atomics.update(_groups_in(atom))
-            if _holds_ref(atom):
+            inner = list(_nodes(atom))
+            self.in_atomics.update(n[2] for n in inner if n[0] == "group")
+            if any(n[0] == "ref" for n in inner):
                 self.fail("possessive quantifier over a backreference", start)
             return _atomic(self.repeat(atom, lo, hi, True, start))
         self.no_stacked_quantifier()
@@ -542,16 +543,14 @@ def _peeled(node):
     return node, numbers
 
 
-def _groups_in(node):
-    """The numbers of the capture groups inside `node`."""
-    kind = node[0]
-    if kind == "group":
-        return {node[2], *_groups_in(node[1])}
-    if kind in ("cat", "alt"):
-        return set().union(*map(_groups_in, node[1]))
-    if kind in ("rep", "look", "atomic"):
-        return _groups_in(node[1])
-    return set()
+def _nodes(node):
+    """`node` and every node inside it."""
+    yield node
+    if node[0] in ("cat", "alt"):
+        for inner in node[1]:
+            yield from _nodes(inner)
+    elif node[0] in ("group", "rep", "look", "atomic", "reversed"):
+        yield from _nodes(node[1])
 
 
 def _atomic(node):
@@ -561,8 +560,9 @@ def _atomic(node):
     if _one_way(node):
         return node
     body = _peeled(node)[0]
-    if body[0] == "rep" and body[4] and _peeled(body[1])[0][0] == "set":
-        return ("run", _peeled(body[1])[0][1], body[2], body[3])
+    repeated = _peeled(body[1])[0] if body[0] == "rep" else None
+    if repeated is not None and repeated[0] == "set" and body[4]:
+        return ("run", repeated[1], body[2], body[3])
     return ("atomic", node)
 
 
@@ -576,15 +576,6 @@ def _one_way(node):
     if kind == "rep":
         return node[2] == node[3] and _one_way(node[1])
     return kind in ("set", "run", "empty", "assert", "look", "ref", "atomic")  # an atomic group keeps one match
-
-
-def _holds_ref(node):
-    kind = node[0]
-    if kind == "ref":
-        return True
-    if kind in ("cat", "alt"):
-        return any(map(_holds_ref, node[1]))
-    return kind in ("group", "rep", "look", "atomic") and _holds_ref(node[1])
 
 
 def _captures_read(node, refs):
@@ -649,16 +640,8 @@ def _fixed_length(node):
 def _reversible(node):
     """Whether `node` may run reversed in a lookbehind: what it matches does not depend on the direction (no
     lookaround, atomic group, possessive repeat, backreference; no `\\z` or `\\Z`, which onig refuses there)."""
-    kind = node[0]
-    if kind in ("set", "empty"):
-        return True
-    if kind == "assert":
-        return node[1] not in (A_TEXT_END, A_TEXT_END_NL)
-    if kind in ("group", "rep"):
-        return _reversible(node[1])
-    if kind in ("cat", "alt"):
-        return all(map(_reversible, node[1]))
-    return False
+    return all(n[0] in ("set", "empty", "group", "rep", "cat", "alt")
+               or (n[0] == "assert" and n[1] not in (A_TEXT_END, A_TEXT_END_NL)) for n in _nodes(node))
 
 
 def _reversed(node):
@@ -789,10 +772,10 @@ class _Emitter:
         else:
             raise AssertionError(kind)
 
-    def sub_program(self, op, body, negate=0):
-        """A lookaround or atomic group: its body is a sub-program after the main one, run to its first match
-        (its own SPLITs numbered after the main program's, by finish)."""
-        pc = self.emit(op, 0, negate, self.n_subs)
+    def sub_program(self, op, body, flags=0):
+        """A lookaround (`flags`: negated, LOOK_BEHIND) or atomic group: its body is a sub-program after the main
+        one, run to its first match (its own SPLITs numbered after the main program's, by finish)."""
+        pc = self.emit(op, 0, flags, self.n_subs)
         self.n_subs += 1
         self.pending_subs.append((pc, body))
 

@@ -255,11 +255,12 @@ static inline int entered_before(const ctx *x, uint32_t k, uint32_t pos, uint32_
 }
 
 /* Runs from (pc, pos) to the first MATCH in priority order: the match end, -1 (none, or OOM with x->oom), or
- * -2 past the step limit. With `captures` (the main program of one with backreferences, from pc 0) it keeps
- * the capture slots, and a SPLIT from which a REF can be reached goes without the memo, counted against
- * TT_RX_BACKTRACK_LIMIT with every backtrack; without, SAVE is passed over and REF fails (the compiler keeps
- * both out of sub-programs). `backward` (a reversed lookbehind body): each SET takes the char before the
- * position, and the match "end" is where the body started. Specialised by the constant flags. */
+ * -2 past the step limit or the backward budget. With `captures` (the main program of one with
+ * backreferences, from pc 0) it keeps the capture slots, and a SPLIT from which a REF can be reached goes
+ * without the memo, counted against TT_RX_BACKTRACK_LIMIT with every backtrack; without, SAVE is passed over
+ * and REF fails (the compiler keeps both out of sub-programs). `backward` (a reversed lookbehind body): each
+ * SET takes the char before the position, and the match "end" is where the body started. Specialised by the
+ * constant flags. */
 static inline __attribute__((always_inline)) int64_t walk(ctx *x, uint32_t pc0, uint32_t pos0, uint32_t gen,
                                                           const int captures, const int backward) {
     const tt_rx *rx = x->rx;
