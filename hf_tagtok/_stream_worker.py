@@ -73,7 +73,12 @@ def _load(contender, path):
             from transformers import PreTrainedTokenizerFast as cls
         else:
             from hf_tagtok.fast import TagTokenizerFast as cls
-        tok = cls.from_pretrained(folder)
+        # a tokenizer.json loads with its folder's configuration; any other file alone (TagTokenizerFast's
+        # from_pretrained takes the file itself and, as from a folder, builds its native tokenizer while loading)
+        if os.path.basename(path) == "tokenizer.json":
+            tok = cls.from_pretrained(folder)
+        else:
+            tok = cls(tokenizer_file=path) if contender == "transformers" else cls.from_pretrained(path)
         return tok, lambda out: out["input_ids"]
     raise SystemExit(f"unknown contender {contender!r}")
 

@@ -110,7 +110,8 @@ def _stream_main(args):
     else:
         texts = bench_stream.generate_corpus(args.megabytes)
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
-    rows = bench_stream.stream(path, texts, args.batch_size, args.threads, args.rounds, args.peer_python, args.only)
+    rows = bench_stream.stream(path, texts, args.batch_size, args.threads, args.rounds, args.peer_python, args.only,
+                               transformers=not args.no_transformers)
     bench_stream.print_table(rows, f"tokenizer {path}\ncorpus {len(texts)} documents, {megabytes:.2f} MB, batches of "
                                    f"{args.batch_size}; threads {args.threads or os.cpu_count()}; "
                                    f"{args.rounds} round(s); ratios vs stock in the same round")
@@ -287,7 +288,7 @@ def main(argv=None):
     parser.add_argument("--cold-loads", type=int, default=2, help="fresh loads per contender for the cold call (the best counts)")
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--plot", help="write a PNG bar chart here")
-    parser.add_argument("--no-transformers", action="store_true", help="skip the transformers rows")
+    parser.add_argument("--no-transformers", action="store_true", help="skip the transformers rows (both tables)")
     parser.add_argument("--plain", action="store_true", help="disable the file's truncation/padding on both sides")
     parser.add_argument("--first-call", action="store_true",
                         help="the in-process table (cold first call, warm repeats, peak memory, latency, transformers "

@@ -91,16 +91,17 @@ def _run(contender, tokenizer, corpus_file, batch_size, threads, python):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def stream(tokenizer, texts, batch_size=256, threads=None, rounds=1, peer_python=None, only=None, log=print):
+def stream(tokenizer, texts, batch_size=256, threads=None, rounds=1, peer_python=None, only=None, log=print,
+           transformers=True):
     """Rows {name, exact, differ, tokens, stream_s, warm_s, stream_mb_s, stream_ratio, warm_ratio, cores}: cores is
     the stream pass's CPU time over its wall time (how many cores it kept busy; a contender that ignores
-    `threads` shows it), None when a run did not report it."""
+    `threads` shows it), None when a run did not report it. `transformers` False leaves out the transformers rows."""
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
     here = sys.executable
     plan = []
     for name, contender, base in CONTENDERS:
         wanted = set(only or ()) | {"stock"} | ({"transformers"} if "TagTokenizerFast" in (only or ()) else set())
-        if only and contender not in wanted:
+        if only and contender not in wanted or not transformers and base == "transformers":
             continue
         python = here
         if contender == "tokenizers1":

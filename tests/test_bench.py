@@ -131,3 +131,34 @@ def test_columnar_call_without_offsets_gives_the_same_ids():
     assert np.array_equal(bare.ids, np.concatenate(expected).astype(np.uint32))
     assert np.array_equal(bare.lengths, [len(ids) for ids in expected])
     assert np.array_equal(full.ids, bare.ids) and full.offsets.shape == (len(full.ids), 2)
+
+
+def test_stream_transformers_rows_load_a_tokenizer_file_of_any_name(tmp_path):
+    """A file not named tokenizer.json loads by itself for both transformers rows, with the native tokenizer
+    built while loading (as from a folder), and gives stock transformers' ids."""
+    from hf_tagtok import _stream_worker
+    from hf_tagtok.tag_tokenizer_fast import _NATIVE
+
+    path = tmp_path / "small.json"
+    tokenizer_zoo.load("small_bytelevel").save(str(path))
+    texts = sample_text.multiscript_texts()[:20]
+    stock, stock_ids = _stream_worker._load("transformers", str(path))
+    ours, our_ids = _stream_worker._load("TagTokenizerFast", str(path))
+    assert ours in _NATIVE  # built before the first call, so the stream pass does not time the build
+    assert our_ids(ours(texts)) == stock_ids(stock(texts))
+    assert stock_ids(stock(texts)) == [e.ids for e in tokenizers.Tokenizer.from_file(str(path)).encode_batch(texts)]
+
+
+def test_stream_table_without_transformers_rows(monkeypatch):
+    ran = []
+
+    def fake_run(contender, tokenizer, corpus_file, batch_size, threads, python):
+        ran.append(contender)
+        return {"contender": contender, "load_s": 0.1, "stream_s": 1.0, "warm_s": 0.5, "tokens": 1, "hashes": [1]}
+
+    monkeypatch.setattr(bench_stream, "_run", fake_run)
+    monkeypatch.setattr(bench_stream, "_importable", lambda module, python: True)
+    names = {row["name"] for row in bench_stream.stream("unused.json", ["a"], transformers=False)}
+    assert "stock tokenizers encode_batch" in names and not {"transformers", "TagTokenizerFast"} & set(ran)
+    names = {row["name"] for row in bench_stream.stream("unused.json", ["a"])}
+    assert {"stock transformers tok(texts)", "TagTokenizerFast tok(texts)"} <= names
