@@ -45,6 +45,7 @@ cdef extern from "pipeline/tp_normalize.h" nogil:
         TP_NORM_CLEAN_TEXT, TP_NORM_CHINESE, TP_NORM_NFD, TP_NORM_NFKD, TP_NORM_BERT_STRIP
         TP_NORM_STRIP_ACCENTS, TP_NORM_LOWERCASE, TP_NORM_NFC, TP_NORM_NFKC, TP_NORM_REPLACE, TP_NORM_PREPEND
         TP_NORM_STRIP, TP_NORM_REPLACE_REGEX, TP_NORM_NMT, TP_NORM_BYTE_LEVEL, TP_NORM_PRECOMPILED
+        TP_NORM_REPLACE_GIVEN
     ctypedef struct tp_norm_step:
         uint8_t kind, left, right
         const uint8_t *text
@@ -180,6 +181,7 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         int unit
         const uint32_t *replay
         size_t n_replay
+        const uint32_t *given
     enum: TP_TEXT_SURROGATE, TP_REPLAY_MISMATCH, TP_STOCK_DECIDES
     enum: TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE
     int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n,
@@ -227,7 +229,8 @@ NORMALIZER_STEPS = {"clean_text": TP_NORM_CLEAN_TEXT, "chinese": TP_NORM_CHINESE
                     "strip_accents": TP_NORM_STRIP_ACCENTS, "lowercase": TP_NORM_LOWERCASE,
                     "nfc": TP_NORM_NFC, "nfkc": TP_NORM_NFKC, "replace": TP_NORM_REPLACE,
                     "prepend": TP_NORM_PREPEND, "strip": TP_NORM_STRIP, "replace_regex": TP_NORM_REPLACE_REGEX,
-                    "nmt": TP_NORM_NMT, "byte_level": TP_NORM_BYTE_LEVEL, "precompiled": TP_NORM_PRECOMPILED}
+                    "nmt": TP_NORM_NMT, "byte_level": TP_NORM_BYTE_LEVEL, "precompiled": TP_NORM_PRECOMPILED,
+                    "replace_given": TP_NORM_REPLACE_GIVEN}
 
 
 def precompiled_valid(bytes charsmap):
@@ -263,7 +266,7 @@ cdef tp_normalizer *_build_normalizer(spec) except NULL:
                     raise ValueError("Precompiled charsmap that stock could not use")
                 strings.append(content)
                 c_steps[k].content, c_steps[k].content_len = <const uint8_t *><const char *>content, len(content)
-            elif name == "byte_level":
+            elif name in ("byte_level", "replace_given"):
                 content = arguments[0].encode()
                 strings.append(content)
                 c_steps[k].content, c_steps[k].content_len = <const uint8_t *><const char *>content, len(content)
@@ -482,6 +485,7 @@ cdef class Pipeline:
     cdef tp_added *_added
     cdef tp_workspace **_workspaces
     cdef int _n_workspaces
+    cdef size_t _n_given  # the normalizer's replace_given steps
     cdef Program _program, _program_later
     cdef bytes _trim_of, _trim_ids, _model_ids, _replay_bytes, _replay_starts
 
@@ -503,6 +507,8 @@ cdef class Pipeline:
                 self._p.model_ids = <const uint32_t *><const char *>self._model_ids
         if spec.normalizer is not None and spec.normalizer.steps:  # no steps: text unchanged
             self._normalizer = _build_normalizer(spec.normalizer)
+            self._n_given = sum(1 for step in spec.normalizer.steps
+                                if not isinstance(step, str) and step[0] == "replace_given")
         self._p.normalizer = self._normalizer
         self._p.wordpiece = self._wordpiece
         self._p.unigram = self._unigram
@@ -649,14 +655,18 @@ cdef class Pipeline:
                 _side_free(&self._assembly.pair[add_special][sequence])
 
     def encode(self, list texts, bint add_special_tokens=True, bint offsets=True, bint words=True,
-               bint columnar=False, replay=None):
+               bint columnar=False, replay=None, given=None):
         """(ids u32, type_ids u32, offsets (n,2) or None when not `offsets`, special u8, words i32 or None
         when not `words`, lengths i64) for texts. Offsets are u32 (char offsets fit: texts are under 4 GiB),
         i64 when `columnar` (for flat arrays).
 
         A pipeline without a pre-tokenizer (a replaying one) needs `replay`: (ids u32, lengths i64), each text's own token ids as stock
         encodes it without special tokens, one after another (hf_tagtok._lists.flat_ids). It returns None when
-        those tokens do not spell the texts, or when a regex gave up on a text (RegexGaveUp): stock must run."""
+        those tokens do not spell the texts, or when a regex gave up on a text (RegexGaveUp): stock must run.
+
+        A normalizer with "replace_given" steps (hf_tagtok.gate) takes `given`: (data u32, starts i64), text i's
+        matches of those steps at data[starts[i]:] as tp_norm_give reads them, or none when starts[i] is -1 (none
+        of their regexes matches in it). It returns None when they do not fit a text: stock must run."""
         cdef size_t n = len(texts), i
         cdef tp_text *c_texts = <tp_text *>calloc(n or 1, sizeof(tp_text))
         cdef tp_columns out
@@ -675,6 +685,8 @@ cdef class Pipeline:
                 _text_units(texts[i], &c_texts[i])
             if replay is not None:
                 _replay_into(replay[0], replay[1], c_texts, n)
+            if given is not None:
+                _given_into(given[0], given[1], self._n_given, c_texts, n)
             with nogil:
                 rc = tp_encode_batch(&self._p, self._workspaces, c_texts, n, add_special_tokens, offsets_kind, words,
                                      &out, &lengths_view[0] if n else NULL)
@@ -821,6 +833,26 @@ cdef int _replay_into(const uint32_t[::1] ids, const int64_t[::1] lengths, tp_te
         at += <size_t>lengths[i]
     if at != <size_t>ids.shape[0]:
         raise ValueError("the token counts must add up to the ids")
+    return 0
+
+
+cdef int _given_into(const uint32_t[::1] data, const int64_t[::1] starts, size_t n_steps, tp_text *texts,
+                     size_t n) except -1:
+    """Points each text's given matches into data (the caller keeps data alive through the call), once each
+    text's n_steps counts and their pairs are found inside it."""
+    cdef size_t i, k, at, size = data.shape[0]
+    if <size_t>starts.shape[0] != n or n_steps == 0:
+        raise ValueError("one start per text, for a normalizer with replace_given steps")
+    for i in range(n):
+        texts[i].given = NULL
+        if starts[i] < 0:
+            continue
+        at = <size_t>starts[i]
+        for k in range(n_steps):
+            if at >= size or data[at] > (size - at - 1) // 2:
+                raise ValueError("a text's matches run past the data")
+            at += 1 + 2 * <size_t>data[at]
+        texts[i].given = &data[starts[i]]
     return 0
 
 

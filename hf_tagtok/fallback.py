@@ -26,5 +26,6 @@ def warn_fallback(what, report, stacklevel=2):
     if all(entry["native"] for entry in report.values()):
         return
     reasons = fallback_reasons(report) or "a stage is not native"
-    warnings.warn(f"hf_tagtok: {what} does not run fully natively, stock tokenizers encodes it ({reasons})",
+    warnings.warn(f"hf_tagtok: {what} does not run fully natively, stock tokenizers encodes what it does not "
+                  f"cover ({reasons})",
                   FallbackWarning, stacklevel=stacklevel + 1)

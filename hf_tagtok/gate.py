@@ -1,101 +1,113 @@
-"""Encode natively the texts that a normalizer step only stock runs leaves as they are.
+"""Stock's regex finds the matches of the normalizer steps the compiler refuses; the pipeline does the rest.
 
-A Replace whose regex the compiler refuses (a subexpression call, `\\X`, `\\K`) keeps the
-normalizer off the native pipeline. Where its regex finds no match it changes nothing, neither the text
-nor the alignments, so the pipeline without such steps encodes a text none of them matches exactly as
-stock encodes it. `ReplaceGate` finds those texts with stock's own regex: it runs each such Replace with
-its content swapped for a sentinel on the text the steps before it make (stock runs those too), and a text
-passes when that text holds no sentinel and comes back unchanged (any match, an empty one too, would have
-put the sentinel in), step after step.
+A Replace whose regex the compiler refuses (a subexpression call, `\\X`, `\\K`) keeps its place in the
+native normalizer as a "replace_given" step: it replaces matches it is given with the text, exactly where
+stock's regex finds them. `ReplaceGate` finds them, per text, with stock's own objects: on the text as the
+steps before the refused one make it (stock runs those too), the Replace with its content swapped for a
+sentinel tells whether the regex matches at all (any match, an empty one too, puts the sentinel in), and
+where it does, stock's `Split(regex, "removed", invert=True)` lists the matches, in chars of that text. A
+text the regex finds no match in passes without any (the pipeline then runs its normalizer without those
+steps, fast paths and all). With several refused steps, stock's Replace makes each one's output for the next.
 
-The check sees the whole text, while stock normalizes each stretch between the added tokens it splits on
-before normalizing (the tokens with `normalized` false): a text holding such a token's content does not pass.
+A text goes to stock instead when its matches cannot be told this way: the split lists no empty match, so a
+text where the sentinel count and the split's disagree; a text holding the sentinel; and a text holding an
+added token's content that stock splits on before normalizing (the tokens with `normalized` false), since
+stock normalizes each stretch between them on its own while the matches are found over the whole text.
 
-A text that fails costs stock's encode plus the check, so while most texts fail the gate checks only a few
-texts a call (`ReplaceGate.mask`), and a text is first checked by its first PROBE chars, most texts that fail
-failing there: a Replace that matches nearly every text costs about what stock costs. While most texts pass,
-a text is checked whole at once (the probe would only add its chars to the check).
+Calls the pipeline takes with given matches are those of single texts without truncation or padding
+(`given`); any other call runs natively only when no text or pair holds a match (`all_pass`).
 """
+import itertools
 import json
 import re
 
+import numpy as np
 import tokenizers
 
-# What the gate's Replace writes for a match: three noncharacters a text is unlikely to hold (one that does
+# What the check's Replace writes for a match: three noncharacters a text is unlikely to hold (one that does
 # goes to stock).
 SENTINEL = "\ufdd0\U0010ffff\ufdd1"
-# Texts a call checks while most texts fail the gate (see ReplaceGate.mask).
-SAMPLE = 16
-# Chars of a text checked before the whole text (see ReplaceGate.passes).
-PROBE = 128
 
 
 class ReplaceGate:
-    """Tells the texts the refused Replace steps leave alone (see the module docstring)."""
+    """Finds the matches of the refused Replace steps in each text (see the module docstring)."""
 
     def __init__(self, segments, added_tokens):
         """segments: per refused Replace step, (the configs of the normalizer steps between the previous refused
         one and it, its config) (hf_tagtok.normalizers.gated); added_tokens: hf_tagtok.added_tokens.loaded."""
-        self._segments = [(_stock_normalizer(before) if before else None,
-                           tokenizers.normalizers.Replace(tokenizers.Regex(replace["pattern"]["Regex"]), SENTINEL))
-                          for before, replace in segments]
+        self._segments = [_Segment(before, replace) for before, replace in segments]
         contents = sorted({token["content"] for token in added_tokens if not token["normalized"]},
                           key=len, reverse=True)
         self._split_tokens = re.compile("|".join(map(re.escape, contents))) if contents else None
-        self._passed = self._checked = 0.0  # decaying counts of the checks (a race between threads only blurs them)
 
-    def passes(self, text) -> bool:
-        """Whether the pipeline without the refused Replace steps encodes `text` as stock does. While most texts
-        checked lately failed, its first PROBE chars are checked first: where they fail, the text is taken as
-        failing. A match there may not be one in the whole text (a lookaround or an anchor meets the cut), and
-        then stock encodes a text the pipeline could have: failing only ever costs speed, every text stock
-        encodes is exact."""
+    def matches(self, text):
+        """Per refused step in order, its match count then [start, end) char pairs over that step's input, one
+        flat list (tp_norm_give's layout); None when the text goes to stock."""
         if self._split_tokens is not None and self._split_tokens.search(text):
-            return False
-        probe = len(text) > PROBE and self._failing()
-        return (not probe or self._unchanged(text[:PROBE])) and self._unchanged(text)
-
-    def _failing(self) -> bool:
-        return self._passed < self._checked / 2
-
-    def _count(self, passed, checked):
-        """Adds a call's checks to the decaying counts (recent calls weigh more: the rate follows the corpus)."""
-        self._passed = self._passed / 2 + passed
-        self._checked = self._checked / 2 + checked
-
-    def _unchanged(self, text) -> bool:
-        """Whether each refused Replace leaves `text` (as the steps before it make it) unchanged."""
+            return None
+        flat = []
         try:
-            for before, marked in self._segments:  # each Replace leaves the text as it found it, or we stop
-                if before is not None:
-                    text = before.normalize_str(text)
-                if SENTINEL in text or marked.normalize_str(text) != text:
-                    return False
-            return True
+            for k, segment in enumerate(self._segments):
+                if segment.before is not None:
+                    text = segment.before.normalize_str(text)
+                if SENTINEL in text:
+                    return None
+                marked = segment.marked.normalize_str(text)
+                if marked == text:
+                    flat.append(0)
+                    continue
+                pieces = segment.split.pre_tokenize_str(text)
+                if marked.count(SENTINEL) != len(pieces):  # an empty match, which the split does not list
+                    return None
+                flat.append(len(pieces))
+                flat.extend(itertools.chain.from_iterable(span for _, span in pieces))
+                if k + 1 < len(self._segments):
+                    text = segment.replace.normalize_str(text)
         except UnicodeEncodeError:  # a lone surrogate: stock's own call raises for it
-            return False
+            return None
         except BaseException as error:  # stock's Rust code panicked (an empty match can make it): stock decides
             if type(error).__name__ != "PanicException":
                 raise
-            return False
+            return None
+        return flat
 
-    def mask(self, texts) -> list:
-        """Per text, whether it passes. While fewer than half of the texts checked lately passed, a call checks
-        only its first SAMPLE texts and takes the others as failing: a check costs about a twentieth of what
-        stock's encode costs for the text, which a text that fails pays on top."""
-        checked = min(len(texts), SAMPLE) if self._failing() else len(texts)
-        mask = [self.passes(text) for text in texts[:checked]]
-        self._count(sum(mask), checked)
-        return mask + [False] * (len(texts) - checked)
+    def passes(self, text) -> bool:
+        """Whether no refused step's regex matches in `text` (the pipeline then encodes it without given matches)."""
+        flat = self.matches(text)
+        return flat is not None and len(flat) == len(self._segments)
 
     def all_pass(self, texts) -> bool:
-        """Whether every text passes, checked up to the first that fails."""
-        for checked, text in enumerate(texts, 1):
-            if not self.passes(text):
-                self._count(checked - 1, checked)
-                return False
-        self._count(len(texts), len(texts))
-        return True
+        """Whether every text passes, checked up to the first that does not."""
+        return all(map(self.passes, texts))
+
+    def given(self, texts):
+        """(mask, given): per text whether the pipeline encodes it, and for those texts the `given` argument of
+        `hf_tagtok._native.Pipeline.encode` (data u32, starts i64: -1 for a text no refused regex matches in)."""
+        mask, data, starts = [], [], []
+        steps = len(self._segments)
+        for text in texts:
+            flat = self.matches(text)
+            mask.append(flat is not None)
+            if flat is None:
+                continue
+            if len(flat) == steps:  # no match in any step
+                starts.append(-1)
+            else:
+                starts.append(len(data))
+                data += flat
+        return mask, (np.array(data, dtype=np.uint32), np.array(starts, dtype=np.int64))
+
+
+class _Segment:
+    """Stock's objects for one refused Replace: the steps before it (None: none), the Replace with the sentinel
+    for content, the split that lists its matches, and the Replace itself."""
+
+    def __init__(self, before, replace):
+        pattern = tokenizers.Regex(replace["pattern"]["Regex"])
+        self.before = _stock_normalizer(before) if before else None
+        self.marked = tokenizers.normalizers.Replace(pattern, SENTINEL)
+        self.split = tokenizers.pre_tokenizers.Split(pattern, "removed", invert=True)
+        self.replace = tokenizers.normalizers.Replace(pattern, replace["content"])
 
 
 def _stock_normalizer(configs):

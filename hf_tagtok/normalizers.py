@@ -3,7 +3,8 @@
 A normalizer becomes a `NormalizerSpec`: steps the C normalizer (ext/pipeline/tp_normalize.c) runs in
 order, each with stock's alignment rules: names for the per-char ones, ("replace", pattern, content),
 ("prepend", text), ("strip", left, right), ("replace_regex", compiled pattern's step fields, content),
-("byte_level", the 256 chars bytes become) and ("precompiled", the decoded SentencePiece charsmap) for the
+("byte_level", the 256 chars bytes become), ("precompiled", the decoded SentencePiece charsmap) and
+("replace_given", content) (a Replace regex whose matches stock's regex finds per text: hf_tagtok.gate) for the
 others. Configs with no exact native twin raise
 `Unsupported` naming the part, so the tokenizer reports it and runs stock instead.
 """
@@ -70,16 +71,17 @@ class _RefusedRegex(Unsupported):
 
 
 def gated(config):
-    """(NormalizerSpec of the other steps, [(configs of the steps since the previous refused one, the refused
-    Replace's config), ...]) when the steps this spec does not cover are all Replaces whose regex the compiler
-    refuses; raises Unsupported otherwise. For hf_tagtok.gate: the other steps encode exactly the texts those
-    Replaces leave alone."""
+    """(NormalizerSpec with a "replace_given" step for each Replace whose regex the compiler refuses, [(configs
+    of the steps since the previous refused one, the refused Replace's config), ...]) when those are the only
+    steps this spec does not cover; raises Unsupported otherwise. For hf_tagtok.gate, which finds their matches
+    per text with stock's regex."""
     steps, segments, since = [], [], []
     for leaf in [] if config is None else _leaves(config):
         try:
             steps += _steps(leaf)
             since.append(leaf)
         except _RefusedRegex:
+            steps.append(("replace_given", leaf["content"]))
             segments.append((since, leaf))
             since = []
     if not segments:

@@ -7,8 +7,8 @@ every stage is covered, else returns None (stock then runs the whole encode). Wh
 is not covered, but it keeps every byte in order, `plan` also builds a replaying pipeline: it runs every
 other stage natively on the byte-level BPE tokens stock's fast call gives per text, for the columnar call
 (offsets and post-processing from our side, at the cost of stock's ids). When only the normalizer is not,
-for want of Replace steps whose regex the compiler refuses, it builds the pipeline without those steps for
-the texts they leave alone (`Gated`, hf_tagtok.gate). `plan_key` tells when a plan is
+for want of Replace steps whose regex the compiler refuses, it builds the pipeline with those steps taking
+their matches from stock's regex, per text (`Gated`, hf_tagtok.gate). `plan_key` tells when a plan is
 stale; `NativeEncoder` is a built pipeline plus what encodings need to name their tokens.
 """
 import functools
@@ -220,7 +220,7 @@ def analyse(stock, text=None):
 
 
 class Gated(NamedTuple):
-    """The encoder of the pipeline without a normalizer's refused Replace steps, for the texts `gate` passes."""
+    """The encoder of the pipeline whose refused Replace steps take their matches from `gate`, per text."""
     encoder: "NativeEncoder"
     gate: ReplaceGate
 
@@ -273,8 +273,8 @@ def _gated(native, stock, spec, config, report):
     except UnsupportedShape as error:
         report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
         return None
-    report["normalizer"]["reason"] += ("; a text in which stock finds no match of such a Replace regex (checked "
-                                       "per text) is encoded natively without that step")
+    report["normalizer"]["reason"] += ("; stock's regex finds such a Replace's matches in each text and the native "
+                                       "normalizer replaces them")
     return Gated(encoder, ReplaceGate(segments, added_tokens.loaded(stock)))
 
 

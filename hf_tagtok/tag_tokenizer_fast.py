@@ -397,16 +397,16 @@ class _NativeEncodings(collections.abc.Sequence):
         self._again = None
         lean = batch.columns.offsets is None or batch.columns.words is None
         if lean or (truncation is not None and not overflowing):
-            self._again = (encoder, texts, pairs, add_special_tokens, pretokenized, truncation, padding)
+            self._again = (encoder, texts, pairs, add_special_tokens, pretokenized, truncation, padding, batch.given)
         self._encodings = None
 
     def _materialize(self):
         if self._encodings is None:
             batch = self._batch
             if self._again is not None:
-                encoder, texts, pairs, add_special, pretokenized, truncation, padding = self._again
+                encoder, texts, pairs, add_special, pretokenized, truncation, padding, given = self._again
                 batch = native_batch(encoder, texts, pairs, add_special, pretokenized, truncation, padding,
-                                     overflowing=True)
+                                     overflowing=True, given=given)
                 firsts = range(len(batch.records)) if batch.firsts is None else batch.firsts.tolist()
                 items = range(len(firsts))
             else:

@@ -154,9 +154,9 @@ class Tokenizer:
     def encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
         split = _split_batch(input, is_pretokenized, add_special_tokens)
         if split is not None:
-            mask = self._gate_mask(split, is_pretokenized)
-            if mask is not None:
-                return self._gated_encodings(split[0], mask, add_special_tokens)
+            gated = self._gate_given(split, is_pretokenized)
+            if gated is not None:
+                return self._gated_encodings(split[0], *gated, add_special_tokens)
             batch = self._native_batch(*split, add_special_tokens, is_pretokenized)
             if batch is not None:
                 return batch.encodings()
@@ -186,9 +186,9 @@ class Tokenizer:
                             "(wrap it in a list)")
         inputs = list(inputs)
         split = _split_batch(inputs, is_pretokenized, add_special_tokens)
-        mask = None if split is None else self._gate_mask(split, is_pretokenized)
-        if mask is not None:
-            return self._gated_arrays(split[0], mask, add_special_tokens, offsets)
+        gated = None if split is None else self._gate_given(split, is_pretokenized)
+        if gated is not None:
+            return self._gated_arrays(split[0], *gated, add_special_tokens, offsets)
         batch = None if split is None else self._native_batch(*split, add_special_tokens, is_pretokenized,
                                                                  overflowing, offsets, words=False, columnar=True)
         single_texts = split is not None and not is_pretokenized and split[1].count(None) == len(inputs)
@@ -222,36 +222,42 @@ class Tokenizer:
         return _Batch.plain(replay, texts, add_special_tokens, offsets, words=False, columnar=True,
                             replay=flat_ids([encoding.ids for encoding in encodings]))
 
-    def _gate_mask(self, split, is_pretokenized):
-        """Per text, whether the gated pipeline encodes it (planner.Gated), for a call of single texts with
-        truncation and padding off; None for any other call, or when the plan is not gated."""
+    def _gate_given(self, split, is_pretokenized):
+        """(per text whether the gated pipeline encodes it, the matches given with those texts) (planner.Gated,
+        hf_tagtok.gate) for a call of single texts with truncation and padding off; None for any other call, or
+        when the plan is not gated."""
         gated = self._gated
         if gated is None or is_pretokenized or split[1].count(None) != len(split[1]) or not self._stock_plain():
             return None
-        return gated.gate.mask(split[0])
+        return gated.gate.given(split[0])
 
     @staticmethod
-    def _gated_encoder(gated, texts, pairs, pretokenized):
-        """The gated pipeline's encoder (planner.Gated or None) when its gate passes every text and pair of the
-        call, else None."""
+    def _gated_call(gated, texts, pairs, pretokenized, plain):
+        """(the gated pipeline's encoder, the matches given with the texts or None) when it encodes the whole
+        call: a `plain` call (single texts, no truncation or padding) when the gate finds every text's matches,
+        any other when no refused regex matches in any text or pair; None otherwise or when not gated."""
         if gated is None or pretokenized:
             return None
-        return gated.encoder if gated.gate.all_pass([*texts, *(pair for pair in pairs if pair is not None)]) else None
+        if plain:
+            mask, given = gated.gate.given(texts)
+            return (gated.encoder, given) if all(mask) else None
+        sequences = [*texts, *(pair for pair in pairs if pair is not None)]
+        return (gated.encoder, None) if gated.gate.all_pass(sequences) else None
 
-    def _gated_batch(self, texts, mask, add_special_tokens, **kinds):
+    def _gated_batch(self, texts, mask, given, add_special_tokens, **kinds):
         """(the native batch of the texts the gate passed or None, the other texts); when the native pipeline
         cannot take them (see native_batch), every text is in the second."""
         passed = [text for text, passes in zip(texts, mask) if passes]
         if not passed:
             return None, texts
         batch = native_batch(self._gated.encoder, passed, [None] * len(passed), add_special_tokens, False, None, None,
-                             **kinds)
+                             given=given, **kinds)
         if batch is None:
             return None, texts
         return batch, [text for text, passes in zip(texts, mask) if not passes]
 
-    def _gated_encodings(self, texts, mask, add_special_tokens):
-        batch, rest = self._gated_batch(texts, mask, add_special_tokens)
+    def _gated_encodings(self, texts, mask, given, add_special_tokens):
+        batch, rest = self._gated_batch(texts, mask, given, add_special_tokens)
         if batch is None:
             return self._stock.encode_batch(texts, add_special_tokens=add_special_tokens)
         native = batch.encodings()
@@ -260,8 +266,8 @@ class Tokenizer:
         native, stock = iter(native), iter(self._stock.encode_batch(rest, add_special_tokens=add_special_tokens))
         return [next(native) if passes else next(stock) for passes in mask]
 
-    def _gated_arrays(self, texts, mask, add_special_tokens, offsets):
-        batch, rest = self._gated_batch(texts, mask, add_special_tokens, overflowing=False, offsets=offsets,
+    def _gated_arrays(self, texts, mask, given, add_special_tokens, offsets):
+        batch, rest = self._gated_batch(texts, mask, given, add_special_tokens, overflowing=False, offsets=offsets,
                                         words=False, columnar=True)
         if batch is None:
             return self._stock_arrays(texts, add_special_tokens, False, False, offsets, True)
@@ -304,12 +310,16 @@ class Tokenizer:
         `settings` (truncation, padding) as the stock tokenizer reports them (default: its current ones), or
         None: stock must run. See `native_batch`."""
         plan = self._planned()
-        native = plan.native or self._gated_encoder(plan.gated, texts, pairs, pretokenized)
-        if native is None:
-            return None
         truncation, padding = (self._stock.truncation, self._stock.padding) if settings is None else settings
+        native, given = plan.native, None
+        if native is None:
+            plain = truncation is None and padding is None and pairs.count(None) == len(pairs)
+            gated = self._gated_call(plan.gated, texts, pairs, pretokenized, plain)
+            if gated is None:
+                return None
+            native, given = gated
         return native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncation, padding, overflowing,
-                            offsets, words, columnar)
+                            offsets, words, columnar, given)
 
     async def async_encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
         """Stock's own: its offsets are byte offsets, unlike every other encode call's (docs/architecture.md)."""
@@ -507,16 +517,17 @@ def _interleaved(mask, first, second) -> BatchArrays:
 
 
 def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncation, padding, overflowing=True,
-                 offsets=True, words=True, columnar=False):
+                 offsets=True, words=True, columnar=False, given=None):
     """The `_Batch` of a native encoder (`planner.NativeEncoder`) for these inputs under truncation and padding
     (dicts as `tokenizers.Tokenizer` reports them, or None), or None: stock must run. Without `overflowing` it
     holds the main encodings only; without `offsets` or `words` a plain batch computes none (that column is
     None: for `encode_batch_arrays` only). A `columnar` batch is for `arrays` (int64 offsets, padding stored);
-    else it is for `Encoding` views, which keep fewer bytes: uint32 offsets, and padding only counted."""
+    else it is for `Encoding` views, which keep fewer bytes: uint32 offsets, and padding only counted. `given`: the
+    texts' matches of a gated normalizer's refused steps (hf_tagtok.gate.ReplaceGate.given), plain calls only."""
     raises = native.stock_raises_id
     try:
         if truncation is None and padding is None and not pretokenized and pairs.count(None) == len(pairs):
-            batch = _Batch.plain(native, texts, add_special_tokens, offsets, words, columnar)
+            batch = _Batch.plain(native, texts, add_special_tokens, offsets, words, columnar, given=given)
         else:  # overflow kept when a token may show that stock raises: truncation must not hide it
             batch = _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
                                      overflowing or raises is not None, columnar)
@@ -587,18 +598,19 @@ class _Batch:
     """
 
     __slots__ = ("native", "columns", "attention", "_records", "lengths", "add_special_tokens", "firsts", "windows",
-                 "padding", "texts", "pairs", "pretokenized", "pad_token")
+                 "padding", "texts", "pairs", "pretokenized", "pad_token", "given")
 
     @classmethod
-    def plain(cls, native, texts, add_special_tokens, offsets=True, words=True, columnar=False, replay=None):
+    def plain(cls, native, texts, add_special_tokens, offsets=True, words=True, columnar=False, replay=None,
+              given=None):
         """The batch of single texts with no truncation or padding; None when a replaying pipeline's `replay`
-        (per text, stock's token ids) does not spell the texts."""
-        columns = native.pipeline.encode(texts, add_special_tokens, offsets, words, columnar, replay)
+        (per text, stock's token ids) does not spell the texts, or the matches `given` with them do not fit."""
+        columns = native.pipeline.encode(texts, add_special_tokens, offsets, words, columnar, replay, given)
         if columns is None:
             return None
         ids, type_ids, offsets, special, words, lengths = columns
         return cls(native, Columns(ids, type_ids, offsets, special, words), None, None, None, None, None,
-                   texts, [None] * len(texts), False, None, lengths, add_special_tokens)
+                   texts, [None] * len(texts), False, None, lengths, add_special_tokens, given)
 
     @property
     def records(self):
@@ -657,9 +669,10 @@ class _Batch:
                    pad_token)
 
     def __init__(self, native, columns, attention, records, firsts, windows, padding, texts, pairs, pretokenized,
-                 pad_token, lengths=None, add_special_tokens=None):
+                 pad_token, lengths=None, add_special_tokens=None, given=None):
         self.native, self.columns, self.attention, self._records = native, columns, attention, records
         self.lengths, self.add_special_tokens = lengths, add_special_tokens  # a plain batch's (records built later)
+        self.given = given  # the matches given with the texts (native_batch), to encode them again alike
         self.firsts, self.windows, self.padding, self.texts, self.pairs = firsts, windows, padding, texts, pairs
         self.pretokenized, self.pad_token = pretokenized, pad_token
 

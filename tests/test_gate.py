@@ -1,5 +1,6 @@
-"""The gated pipeline: a normalizer whose one missing step is a Replace the regex compiler refuses. Texts that
-Replace leaves alone are encoded natively without it, the others by stock; every call must equal stock's."""
+"""The gated pipeline: a normalizer whose missing steps are Replaces the regex compiler refuses. Stock's regex finds
+their matches per text and the native pipeline does the rest; texts whose matches cannot be told so go to stock.
+Every call must equal stock's."""
 import warnings
 
 import numpy as np
@@ -47,45 +48,82 @@ def _assert_like_stock(ours, stock, texts):
         assert tokenizer_mode.encoding_diff(ours.encode(text), stock.encode(text)) is None
 
 
-def test_gated_zoo_member_encodes_like_stock_natively_where_the_replace_does_not_match():
+def test_gated_zoo_member_encodes_like_stock_natively_with_stocks_matches():
     stock = tokenizer_zoo.load("small_subcall_replace_gated")
     ours = _ours(stock)
     assert ours._gated is not None and ours._native is None
     _assert_like_stock(ours, stock, TEXTS)
     kinds = [isinstance(encoding, tokenizers.Encoding) for encoding in ours.encode_batch(EDGE_TEXTS)]
-    # stock's encodings exactly where stock's own Replace changes the NFC text, or a split token or the sentinel
-    # is in it
-    changed = [normalizers.Replace(Regex(tokenizer_zoo.GATED_REPLACE_PATTERN), "ǁ").normalize_str(normalizers.NFC().normalize_str(text))
-               != normalizers.NFC().normalize_str(text) for text in EDGE_TEXTS]
+    # stock's encodings exactly where a split token or the sentinel is in the text: every other text is native,
+    # those stock's own Replace changes too
     held = [any(token in text for token in ("<|special|>", "<|lstrip|>", "<|rstrip|>", "word", gate.SENTINEL))
             for text in EDGE_TEXTS]
-    assert kinds == [c or h for c, h in zip(changed, held)]
-    assert kinds.count(False) >= 3 and kinds.count(True) >= 3
+    assert kinds == held
+    nfc = normalizers.NFC()
+    changed = [normalizers.Replace(Regex(tokenizer_zoo.GATED_REPLACE_PATTERN), "ǁ").normalize_str(nfc.normalize_str(text))
+               != nfc.normalize_str(text) for text in EDGE_TEXTS]
+    assert sum(c and not h for c, h in zip(changed, held)) >= 3
 
 
-def test_a_match_in_a_stretch_between_added_tokens_goes_to_stock():
+def _mask(ours, texts):
+    return ours._gated.gate.given(texts)[0]
+
+
+def test_a_text_holding_a_token_stock_splits_on_before_normalizing_goes_to_stock():
     # ^ anchors at each stretch stock normalizes on its own: the whole text has no match, its second stretch has
     stock, ours = _gated_copy(normalizers.Replace(Regex(r"^(x)\g<1>"), "Y"))
     texts = ["ab<|special|>xx", "xx ab", "ab xx"]
-    assert ours._gated.gate.mask(texts) == [False, False, True]
+    assert _mask(ours, texts) == [False, True, True]
     _assert_like_stock(ours, stock, texts)
 
 
-def test_a_text_holding_the_sentinel_that_the_regex_matches_goes_to_stock():
-    # the match is the sentinel itself: the gate's Replace gives the text back unchanged
+def test_matches_given_for_one_stretch_do_not_serve_a_second():
+    stock = tokenizer_zoo.load("small_subcall_replace_gated")
+    ours = _ours(stock)
+    pipeline = ours._gated.encoder.pipeline
+    text = "ABC<|special|>DEF"  # two stretches stock normalizes one by one
+    given = (np.array([1, 0, 3], dtype=np.uint32), np.array([0], dtype=np.int64))
+    assert pipeline.encode([text], given=given) is None  # stock decides
+    assert pipeline.encode(["ABC def"], given=given) is not None
+
+
+def test_matches_that_do_not_fit_the_text_let_stock_decide():
+    stock = tokenizer_zoo.load("small_subcall_replace_gated")
+    pipeline = _ours(stock)._gated.encoder.pipeline
+    for pairs in ([0, 9], [2, 1], [0, 2, 1, 3]):  # past the end, backwards, overlapping
+        given = (np.array([len(pairs) // 2, *pairs], dtype=np.uint32), np.array([0], dtype=np.int64))
+        assert pipeline.encode(["ABCD"], given=given) is None
+    for data in ([2, 0, 1], [], [5]):  # counts running past the data
+        with pytest.raises(ValueError):
+            pipeline.encode(["ABCD"], given=(np.array(data, dtype=np.uint32), np.array([0], dtype=np.int64)))
+
+
+def test_a_text_holding_the_sentinel_goes_to_stock():
+    # the match is the sentinel itself: the check's Replace gives the text back unchanged
     stock, ours = _gated_copy(normalizers.Replace(Regex(r"(\x{FDD0})\g<1>?\x{FDD0}*\x{10FFFF}\x{FDD1}"), "Z"))
     texts = [f"a{gate.SENTINEL}b", "ab"]
-    assert ours._gated.gate.mask(texts) == [False, True]
+    assert _mask(ours, texts) == [False, True]
     _assert_like_stock(ours, stock, texts)
 
 
-def test_empty_matches_are_matches():
-    # (stock panics on the zoo member's normalized added token under this normalizer: a tokenizer without any)
+def test_a_text_with_an_empty_match_goes_to_stock():
+    # stock's split lists no empty match; the sentinel count tells them apart (stock panics on the zoo member's
+    # normalized added token under this normalizer: a tokenizer without any)
     stock = tokenizer_zoo._small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False),
                                           normalizer=normalizers.Replace(Regex(r"(q)\g<1>|z*"), "-"))
     ours = _ours(stock)
-    texts = ["abc", "", "qq", "zz"]
-    assert ours._gated.gate.mask(texts) == [False, True, False, False]
+    texts = ["abc", "", "qq", "zz", "aqqb"]
+    assert _mask(ours, texts)[:2] == [False, True]
+    _assert_like_stock(ours, stock, texts)
+
+
+def test_matches_in_the_text_the_steps_before_make():
+    # Prepend and NFKC before the refused Replace change where its matches are; the Lowercase after sees its output
+    stock, ours = _gated_copy(normalizers.Sequence([
+        normalizers.Prepend("\u2581"), normalizers.NFKC(), normalizers.Replace(Regex(r"(\p{Lu})\g<1>"), "Ǳ"),
+        normalizers.Lowercase()]))
+    texts = ["ＡＢ cd", "é́ÉÉ x", "AB", "ab", "x ÀÀÀ ﬁ ＡＢＣＤ", ""]
+    assert _mask(ours, texts) == [True] * len(texts)
     _assert_like_stock(ours, stock, texts)
 
 
@@ -122,7 +160,8 @@ def test_refused_steps_are_checked_one_after_the_other():
     stock, ours = _gated_copy(normalizers.Sequence([normalizers.Replace(Regex(r"(a)\g<1>"), "c"), normalizers.Lowercase(),
                                                      normalizers.Replace(Regex(r"(c)\g<1>"), "d")]))
     texts = ["aa b", "Cc b", "ab cd", "a C c"]
-    assert ours._gated.gate.mask(texts) == [False, False, True, True]
+    # per step: the count, then [start, end) chars of that step's input ("aa b", then "c b" for the first text)
+    assert [ours._gated.gate.matches(text) for text in texts] == [[1, 0, 2, 0], [0, 1, 0, 2], [0, 0], [0, 0]]
     _assert_like_stock(ours, stock, texts)
 
 
@@ -130,7 +169,7 @@ def test_report_names_the_step_and_the_gate():
     stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "b"))
     report = ours.acceleration
     assert not report["normalizer"]["native"] and "subexpression call" in report["normalizer"]["reason"]
-    assert "encoded natively without that step" in report["normalizer"]["reason"]
+    assert "stock's regex finds such a Replace's matches" in report["normalizer"]["reason"]
     assert report["model"]["native"] and report["pre_tokenizer"]["native"]
     with pytest.warns(hf_tagtok.FallbackWarning, match="subexpression call"):
         hf_tagtok.Tokenizer.from_str(stock.to_str())
@@ -145,42 +184,15 @@ def test_no_gate_when_another_stage_is_not_native():
     _assert_like_stock(ours, stock, ["aa cc", "ab cbb", ""])
 
 
-def test_while_most_texts_fail_a_call_checks_only_a_sample():
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "b"))
-    mask = ours._gated.gate.mask
-    failing, passing = ["aa x"] * 100, ["ab x"] * 100
-    assert mask(failing) == [False] * 100
-    assert mask(passing) == [True] * gate.SAMPLE + [False] * (100 - gate.SAMPLE)
-    for _ in range(3):  # the passing samples bring the recent rate back over half
-        mask(passing)
-    assert mask(passing) == [True] * 100
-    _assert_like_stock(ours, stock, failing[:30] + passing[:30])
-
-
-
-def test_while_most_texts_fail_a_text_is_checked_by_its_start_first_and_whole_after():
-    # While most texts fail, a text's first PROBE chars are checked before the whole text: a match past them
-    # still sends the text to stock, and so does a match that only the cut makes (a lookahead meeting the cut),
-    # which costs speed alone. While most pass, the text is checked whole at once.
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>(?!b)"), "c"))
-    the_gate = ours._gated.gate
-    filler = "x " * gate.PROBE
-    late, made_by_the_cut, clean = filler + "aa x", "x" * (gate.PROBE - 2) + "aab", filler + "aab"
-    assert [the_gate.passes(text) for text in (late, made_by_the_cut, clean)] == [False, True, True]
-    the_gate.mask(["aa"] * 8)
-    assert [the_gate.passes(text) for text in (late, made_by_the_cut, clean)] == [False, False, True]
-    _assert_like_stock(ours, stock, [late, made_by_the_cut, clean, "aa", "aab"])
-
-
-def test_a_tag_tokenizer_fast_call_stops_at_its_first_failing_text_and_counts_it():
+def test_all_pass_stops_at_the_first_text_with_a_match():
     stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "c"))
-    the_gate = ours._gated.gate
-    assert not the_gate.all_pass(["aa"] + ["x"] * 3)
-    assert (the_gate._passed, the_gate._checked) == (0, 1)
-    assert the_gate.all_pass(["x", "ab"]) and (the_gate._passed, the_gate._checked) == (2, 2.5)
+    the_gate, seen = ours._gated.gate, []
+    the_gate.matches = lambda text, matches=the_gate.matches: seen.append(text) or matches(text)
+    assert not the_gate.all_pass(["x", "aa", "y"]) and seen == ["x", "aa"]
+    assert the_gate.all_pass(["x", "ab"])
 
 
-def test_tag_tokenizer_fast_runs_natively_when_every_text_of_a_call_passes(tmp_path):
+def test_tag_tokenizer_fast_runs_natively_with_stocks_matches(tmp_path):
     from transformers import PreTrainedTokenizerFast
 
     from hf_tagtok.conformance_cli import OPTION_SETS, compare_call
@@ -194,8 +206,13 @@ def test_tag_tokenizer_fast_runs_natively_when_every_text_of_a_call_passes(tmp_p
         for options in OPTION_SETS:
             compare_call(stock, tag, (batch,), options)
             compare_call(stock, tag, (batch, batch[::-1]), options)
-        native = not isinstance(tag(batch).encodings[0], tokenizers.Encoding)
-        assert native == (batch == clean)
+        assert not isinstance(tag(batch).encodings[0], tokenizers.Encoding)  # native: no stock Encoding
+        # a call without offsets encodes again, with the same matches, when an encoding is read
+        lean, expected = tag(batch).encodings, stock(batch).encodings
+        assert [e.offsets for e in lean] == [e.offsets for e in expected]
+        assert [e.ids for e in lean] == [e.ids for e in expected]
+        with_truncation = tag(batch, truncation=True, max_length=4).encodings[0]
+        assert isinstance(with_truncation, tokenizers.Encoding) == (batch != clean)  # no match in any text: native
 
 
 def test_patched_auto_tokenizer_returns_a_gated_tokenizer_accelerated_with_a_warning(tmp_path):
@@ -214,5 +231,5 @@ def test_patched_auto_tokenizer_returns_a_gated_tokenizer_accelerated_with_a_war
         hf_tagtok.unpatch_transformers()
     assert isinstance(patched, hf_tagtok.TagTokenizerFast)
     assert [w.filename for w in caught] == [__file__]
-    assert "encoded natively without that step" in patched.acceleration["normalizer"]["reason"]
+    assert "stock's regex finds such a Replace's matches" in patched.acceleration["normalizer"]["reason"]
     compare_call(AutoTokenizer.from_pretrained(tmp_path / "saved"), patched, (EDGE_TEXTS,), {})

@@ -3,7 +3,8 @@
  * an inserted char (change +1) takes the range of the input char just before the insertion point,
  * or [0, 0) at the very start. Every step is per char except the canonical reordering inside NFD/NFKD,
  * which moves the replace/insert marks along with the chars (as stock's crate does), and the
- * whole-string steps: Strip, Prepend, a Replace pattern longer than one char and a Replace regex. */
+ * whole-string steps: Strip, Prepend, a Replace pattern longer than one char and a Replace regex (compiled,
+ * or given: its matches come with the text). */
 #include "tp_normalize.h"
 #include "tp_engine.h"
 
@@ -94,6 +95,10 @@ struct tp_normalizer {
      * after them alone, after_regex (unchanged when there are none), and its fast paths */
     size_t leading_regex;
     tp_normalizer *after_regex;
+    /* REPLACE_GIVEN steps: how many, and the steps without them (NULL: none left), which a text none of their
+     * regexes matches in goes through with its fast paths */
+    size_t n_given;
+    tp_normalizer *without_given;
     uint64_t joins[256 * 256 / 64];    /* under graphemes: may_join(a, b) at bit a << 8 | b */
     uint64_t attaches[256 * 256 / 64]; /* under graphemes: must_join(a, b) at bit a << 8 | b */
 };
@@ -119,6 +124,8 @@ struct tp_norm_scratch {
     uint32_t *rx_char;
     size_t rx_cap;
     tt_scratch *engine; /* REPLACE_REGEX: the engine's working memory, made on first use */
+    const uint32_t *given, *given_next; /* REPLACE_GIVEN: the text's matches (tp_norm_give), the next step's */
+    int given_fresh;    /* given not yet used by a tp_normalize */
 };
 
 static int in_set(const tt_norm_set *set, uint32_t c) {
@@ -197,7 +204,8 @@ static size_t expansion(const step *st) {
     const tt_norm_map *map = step_map(kind);
     size_t most = kind == TP_NORM_PRECOMPILED ? (st->longest > 1 ? st->longest : 1)
                 : kind == TP_NORM_BYTE_LEVEL ? 4 : kind == TP_NORM_CHINESE ? 3
-                : kind == TP_NORM_REPLACE_REGEX ? st->content_n + 1 /* an empty match before the char */
+                : kind == TP_NORM_REPLACE_REGEX || kind == TP_NORM_REPLACE_GIVEN
+                  ? st->content_n + 1 /* an empty match before the char */
                 : kind == TP_NORM_REPLACE && st->content_n > 1 ? st->content_n : 1;
     for (uint32_t i = 0; map && i < map->n; i++)
         if (map->offsets[i + 1] - map->offsets[i] > most) most = map->offsets[i + 1] - map->offsets[i];
@@ -363,18 +371,37 @@ static int chars_utf8(const chars *in, tp_norm_scratch *s, size_t *len) {
  * whose char starts rx_char numbers) replaced: each gives way to the content, which takes the range of the
  * char before the match's end: its last char, or for an empty match the char before it, or [0, 0) at the
  * very start (stock aligns an insertion so). */
+static size_t replace_match(const step *st, const chars *in, chars *out, size_t done, size_t first, size_t end) {
+    push_all(out, in, done, first);
+    uint32_t from = end ? in->start[end - 1] : 0, to = end ? in->end[end - 1] : 0;
+    for (size_t c = 0; c < st->content_n; c++) push(out, st->content[c], from, to);
+    return end;
+}
+
 static void replace_matches(const step *st, const chars *in, chars *out, const tt_seg *segs, size_t n_segs,
                             const uint32_t *rx_char) {
     size_t done = 0;
-    for (size_t k = 0; k < n_segs; k++) {
-        if (!segs[k].match) continue;
-        size_t first = rx_char[segs[k].start], end = rx_char[segs[k].end];
-        push_all(out, in, done, first);
-        uint32_t from = end ? in->start[end - 1] : 0, to = end ? in->end[end - 1] : 0;
-        for (size_t c = 0; c < st->content_n; c++) push(out, st->content[c], from, to);
-        done = end;
+    for (size_t k = 0; k < n_segs; k++)
+        if (segs[k].match) done = replace_match(st, in, out, done, rx_char[segs[k].start], rx_char[segs[k].end]);
+    push_all(out, in, done, in->n);
+}
+
+/* A REPLACE_GIVEN step: its matches are the next ones given with the text (char indices of in). Matches that
+ * do not fit the chars (out of order, past the end) give up: stock decides. */
+static int replace_given(const step *st, const chars *in, chars *out, tp_norm_scratch *s) {
+    const uint32_t *at = s->given_next;
+    size_t n = at ? *at++ : 0, done = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t first = at[2 * k], end = at[2 * k + 1];
+        if (first < done || end < first || end > in->n) {
+            s->gave_up = 1;
+            return -1;
+        }
+        done = replace_match(st, in, out, done, first, end);
     }
     push_all(out, in, done, in->n);
+    if (at) s->given_next = at + 2 * n;
+    return 0;
 }
 
 /* The engine's program_matches, noting a regex that gave up on the text (tp_norm_gave_up). 0, or -1. */
@@ -403,6 +430,7 @@ static int apply(const step *st, const chars *in, chars *out, tp_norm_scratch *s
     out->n = 0;
     uint8_t kind = st->kind;
     if (kind == TP_NORM_REPLACE_REGEX) return replace_regex(st, in, out, sc);
+    if (kind == TP_NORM_REPLACE_GIVEN) return replace_given(st, in, out, sc);
     if (kind == TP_NORM_PRECOMPILED) { sc->shifted |= precompiled(st, in, out, sc->change, mid_text); return 0; }
     if (kind == TP_NORM_STRIP) { strip(st, in, out); return 0; }
     if (kind == TP_NORM_REPLACE) { replace(st, in, out); return 0; }
@@ -623,7 +651,7 @@ static int out_reserve(tp_norm_scratch *s, size_t need) {
 static size_t step_room(const tp_normalizer *nz, size_t k, size_t n) {
     const step *st = &nz->steps[k];
     return n * nz->expand[k] + (st->kind == TP_NORM_PREPEND || st->kind == TP_NORM_REPLACE_REGEX
-                                ? st->text_n + st->content_n : 0) + 1;
+                                || st->kind == TP_NORM_REPLACE_GIVEN ? st->text_n + st->content_n : 0) + 1;
 }
 
 /* A leading Replace regex's matches over the text as given (the leading regexes before it matched nothing,
@@ -1349,8 +1377,43 @@ int tp_norm_gave_up(tp_norm_scratch *s) {
     return gave_up;
 }
 
+void tp_norm_give(tp_norm_scratch *s, const uint32_t *given) {
+    s->given = s->given_next = given;
+    s->given_fresh = 1;
+}
+
+/* Whether the given matches hold none for any of the n_given steps. */
+static int none_given(const uint32_t *given, size_t n_given) {
+    for (size_t k = 0; k < n_given; given += 1 + 2 * (size_t)*given, k++)
+        if (*given) return 0;
+    return 1;
+}
+
+static int normalize_text(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
+                          const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len);
+
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
+    if (nz->n_given) {
+        if (s->given && !s->given_fresh) { /* a second stretch of the text the matches were given for */
+            s->gave_up = 1;
+            return -1;
+        }
+        s->given_fresh = 0;
+        s->given_next = s->given;
+        if (!s->given || none_given(s->given, nz->n_given)) {
+            if (nz->without_given) return normalize_text(nz->without_given, s, text, len, align, out, from, to, out_len);
+            *from = *to = NULL;
+            *out_len = len;
+            *out = text;
+            return 0;
+        }
+    }
+    return normalize_text(nz, s, text, len, align, out, from, to, out_len);
+}
+
+static int normalize_text(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
+                          const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
     *from = *to = NULL;
     *out_len = len;
     *out = text;
@@ -1358,7 +1421,7 @@ int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *tex
         known_matches known;
         int matched = leading_match(nz, s, text, len, &known);
         if (matched < 0) return -1;
-        if (!matched) return nz->after_regex ? tp_normalize(nz->after_regex, s, text, len, align, out, from, to, out_len) : 0;
+        if (!matched) return nz->after_regex ? normalize_text(nz->after_regex, s, text, len, align, out, from, to, out_len) : 0;
         int rc = normalize_chars(nz, s, text, len, 0, 0, out_len, NULL, &known);
         *out = s->out; *from = s->from; *to = s->to;
         return rc;
@@ -1414,7 +1477,7 @@ static int build_char_table(tp_normalizer *nz) {
     for (size_t k = nz->lead; k < nz->n; k++) {
         const step *st = &nz->steps[k];
         if (st->kind == TP_NORM_STRIP || st->kind == TP_NORM_PREPEND || st->kind == TP_NORM_REPLACE_REGEX
-            || (st->kind == TP_NORM_REPLACE && st->text_n > 1) || (st->kind == TP_NORM_PRECOMPILED && k > nz->lead))
+            || st->kind == TP_NORM_REPLACE_GIVEN || (st->kind == TP_NORM_REPLACE && st->text_n > 1) || (st->kind == TP_NORM_PRECOMPILED && k > nz->lead))
             return 0;
         decomposes |= step_map(st->kind) != NULL && st->kind != TP_NORM_LOWERCASE;
         nz->graphemes |= st->kind == TP_NORM_PRECOMPILED;
@@ -1556,6 +1619,20 @@ static int build_prefix(tp_normalizer *nz, const tp_norm_step *steps) {
     return 0;
 }
 
+/* n_given, and without_given when there are REPLACE_GIVEN steps. */
+static int build_without_given(tp_normalizer *nz, const tp_norm_step *steps) {
+    for (size_t k = 0; k < nz->n; k++) nz->n_given += steps[k].kind == TP_NORM_REPLACE_GIVEN;
+    if (!nz->n_given || nz->n_given == nz->n) return 0;
+    tp_norm_step *kept = malloc((nz->n - nz->n_given) * sizeof(tp_norm_step));
+    if (!kept) return -1;
+    size_t m = 0;
+    for (size_t k = 0; k < nz->n; k++)
+        if (steps[k].kind != TP_NORM_REPLACE_GIVEN) kept[m++] = steps[k];
+    nz->without_given = tp_normalizer_new(kept, m);
+    free(kept);
+    return nz->without_given ? 0 : -1;
+}
+
 tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
     tp_normalizer *nz = calloc(1, sizeof(*nz));
     if (!nz) return NULL;
@@ -1589,6 +1666,7 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
         }
         nz->expand[k] = expansion(st);
     }
+    if (build_without_given(nz, steps)) { tp_normalizer_free(nz); return NULL; }
     while (nz->leading_regex < n && steps[nz->leading_regex].kind == TP_NORM_REPLACE_REGEX) nz->leading_regex++;
     if (nz->leading_regex && nz->leading_regex < n
         && !(nz->after_regex = tp_normalizer_new(steps + nz->leading_regex, n - nz->leading_regex))) {
@@ -1618,6 +1696,7 @@ void tp_normalizer_free(tp_normalizer *nz) {
         if (nz->steps[k].program) tp_engine->program_free(nz->steps[k].program);
     }
     tp_normalizer_free(nz->after_regex);
+    tp_normalizer_free(nz->without_given);
     free(nz->prefix);
     free(nz->steps);
     free(nz->expand);

@@ -29,6 +29,7 @@ enum {
     TP_NORM_NMT,           /* Nmt: drop some control chars, turn some others into ' ' */
     TP_NORM_BYTE_LEVEL,    /* ByteLevel: each UTF-8 byte of a char becomes content[byte] (256 chars) */
     TP_NORM_PRECOMPILED,   /* Precompiled: content is the SentencePiece charsmap (trie + replacements) */
+    TP_NORM_REPLACE_GIVEN, /* Replace(Regex, content) whose matches come with each text (tp_norm_give) */
     TP_NORM_N_KINDS
 };
 
@@ -37,7 +38,7 @@ typedef struct {
     uint8_t left, right;                        /* TP_NORM_STRIP */
     const uint8_t *text;                        /* PREPEND: the text; REPLACE: the pattern (non-empty) */
     size_t text_len;
-    const uint8_t *content;                     /* REPLACE, REPLACE_REGEX: the replacement; PRECOMPILED: the
+    const uint8_t *content;                     /* REPLACE, REPLACE_REGEX, REPLACE_GIVEN: the replacement; PRECOMPILED: the
                                                  * decoded charsmap */
     size_t content_len;
     const tt_rx_spec *rx;                       /* REPLACE_REGEX: the compiled pattern (copied) */
@@ -70,7 +71,14 @@ void tp_norm_scratch_free(tp_norm_scratch *s);
  * Returns 0, or -1 on OOM or when a Replace regex gave up on the text (then tp_norm_gave_up says so). */
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len);
-/* Whether the last failed tp_normalize on s failed because a Replace regex gave up (TT_GAVE_UP); clears it. */
+/* The matches of the REPLACE_GIVEN steps in the next text normalized on s: per such step in order, a count n
+ * then n pairs [start, end) of char indices into that step's input (ascending, not overlapping), as stock's
+ * regex finds them; the caller keeps them alive until then. NULL: none of those regexes matches in the text
+ * (the caller checked), so the steps leave it as it is. The matches are for one whole text: a second
+ * tp_normalize before the next tp_norm_give gives up (tp_norm_gave_up). */
+void tp_norm_give(tp_norm_scratch *s, const uint32_t *given);
+/* Whether the last failed tp_normalize on s failed because a Replace regex gave up (TT_GAVE_UP), or because the
+ * matches given did not fit the text; clears it. */
 int tp_norm_gave_up(tp_norm_scratch *s);
 
 /* The alignment of a text whose bytes stayed where they were (what tp_normalize leaves as NULL): each

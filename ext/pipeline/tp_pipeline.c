@@ -1158,7 +1158,9 @@ static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
         if (tp_columns_reserve(c, len + job->p->n_before + job->p->n_after)) return -1;
         ws->replay = job->texts[t].replay;
         ws->n_replay = job->texts[t].n_replay;
+        tp_norm_give(ws->norm, job->texts[t].given);
         code = encode_text(job->p, ws, bytes, len, job->add_special, c);
+        tp_norm_give(ws->norm, NULL); /* no other call's text takes them */
         if (code) return code;
         job->lengths[t] = (int64_t)(c->n - before);
     }

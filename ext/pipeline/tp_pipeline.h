@@ -115,11 +115,13 @@ typedef struct {
     int unit;
     const uint32_t *replay; /* replayed pipelines only: the text's own tokens (no post-processor ones) */
     size_t n_replay;
+    const uint32_t *given;  /* the matches of the normalizer's REPLACE_GIVEN steps in the text (tp_norm_give) */
 } tp_text;
 
 #define TP_TEXT_SURROGATE 2 /* a text holds a surrogate code point: it has no UTF-8 form */
 #define TP_REPLAY_MISMATCH 3 /* a replayed text's tokens do not spell its stretches, or miss its added tokens */
-#define TP_STOCK_DECIDES 4 /* a regex gave up on a text (TT_GAVE_UP): stock, not the pipeline, encodes the call */
+#define TP_STOCK_DECIDES 4 /* a regex gave up on a text (TT_GAVE_UP), or the matches given with it do not fit it:
+                           * stock, not the pipeline, encodes the call */
 
 enum { TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE }; /* which offsets column an output gets */
 
