@@ -2,31 +2,33 @@
 
 A Replace whose regex the compiler refuses (a subexpression call, `\\X`, `\\K`) keeps its place in the
 native normalizer as a "replace_given" step: it replaces matches it is given with the text, exactly where
-stock's regex finds them. `ReplaceGate` finds them, per text, with stock's own objects: on the text as the
-steps before the refused one make it (stock runs those too), the Replace with its content swapped for a
-sentinel tells whether the regex matches at all (any match, an empty one too, puts the sentinel in), and
-where it does, stock's `Split(regex, "removed", invert=True)` lists the matches, in chars of that text. A
-text the regex finds no match in passes without any (the pipeline then runs its normalizer without those
-steps, fast paths and all). With several refused steps, stock's Replace makes each one's output for the next.
+stock's regex finds them. `ReplaceGate` finds them for a batch of texts at once, each text as the steps before
+the refused one make it (stock's own steps), with a stock tokenizer built for the purpose, whose
+`encode_batch` runs on stock's thread pool: its normalizer is the Replace with a sentinel for content and its
+pre-tokenizer isolates the sentinels, so its tokens are the stretches between matches and one sentinel per
+match, an empty match too. Stock aligns a match's sentinel to the match's last char (an empty match's to the
+char before it, or to nothing at the start), so a match ends where its sentinel's offsets end and starts where
+the token before it ends. With several refused steps, stock's Replace makes each one's output for the next.
 
-A text goes to stock instead when its matches cannot be told this way: the split lists no empty match, so a
-text where the sentinel count and the split's disagree; a text holding the sentinel; and a text holding an
-added token's content that stock splits on before normalizing (the tokens with `normalized` false), since
-stock normalizes each stretch between them on its own while the matches are found over the whole text.
+A text goes to stock instead when it holds the sentinel, when stock raises for it, or when it holds an added
+token's content that stock splits on before normalizing (the tokens with `normalized` false), since stock
+normalizes each stretch between them on its own while the matches are found over the whole text.
 
 Calls the pipeline takes with given matches are those of single texts without truncation or padding
 (`given`); any other call runs natively only when no text or pair holds a match (`all_pass`).
 """
-import itertools
 import json
 import re
 
 import numpy as np
 import tokenizers
 
-# What the check's Replace writes for a match: three noncharacters a text is unlikely to hold (one that does
+from hf_tagtok._lists import flat_ids, flat_pairs
+
+# What the matches are replaced with to be found: three noncharacters a text is unlikely to hold (one that does
 # goes to stock).
 SENTINEL = "\ufdd0\U0010ffff\ufdd1"
+_SENTINEL_ID = 1  # its token in the tokenizer that shows the matches (_Segment.marked)
 
 
 class ReplaceGate:
@@ -39,74 +41,166 @@ class ReplaceGate:
         contents = sorted({token["content"] for token in added_tokens if not token["normalized"]},
                           key=len, reverse=True)
         self._split_tokens = re.compile("|".join(map(re.escape, contents))) if contents else None
+        self._matching = 0.0  # the share of texts lately holding a match (see _step_matches' count_first)
 
-    def matches(self, text):
-        """Per refused step in order, its match count then [start, end) char pairs over that step's input, one
-        flat list (tp_norm_give's layout); None when the text goes to stock."""
-        if self._split_tokens is not None and self._split_tokens.search(text):
-            return None
-        flat = []
-        try:
-            for k, segment in enumerate(self._segments):
-                if segment.before is not None:
-                    text = segment.before.normalize_str(text)
-                if SENTINEL in text:
-                    return None
-                marked = segment.marked.normalize_str(text)
-                if marked == text:
-                    flat.append(0)
-                    continue
-                pieces = segment.split.pre_tokenize_str(text)
-                if marked.count(SENTINEL) != len(pieces):  # an empty match, which the split does not list
-                    return None
-                flat.append(len(pieces))
-                flat.extend(itertools.chain.from_iterable(span for _, span in pieces))
-                if k + 1 < len(self._segments):
-                    text = segment.replace.normalize_str(text)
-        except UnicodeEncodeError:  # a lone surrogate: stock's own call raises for it
-            return None
-        except BaseException as error:  # stock's Rust code panicked (an empty match can make it): stock decides
-            if type(error).__name__ != "PanicException":
-                raise
-            return None
-        return flat
+    def matches(self, texts):
+        """Per text, None when it goes to stock, else per refused step in order its match count then [start, end)
+        char pairs over that step's input, one flat list (tp_norm_give's layout)."""
+        return [None if steps is None else np.concatenate(steps).tolist() for steps in self._find(texts)]
 
     def passes(self, text) -> bool:
         """Whether no refused step's regex matches in `text` (the pipeline then encodes it without given matches)."""
-        flat = self.matches(text)
-        return flat is not None and len(flat) == len(self._segments)
+        return self.all_pass([text])
 
     def all_pass(self, texts) -> bool:
-        """Whether every text passes, checked up to the first that does not."""
-        return all(map(self.passes, texts))
+        """Whether no refused step's regex matches in any of the texts."""
+        return all(steps is not None and not any(step[0] for step in steps) for steps in self._find(texts))
 
     def given(self, texts):
         """(mask, given): per text whether the pipeline encodes it, and for those texts the `given` argument of
         `hf_tagtok._native.Pipeline.encode` (data u32, starts i64: -1 for a text no refused regex matches in)."""
-        mask, data, starts = [], [], []
-        steps = len(self._segments)
-        for text in texts:
-            flat = self.matches(text)
-            mask.append(flat is not None)
-            if flat is None:
+        mask, parts, starts, size = [], [], [], 0
+        for steps in self._find(texts):
+            mask.append(steps is not None)
+            if steps is None:
                 continue
-            if len(flat) == steps:  # no match in any step
+            if not any(step[0] for step in steps):
                 starts.append(-1)
-            else:
-                starts.append(len(data))
-                data += flat
-        return mask, (np.array(data, dtype=np.uint32), np.array(starts, dtype=np.int64))
+                continue
+            starts.append(size)
+            parts += steps
+            size += sum(len(step) for step in steps)
+        data = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint32)
+        return mask, (data, np.array(starts, dtype=np.int64))
+
+    def _find(self, texts):
+        """Per text, None when it goes to stock, else per refused step its matches (_step_matches)."""
+        found = [None if self._split_tokens is not None and self._split_tokens.search(text) else []
+                 for text in texts]
+        inputs = list(texts)
+        for k, segment in enumerate(self._segments):
+            live = [i for i, steps in enumerate(found) if steps is not None]
+            if segment.before is not None:
+                _take(inputs, found, live, _each(segment.before.normalize_str, [inputs[i] for i in live]))
+            for i in live:
+                if found[i] is not None and SENTINEL in inputs[i]:
+                    found[i] = None
+            live = [i for i in live if found[i] is not None]
+            matching = 0
+            for i, step in zip(live, _step_matches(segment.marked, [inputs[i] for i in live], self._matching < 0.5)):
+                if step is None:
+                    found[i] = None
+                else:
+                    found[i].append(step)
+                    matching += bool(step[0])
+            if live:  # decaying: the last calls weigh most
+                self._matching = (self._matching + matching / len(live)) / 2
+            if k + 1 < len(self._segments):
+                changed = [i for i in live if found[i] is not None and found[i][-1][0]]
+                _take(inputs, found, changed, _each(segment.replace.normalize_str, [inputs[i] for i in changed]))
+        return found
+
+
+_NO_MATCH = np.zeros(1, dtype=np.uint32)
+
+
+def _step_matches(marked, inputs, count_first):
+    """Per input, None where stock refuses it, else its matches as a uint32 array [count, start, end, ...] in
+    chars, read off the encoding of `marked` (_Segment): a match ends where its sentinel token's offsets end and
+    starts where the token before it ends (at 0 without one). With `count_first`, stock's call without offsets
+    (which costs a fraction of the one with them while few texts match) picks the texts that hold a match."""
+    out = [None] * len(inputs)
+    candidates = range(len(inputs))
+    if count_first:
+        candidates = []
+        for j, sentinels in zip(range(len(inputs)), _sentinel_counts(_batch(marked.encode_batch_fast, inputs))):
+            if sentinels is not None:
+                out[j] = _NO_MATCH
+                if sentinels:
+                    candidates.append(j)
+    encodings = _batch(marked.encode_batch, [inputs[j] for j in candidates])
+    kept = [(j, encoding) for j, encoding in zip(candidates, encodings) if encoding is not None]
+    for j in candidates:
+        out[j] = None
+    counts = _sentinel_counts([encoding for _, encoding in kept])
+    matched = [(j, encoding, count) for (j, encoding), count in zip(kept, counts) if count]
+    for (j, _), count in zip(kept, counts):
+        if not count:
+            out[j] = _NO_MATCH
+    if not matched:
+        return out
+    ids, lengths = flat_ids([encoding.ids for _, encoding, _ in matched])
+    ends = flat_pairs([encoding.offsets for _, encoding, _ in matched])[:, 1]
+    before = np.empty_like(ends)
+    before[1:] = ends[:-1]
+    before[np.cumsum(lengths) - lengths] = 0  # each text's first token
+    sentinel = ids == _SENTINEL_ID
+    spans = np.stack((before[sentinel], ends[sentinel]), axis=1).astype(np.uint32)
+    at = 0
+    for j, _, count in matched:
+        out[j] = np.concatenate(([count], spans[at:at + count].ravel())).astype(np.uint32)
+        at += count
+    return out
+
+
+def _sentinel_counts(encodings):
+    """Per encoding of `marked` (None where stock refused the text), how many sentinel tokens it holds."""
+    kept = [encoding for encoding in encodings if encoding is not None]
+    ids, lengths = flat_ids([encoding.ids for encoding in kept])
+    seen = np.concatenate(([0], np.cumsum(ids == _SENTINEL_ID)))
+    bounds = np.concatenate(([0], np.cumsum(lengths)))
+    counts = iter((seen[bounds[1:]] - seen[bounds[:-1]]).tolist())
+    return [None if encoding is None else next(counts) for encoding in encodings]
+
+
+def _take(inputs, found, indices, outputs):
+    """inputs[i] = each output; a text without one (stock refused it) goes to stock."""
+    for i, output in zip(indices, outputs):
+        if output is None:
+            found[i] = None
+        else:
+            inputs[i] = output
+
+
+def _stock_refusal(error):
+    """Whether stock refused a text (it raises for it, or its Rust code panicked) rather than our code failing."""
+    return isinstance(error, Exception) or type(error).__name__ == "PanicException"
+
+
+def _batch(call, items):
+    """call(items), or where stock refuses the batch, [call([item])[0] or None per item]."""
+    try:
+        return call(items) if items else []
+    except BaseException as error:
+        if not _stock_refusal(error):
+            raise
+    return [_each(lambda item: call([item])[0], [item])[0] for item in items]
+
+
+def _each(call, items):
+    """[call(item), or None where stock refuses the item]."""
+    out = []
+    for item in items:
+        try:
+            out.append(call(item))
+        except BaseException as error:
+            if not _stock_refusal(error):
+                raise
+            out.append(None)
+    return out
 
 
 class _Segment:
-    """Stock's objects for one refused Replace: the steps before it (None: none), the Replace with the sentinel
-    for content, the split that lists its matches, and the Replace itself."""
+    """Stock's objects for one refused Replace: the steps before it (None: none), the tokenizer whose tokens show
+    its matches (_step_matches), and the Replace itself."""
 
     def __init__(self, before, replace):
         pattern = tokenizers.Regex(replace["pattern"]["Regex"])
         self.before = _stock_normalizer(before) if before else None
-        self.marked = tokenizers.normalizers.Replace(pattern, SENTINEL)
-        self.split = tokenizers.pre_tokenizers.Split(pattern, "removed", invert=True)
+        self.marked = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0, SENTINEL: _SENTINEL_ID},
+                                                                       unk_token="[UNK]"))
+        self.marked.normalizer = tokenizers.normalizers.Replace(pattern, SENTINEL)
+        self.marked.pre_tokenizer = tokenizers.pre_tokenizers.Split(SENTINEL, "isolated")
         self.replace = tokenizers.normalizers.Replace(pattern, replace["content"])
 
 

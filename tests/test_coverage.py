@@ -132,3 +132,29 @@ def test_normalized_token_is_named_by_its_normalized_match():
     expected = stock.encode(text)
     assert ours.encode(text).tokens == expected.tokens
     assert {"ｎｏｒｍ", "hello", "ofﬁce"} <= set(expected.tokens)  # matched after the normalizer folded the case
+
+
+@pytest.mark.parametrize("pattern", [r"z*", r"^", r"(?=a)", r"\b"])
+@pytest.mark.parametrize("pre_tokenizer", [pre_tokenizers.ByteLevel(add_prefix_space=False),
+                                           pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+                                           pre_tokenizers.Whitespace()])
+def test_a_replace_that_inserts_before_the_first_char_matches_stock(pattern, pre_tokenizer):
+    """An empty match at the start puts the content before the first char, aligned to nothing: stock's
+    pre-tokenizers then repeat it (ByteLevel) or panic; the pipeline lets stock encode such a text."""
+    import numpy as np
+
+    stock = tokenizer_zoo._small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False),
+                                          normalizer=normalizers.Replace(Regex(pattern), "-"))
+    stock.pre_tokenizer = pre_tokenizer
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    assert ours.acceleration["normalizer"]["native"]
+    for text in ["abc", "zab", "", "ab cd", "b a"]:
+        try:
+            expected = stock.encode_batch([text])
+        except BaseException as error:  # stock's own panic: ours raises the same
+            with pytest.raises(type(error)):
+                ours.encode_batch([text])
+            continue
+        assert tokenizer_mode.encoding_diff(ours.encode_batch([text])[0], expected[0]) is None
+        lean = ours.encode_batch_arrays([text], offsets=False)
+        assert np.array_equal(lean.ids, np.array(expected[0].ids, dtype=np.uint32))

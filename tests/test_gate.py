@@ -106,14 +106,17 @@ def test_a_text_holding_the_sentinel_goes_to_stock():
     _assert_like_stock(ours, stock, texts)
 
 
-def test_a_text_with_an_empty_match_goes_to_stock():
-    # stock's split lists no empty match; the sentinel count tells them apart (stock panics on the zoo member's
-    # normalized added token under this normalizer: a tokenizer without any)
+def test_empty_matches_are_matches():
+    # an empty match puts the content in where it is (stock panics on the zoo member's normalized added token
+    # under this normalizer: a tokenizer without any)
     stock = tokenizer_zoo._small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False),
                                           normalizer=normalizers.Replace(Regex(r"(q)\g<1>|z*"), "-"))
     ours = _ours(stock)
-    texts = ["abc", "", "qq", "zz", "aqqb"]
-    assert _mask(ours, texts)[:2] == [False, True]
+    texts = ["abc", "", "qq", "zz", "aqqb", "éz"]
+    assert _mask(ours, texts) == [True] * len(texts)
+    # [start, end) chars of each match, as stock's Replace puts its content: "-a-b-c-", "", "-", "-", "-a-b-"
+    assert ours._gated.gate.matches(texts) == [[4, 0, 0, 1, 1, 2, 2, 3, 3], [0], [1, 0, 2], [1, 0, 2],
+                                               [3, 0, 0, 1, 3, 4, 4], [2, 0, 0, 1, 2]]
     _assert_like_stock(ours, stock, texts)
 
 
@@ -161,7 +164,7 @@ def test_refused_steps_are_checked_one_after_the_other():
                                                      normalizers.Replace(Regex(r"(c)\g<1>"), "d")]))
     texts = ["aa b", "Cc b", "ab cd", "a C c"]
     # per step: the count, then [start, end) chars of that step's input ("aa b", then "c b" for the first text)
-    assert [ours._gated.gate.matches(text) for text in texts] == [[1, 0, 2, 0], [0, 1, 0, 2], [0, 0], [0, 0]]
+    assert ours._gated.gate.matches(texts) == [[1, 0, 2, 0], [0, 1, 0, 2], [0, 0], [0, 0]]
     _assert_like_stock(ours, stock, texts)
 
 
@@ -184,12 +187,17 @@ def test_no_gate_when_another_stage_is_not_native():
     _assert_like_stock(ours, stock, ["aa cc", "ab cbb", ""])
 
 
-def test_all_pass_stops_at_the_first_text_with_a_match():
+def test_all_pass_only_without_any_match():
     stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "c"))
-    the_gate, seen = ours._gated.gate, []
-    the_gate.matches = lambda text, matches=the_gate.matches: seen.append(text) or matches(text)
-    assert not the_gate.all_pass(["x", "aa", "y"]) and seen == ["x", "aa"]
-    assert the_gate.all_pass(["x", "ab"])
+    the_gate = ours._gated.gate
+    assert not the_gate.all_pass(["x", "aa", "y"]) and not the_gate.passes("baab")
+    assert the_gate.all_pass(["x", "ab"]) and the_gate.all_pass([])
+
+
+def test_a_text_stock_raises_for_goes_to_stock_alone():
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "c"))
+    texts = ["aa", "bad \udc80", "b"]
+    assert _mask(ours, texts) == [True, False, True]
 
 
 def test_tag_tokenizer_fast_runs_natively_with_stocks_matches(tmp_path):
@@ -233,3 +241,14 @@ def test_patched_auto_tokenizer_returns_a_gated_tokenizer_accelerated_with_a_war
     assert [w.filename for w in caught] == [__file__]
     assert "stock's regex finds such a Replace's matches" in patched.acceleration["normalizer"]["reason"]
     compare_call(AutoTokenizer.from_pretrained(tmp_path / "saved"), patched, (EDGE_TEXTS,), {})
+
+
+def test_matches_are_the_same_whether_counted_first_or_not():
+    stock = tokenizer_zoo.load("small_subcall_replace_gated")
+    the_gate = _ours(stock)._gated.gate
+    texts = TEXTS + ["ABCDEF", "xABCy", "é́ABC"]
+    the_gate._matching = 0.0  # few texts lately held a match: stock's call without offsets picks those that do
+    counted = the_gate.matches(texts)
+    the_gate._matching = 1.0  # most did: every text goes to the call with offsets
+    assert the_gate.matches(texts) == counted
+    assert sum(1 for flat in counted if flat is not None and flat != [0]) >= 3

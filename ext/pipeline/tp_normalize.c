@@ -126,6 +126,7 @@ struct tp_norm_scratch {
     tt_scratch *engine; /* REPLACE_REGEX: the engine's working memory, made on first use */
     const uint32_t *given, *given_next; /* REPLACE_GIVEN: the text's matches (tp_norm_give), the next step's */
     int given_fresh;    /* given not yet used by a tp_normalize */
+    int inserted_first; /* a Replace put its content before the first char (see tp_norm_inserted_first) */
 };
 
 static int in_set(const tt_norm_set *set, uint32_t c) {
@@ -371,18 +372,20 @@ static int chars_utf8(const chars *in, tp_norm_scratch *s, size_t *len) {
  * whose char starts rx_char numbers) replaced: each gives way to the content, which takes the range of the
  * char before the match's end: its last char, or for an empty match the char before it, or [0, 0) at the
  * very start (stock aligns an insertion so). */
-static size_t replace_match(const step *st, const chars *in, chars *out, size_t done, size_t first, size_t end) {
+static size_t replace_match(const step *st, const chars *in, chars *out, tp_norm_scratch *s, size_t done,
+                            size_t first, size_t end) {
+    s->inserted_first |= end == 0 && st->content_n;
     push_all(out, in, done, first);
     uint32_t from = end ? in->start[end - 1] : 0, to = end ? in->end[end - 1] : 0;
     for (size_t c = 0; c < st->content_n; c++) push(out, st->content[c], from, to);
     return end;
 }
 
-static void replace_matches(const step *st, const chars *in, chars *out, const tt_seg *segs, size_t n_segs,
-                            const uint32_t *rx_char) {
+static void replace_matches(const step *st, const chars *in, chars *out, tp_norm_scratch *s, const tt_seg *segs,
+                            size_t n_segs) {
     size_t done = 0;
     for (size_t k = 0; k < n_segs; k++)
-        if (segs[k].match) done = replace_match(st, in, out, done, rx_char[segs[k].start], rx_char[segs[k].end]);
+        if (segs[k].match) done = replace_match(st, in, out, s, done, s->rx_char[segs[k].start], s->rx_char[segs[k].end]);
     push_all(out, in, done, in->n);
 }
 
@@ -397,7 +400,7 @@ static int replace_given(const step *st, const chars *in, chars *out, tp_norm_sc
             s->gave_up = 1;
             return -1;
         }
-        done = replace_match(st, in, out, done, first, end);
+        done = replace_match(st, in, out, s, done, first, end);
     }
     push_all(out, in, done, in->n);
     if (at) s->given_next = at + 2 * n;
@@ -418,7 +421,7 @@ static int replace_regex(const step *st, const chars *in, chars *out, tp_norm_sc
     if (chars_utf8(in, s, &len) || (!s->engine && !(s->engine = tp_engine->scratch_new()))
         || find_matches(s, st->program, s->rx_text, len, &segs, &n_segs))
         return -1;
-    replace_matches(st, in, out, segs, n_segs, s->rx_char);
+    replace_matches(st, in, out, s, segs, n_segs);
     return 0;
 }
 
@@ -683,7 +686,7 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
         for (size_t i = 0; i < in->n; i++) s->rx_char[in->start[i]] = (uint32_t)i;
         s->rx_char[len] = (uint32_t)in->n;
         next->n = 0;
-        replace_matches(&nz->steps[k++], in, next, known->segs, known->n, s->rx_char);
+        replace_matches(&nz->steps[k++], in, next, s, known->segs, known->n);
         chars *t = in; in = next; next = t;
     }
     for (; k < nz->n; k++) {
@@ -1392,8 +1395,11 @@ static int none_given(const uint32_t *given, size_t n_given) {
 static int normalize_text(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
                           const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len);
 
+int tp_norm_inserted_first(const tp_norm_scratch *s) { return s->inserted_first; }
+
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
+    s->inserted_first = 0;
     if (nz->n_given) {
         if (s->given && !s->given_fresh) { /* a second stretch of the text the matches were given for */
             s->gave_up = 1;

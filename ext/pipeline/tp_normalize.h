@@ -81,6 +81,9 @@ void tp_norm_give(tp_norm_scratch *s, const uint32_t *given);
  * matches given did not fit the text; clears it. */
 int tp_norm_gave_up(tp_norm_scratch *s);
 
+/* Whether the last tp_normalize on s put a Replace's content before the text's first char (an empty match
+ * there: that content aligns to nothing). */
+int tp_norm_inserted_first(const tp_norm_scratch *s);
 /* The alignment of a text whose bytes stayed where they were (what tp_normalize leaves as NULL): each
  * byte of text[0, len) aligns to [from[b], to[b]), the char holding it. */
 void tp_char_alignment(const uint8_t *text, size_t len, uint32_t *from, uint32_t *to);

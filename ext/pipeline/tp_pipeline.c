@@ -862,6 +862,9 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
         int align = !ids_only(c) || p->program_later;
         if (tp_normalize(p->normalizer, ws->norm, text + gap.start, len, align, &bytes, &al.from, &al.to, &len))
             return tp_norm_gave_up(ws->norm) ? TP_STOCK_DECIDES : -1;
+        /* text inserted before the first char (a Replace's empty match there) aligns to nothing: stock's
+         * pre-tokenizers then repeat it or panic (ByteLevel's transform), which only stock reproduces */
+        if (tp_norm_inserted_first(ws->norm)) return TP_STOCK_DECIDES;
         if (bytes == text + gap.start) bytes = text; /* unchanged: the text's own path */
         else shift = 0, aligned = &al;
     }
