@@ -385,7 +385,8 @@ static void replace_matches(const step *st, const chars *in, chars *out, tp_norm
                             size_t n_segs) {
     size_t done = 0;
     for (size_t k = 0; k < n_segs; k++)
-        if (segs[k].match) done = replace_match(st, in, out, s, done, s->rx_char[segs[k].start], s->rx_char[segs[k].end]);
+        if (segs[k].match)
+            done = replace_match(st, in, out, s, done, s->rx_char[segs[k].start], s->rx_char[segs[k].end]);
     push_all(out, in, done, in->n);
 }
 
@@ -1408,7 +1409,8 @@ int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *tex
         s->given_fresh = 0;
         s->given_next = s->given;
         if (!s->given || none_given(s->given, nz->n_given)) {
-            if (nz->without_given) return normalize_text(nz->without_given, s, text, len, align, out, from, to, out_len);
+            if (nz->without_given)
+                return normalize_text(nz->without_given, s, text, len, align, out, from, to, out_len);
             *from = *to = NULL;
             *out_len = len;
             *out = text;
@@ -1483,7 +1485,8 @@ static int build_char_table(tp_normalizer *nz) {
     for (size_t k = nz->lead; k < nz->n; k++) {
         const step *st = &nz->steps[k];
         if (st->kind == TP_NORM_STRIP || st->kind == TP_NORM_PREPEND || st->kind == TP_NORM_REPLACE_REGEX
-            || st->kind == TP_NORM_REPLACE_GIVEN || (st->kind == TP_NORM_REPLACE && st->text_n > 1) || (st->kind == TP_NORM_PRECOMPILED && k > nz->lead))
+            || st->kind == TP_NORM_REPLACE_GIVEN || (st->kind == TP_NORM_REPLACE && st->text_n > 1)
+            || (st->kind == TP_NORM_PRECOMPILED && k > nz->lead))
             return 0;
         decomposes |= step_map(st->kind) != NULL && st->kind != TP_NORM_LOWERCASE;
         nz->graphemes |= st->kind == TP_NORM_PRECOMPILED;

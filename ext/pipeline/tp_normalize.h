@@ -38,8 +38,8 @@ typedef struct {
     uint8_t left, right;                        /* TP_NORM_STRIP */
     const uint8_t *text;                        /* PREPEND: the text; REPLACE: the pattern (non-empty) */
     size_t text_len;
-    const uint8_t *content;                     /* REPLACE, REPLACE_REGEX, REPLACE_GIVEN: the replacement; PRECOMPILED: the
-                                                 * decoded charsmap */
+    const uint8_t *content;                     /* REPLACE, REPLACE_REGEX, REPLACE_GIVEN: the replacement;
+                                                 * PRECOMPILED: the decoded charsmap */
     size_t content_len;
     const tt_rx_spec *rx;                       /* REPLACE_REGEX: the compiled pattern (copied) */
 } tp_norm_step;
