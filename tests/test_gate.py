@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import tokenizers
+from hypothesis import HealthCheck, given, settings, strategies as st
 from tokenizers import Regex, normalizers, pre_tokenizers
 
 import hf_tagtok
@@ -252,3 +253,28 @@ def test_matches_are_the_same_whether_counted_first_or_not():
     the_gate._matching = 1.0  # most did: every text goes to the call with offsets
     assert the_gate.matches(texts) == counted
     assert sum(1 for flat in counted if flat is not None and flat != [0]) >= 3
+
+
+GATE_FRAGMENTS = ["A", "B", "C", "ABC", "abc", "q", "qq", "z", "zz", " ", "  ", "\n", "é", "E\u0301", "Ｂ", "ǁ", "ß",
+                  "<|special|>", "word", "\u4e2d", "\U0001F600", ".", "1"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(st.lists(st.sampled_from(GATE_FRAGMENTS), max_size=10).map("".join), min_size=1, max_size=6),
+       pattern=st.sampled_from([r"(\p{Lu})\g<1>\p{Lu}", r"(q)\g<1>|z*", r"(?<=B)(\p{L})\g<1>", r"\X\g<0>?"]))
+def test_fuzzed_texts_under_refused_replaces_match_stock(texts, pattern):
+    # a tokenizer without normalized added tokens: stock panics normalizing those under an empty-matching Replace
+    normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(pattern), "ǁ"), normalizers.Lowercase()])
+    stock = tokenizer_zoo._small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False), normalizer=normalizer)
+    stock.add_special_tokens(["<|special|>"])
+    ours = _ours(stock)
+    assert ours._gated is not None
+    try:
+        expected = stock.encode_batch(texts)
+    except BaseException as error:  # stock's own exception (a panic on an empty match): ours raises it too
+        with pytest.raises(type(error)):
+            ours.encode_batch(texts)
+        return
+    mine = ours.encode_batch(texts)
+    assert [tokenizer_mode.encoding_diff(m, e) for m, e in zip(mine, expected)] == [None] * len(texts)
+    assert tokenizer_mode.columns_diff(ours.encode_batch_arrays(texts), expected) is None
