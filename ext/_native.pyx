@@ -54,6 +54,7 @@ cdef extern from "pipeline/tp_normalize.h" nogil:
         size_t content_len
         const tt.tt_rx_spec *rx
     tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n)
+    size_t tp_normalizer_given_steps(const tp_normalizer *nz)
     void tp_normalizer_free(tp_normalizer *nz)
     int tp_precompiled_valid(const uint8_t *charsmap, size_t len)
     tp_norm_scratch *tp_norm_scratch_new()
@@ -485,7 +486,6 @@ cdef class Pipeline:
     cdef tp_added *_added
     cdef tp_workspace **_workspaces
     cdef int _n_workspaces
-    cdef size_t _n_given  # the normalizer's replace_given steps
     cdef Program _program, _program_later
     cdef bytes _trim_of, _trim_ids, _model_ids, _replay_bytes, _replay_starts
 
@@ -507,8 +507,6 @@ cdef class Pipeline:
                 self._p.model_ids = <const uint32_t *><const char *>self._model_ids
         if spec.normalizer is not None and spec.normalizer.steps:  # no steps: text unchanged
             self._normalizer = _build_normalizer(spec.normalizer)
-            self._n_given = sum(1 for step in spec.normalizer.steps
-                                if not isinstance(step, str) and step[0] == "replace_given")
         self._p.normalizer = self._normalizer
         self._p.wordpiece = self._wordpiece
         self._p.unigram = self._unigram
@@ -686,7 +684,8 @@ cdef class Pipeline:
             if replay is not None:
                 _replay_into(replay[0], replay[1], c_texts, n)
             if given is not None:
-                _given_into(given[0], given[1], self._n_given, c_texts, n)
+                steps = tp_normalizer_given_steps(self._normalizer) if self._normalizer != NULL else 0
+                _given_into(given[0], given[1], steps, c_texts, n)
             with nogil:
                 rc = tp_encode_batch(&self._p, self._workspaces, c_texts, n, add_special_tokens, offsets_kind, words,
                                      &out, &lengths_view[0] if n else NULL)

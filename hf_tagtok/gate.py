@@ -48,10 +48,6 @@ class ReplaceGate:
         char pairs over that step's input, one flat list (tp_norm_give's layout)."""
         return [None if steps is None else np.concatenate(steps).tolist() for steps in self._find(texts)]
 
-    def passes(self, text) -> bool:
-        """Whether no refused step's regex matches in `text` (the pipeline then encodes it without given matches)."""
-        return self.all_pass([text])
-
     def all_pass(self, texts) -> bool:
         """Whether no refused step's regex matches in any of the texts."""
         return all(steps is not None and not any(step[0] for step in steps) for steps in self._find(texts))
@@ -112,45 +108,41 @@ def _step_matches(marked, inputs, count_first):
     out = [None] * len(inputs)
     candidates = range(len(inputs))
     if count_first:
+        counted = _batch(marked.encode_batch_fast, inputs)
+        sentinels = _sentinels([encoding for encoding in counted if encoding is not None])[0]
         candidates = []
-        for j, sentinels in zip(range(len(inputs)), _sentinel_counts(_batch(marked.encode_batch_fast, inputs))):
-            if sentinels is not None:
-                out[j] = _NO_MATCH
-                if sentinels:
-                    candidates.append(j)
+        for j, encoding in enumerate(counted):
+            if encoding is not None:
+                count = next(sentinels)
+                out[j] = _NO_MATCH if not count else None
+                candidates += [j] if count else []
     encodings = _batch(marked.encode_batch, [inputs[j] for j in candidates])
     kept = [(j, encoding) for j, encoding in zip(candidates, encodings) if encoding is not None]
-    for j in candidates:
-        out[j] = None
-    counts = _sentinel_counts([encoding for _, encoding in kept])
-    matched = [(j, encoding, count) for (j, encoding), count in zip(kept, counts) if count]
-    for (j, _), count in zip(kept, counts):
-        if not count:
+    sentinels, sentinel, lengths = _sentinels([encoding for _, encoding in kept])
+    if not sentinel.any():
+        for j, _ in kept:
             out[j] = _NO_MATCH
-    if not matched:
         return out
-    ids, lengths = flat_ids([encoding.ids for _, encoding, _ in matched])
-    ends = flat_pairs([encoding.offsets for _, encoding, _ in matched])[:, 1]
+    ends = flat_pairs([encoding.offsets for _, encoding in kept])[:, 1]
     before = np.empty_like(ends)
     before[1:] = ends[:-1]
-    before[np.cumsum(lengths) - lengths] = 0  # each text's first token
-    sentinel = ids == _SENTINEL_ID
+    before[(np.cumsum(lengths) - lengths)[lengths > 0]] = 0  # each text's first token (an empty text has none)
     spans = np.stack((before[sentinel], ends[sentinel]), axis=1).astype(np.uint32)
     at = 0
-    for j, _, count in matched:
-        out[j] = np.concatenate(([count], spans[at:at + count].ravel())).astype(np.uint32)
+    for (j, _), count in zip(kept, sentinels):
+        out[j] = np.concatenate(([count], spans[at:at + count].ravel())).astype(np.uint32) if count else _NO_MATCH
         at += count
     return out
 
 
-def _sentinel_counts(encodings):
-    """Per encoding of `marked` (None where stock refused the text), how many sentinel tokens it holds."""
-    kept = [encoding for encoding in encodings if encoding is not None]
-    ids, lengths = flat_ids([encoding.ids for encoding in kept])
-    seen = np.concatenate(([0], np.cumsum(ids == _SENTINEL_ID)))
+def _sentinels(encodings):
+    """(an iterator over how many sentinel tokens each encoding of `marked` holds, which of their tokens, in one
+    flat mask, are sentinels, each encoding's token count)."""
+    ids, lengths = flat_ids([encoding.ids for encoding in encodings])
+    sentinel = ids == _SENTINEL_ID
+    seen = np.concatenate(([0], np.cumsum(sentinel)))
     bounds = np.concatenate(([0], np.cumsum(lengths)))
-    counts = iter((seen[bounds[1:]] - seen[bounds[:-1]]).tolist())
-    return [None if encoding is None else next(counts) for encoding in encodings]
+    return iter((seen[bounds[1:]] - seen[bounds[:-1]]).tolist()), sentinel, lengths
 
 
 def _take(inputs, found, indices, outputs):

@@ -313,8 +313,8 @@ class Tokenizer:
         truncation, padding = (self._stock.truncation, self._stock.padding) if settings is None else settings
         native, given = plan.native, None
         if native is None:
-            plain = truncation is None and padding is None and pairs.count(None) == len(pairs)
-            gated = self._gated_call(plan.gated, texts, pairs, pretokenized, plain)
+            gated = self._gated_call(plan.gated, texts, pairs, pretokenized,
+                                     _plain(truncation, padding, pairs, pretokenized))
             if gated is None:
                 return None
             native, given = gated
@@ -526,7 +526,7 @@ def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncat
     texts' matches of a gated normalizer's refused steps (hf_tagtok.gate.ReplaceGate.given), plain calls only."""
     raises = native.stock_raises_id
     try:
-        if truncation is None and padding is None and not pretokenized and pairs.count(None) == len(pairs):
+        if _plain(truncation, padding, pairs, pretokenized):
             batch = _Batch.plain(native, texts, add_special_tokens, offsets, words, columnar, given=given)
         else:  # overflow kept when a token may show that stock raises: truncation must not hide it
             batch = _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
@@ -536,6 +536,11 @@ def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncat
     if raises is not None and batch is not None and (batch.columns.ids == raises).any():
         return None  # stock raises for this call (a Unigram without unk_id meets a char it cannot cover)
     return batch
+
+
+def _plain(truncation, padding, pairs, pretokenized):
+    """Whether a call is of single texts without truncation or padding (`_Batch.plain`)."""
+    return truncation is None and padding is None and not pretokenized and pairs.count(None) == len(pairs)
 
 
 _STR = {str}

@@ -116,9 +116,27 @@ def test_empty_matches_are_matches():
     texts = ["abc", "", "qq", "zz", "aqqb", "éz"]
     assert _mask(ours, texts) == [True] * len(texts)
     # [start, end) chars of each match, as stock's Replace puts its content: "-a-b-c-", "", "-", "-", "-a-b-"
-    assert ours._gated.gate.matches(texts) == [[4, 0, 0, 1, 1, 2, 2, 3, 3], [0], [1, 0, 2], [1, 0, 2],
-                                               [3, 0, 0, 1, 3, 4, 4], [2, 0, 0, 1, 2]]
+    found = ours._gated.gate.matches(texts)
+    assert found == [[4, 0, 0, 1, 1, 2, 2, 3, 3], [0], [1, 0, 2], [1, 0, 2], [3, 0, 0, 1, 3, 4, 4], [2, 0, 0, 1, 2]]
+    stock_replace = normalizers.Replace(Regex(r"(q)\g<1>|z*"), "-")
+    replaced = [_replaced(text, flat[1:], "-") for text, flat in zip(texts, found)]
+    assert replaced == [stock_replace.normalize_str(text) for text in texts]
     _assert_like_stock(ours, stock, texts)
+
+
+def _replaced(text, pairs, content):
+    """text with content in place of each [start, end) char range of the flat pairs."""
+    out, done = [], 0
+    for start, end in zip(pairs[::2], pairs[1::2]):
+        out += [text[done:start], content]
+        done = end
+    return "".join(out) + text[done:]
+
+
+def _stock_spans(pattern, text):
+    """The non-empty matches of a regex in text as stock's inverted Split lists them: count, then char pairs."""
+    pieces = pre_tokenizers.Split(Regex(pattern), "removed", invert=True).pre_tokenize_str(text)
+    return [len(pieces), *(offset for _, span in pieces for offset in span)]
 
 
 def test_matches_in_the_text_the_steps_before_make():
@@ -165,7 +183,11 @@ def test_refused_steps_are_checked_one_after_the_other():
                                                      normalizers.Replace(Regex(r"(c)\g<1>"), "d")]))
     texts = ["aa b", "Cc b", "ab cd", "a C c"]
     # per step: the count, then [start, end) chars of that step's input ("aa b", then "c b" for the first text)
-    assert ours._gated.gate.matches(texts) == [[1, 0, 2, 0], [0, 1, 0, 2], [0, 0], [0, 0]]
+    found = ours._gated.gate.matches(texts)
+    assert found == [[1, 0, 2, 0], [0, 1, 0, 2], [0, 0], [0, 0]]
+    first = normalizers.Sequence([normalizers.Replace(Regex(r"(a)\g<1>"), "c"), normalizers.Lowercase()])
+    assert found == [_stock_spans(r"(a)\g<1>", text) + _stock_spans(r"(c)\g<1>", first.normalize_str(text))
+                     for text in texts]
     _assert_like_stock(ours, stock, texts)
 
 
@@ -191,7 +213,7 @@ def test_no_gate_when_another_stage_is_not_native():
 def test_all_pass_only_without_any_match():
     stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "c"))
     the_gate = ours._gated.gate
-    assert not the_gate.all_pass(["x", "aa", "y"]) and not the_gate.passes("baab")
+    assert not the_gate.all_pass(["x", "aa", "y"]) and not the_gate.all_pass(["baab"])
     assert the_gate.all_pass(["x", "ab"]) and the_gate.all_pass([])
 
 
@@ -264,7 +286,8 @@ GATE_FRAGMENTS = ["A", "B", "C", "ABC", "abc", "q", "qq", "z", "zz", " ", "  ", 
        pattern=st.sampled_from([r"(\p{Lu})\g<1>\p{Lu}", r"(q)\g<1>|z*", r"(?<=B)(\p{L})\g<1>", r"\X\g<0>?"]))
 def test_fuzzed_texts_under_refused_replaces_match_stock(texts, pattern):
     # a tokenizer without normalized added tokens: stock panics normalizing those under an empty-matching Replace
-    normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(pattern), "ǁ"), normalizers.Lowercase()])
+    normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(pattern), "ǁ"),
+                                       normalizers.Lowercase()])
     stock = tokenizer_zoo._small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False), normalizer=normalizer)
     stock.add_special_tokens(["<|special|>"])
     ours = _ours(stock)

@@ -1697,6 +1697,8 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
     return nz;
 }
 
+size_t tp_normalizer_given_steps(const tp_normalizer *nz) { return nz->n_given; }
+
 void tp_normalizer_free(tp_normalizer *nz) {
     if (!nz) return;
     for (size_t k = 0; nz->steps && k < nz->n; k++) {

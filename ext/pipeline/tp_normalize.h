@@ -52,6 +52,8 @@ typedef struct tp_norm_scratch tp_norm_scratch;
  * content is not 256 chars or a PRECOMPILED charsmap stock could not use whole (see
  * tp_precompiled_valid). */
 tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n);
+/* How many REPLACE_GIVEN steps it has (the counts a text's given matches hold: tp_norm_give). */
+size_t tp_normalizer_given_steps(const tp_normalizer *nz);
 void tp_normalizer_free(tp_normalizer *nz);
 
 /* 1 when a SentencePiece charsmap parses as stock parses it (u32 trie size in bytes, the trie, the
