@@ -353,7 +353,6 @@ REAL.update(SENTENCEPIECE_FAMILIES)
 ON_STOCK = {
     "small_subcall_replayed": "subexpression call",
     "small_subcall_missing_bytes": "subexpression call",
-    "small_subcall_replace_gated": "subexpression call",  # on stock for the texts its Replace changes
 }
 
 
@@ -801,8 +800,10 @@ def small_backref_split():
                            normalizer=normalizers.NFKC())
 
 
-# A Split the regex compiler refuses (a subexpression call: three letters) before ByteLevel: encode runs on
-# stock, and encode_batch_arrays replays stock's token ids through the native stages (hf_tagtok.planner).
+# A Split the regex compiler refuses (a subexpression call: three letters). As the pre-tokenizer's first step,
+# stock's regex finds its matches per text and the native pipeline splits there (hf_tagtok.gate); after a
+# Digits split, encode runs on stock and encode_batch_arrays replays stock's token ids through the native
+# stages (hf_tagtok.planner).
 SUBCALL_PATTERN = r"([a-z])\g<1>[a-z]|" + CL100K_PATTERN
 # Atomic groups and possessive repeats (the regex VM's sub-programs): a letter run with its clitic kept whole,
 # digits never given back to the `\d` after them.
@@ -816,6 +817,13 @@ def small_atomic_split():
 
 
 def small_subcall_replayed():
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=False), _split(SUBCALL_PATTERN),
+                                   _byte_level()])
+    return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(),
+                           normalizer=normalizers.NFKC())
+
+
+def small_subcall_split_gated():
     pre = pre_tokenizers.Sequence([_split(SUBCALL_PATTERN), _byte_level()])
     return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(),
                            normalizer=normalizers.NFKC())
@@ -848,8 +856,8 @@ def small_backref_replace():  # doubled letters, by a backreference
 
 
 # A Replace whose regex the compiler refuses (a subexpression call: three capitals) between two native
-# normalizer steps: a text its regex finds no match in is encoded natively without that step (hf_tagtok.gate),
-# the others on stock, and the columnar call interleaves the two.
+# normalizer steps: stock's regex finds its matches per text and the native normalizer replaces them
+# (hf_tagtok.gate); a text holding an added token stock splits on before normalizing goes to stock.
 GATED_REPLACE_PATTERN = r"(\p{Lu})\g<1>\p{Lu}"
 
 
@@ -861,9 +869,19 @@ def small_subcall_replace_gated():
     return _replace_between(GATED_REPLACE_PATTERN, "ǁ")
 
 
+def small_subcall_replace_split_gated():
+    # the refused Replace, then a refused Split that drops pairs of lowercase letters: both take stock's matches
+    normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(GATED_REPLACE_PATTERN), "ǁ"),
+                                       normalizers.Lowercase()])
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r"(\p{Ll})\g<1>"), "removed"), _split(CL100K_PATTERN),
+                                   _byte_level()])
+    return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(), normalizer=normalizer)
+
+
 def small_subcall_missing_bytes():
     # some texts' tokens leave bytes out (stock drops the missing bytes): those batches are not replayed
-    return _gappy_byte_bpe(pre_tokenizers.Sequence([_split(SUBCALL_PATTERN), _byte_level()]))
+    return _gappy_byte_bpe(pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=False),
+                                                    _split(SUBCALL_PATTERN), _byte_level()]))
 
 
 SMALL = {
@@ -911,6 +929,8 @@ SMALL = {
     "small_subcall_replayed": small_subcall_replayed,
     "small_subcall_missing_bytes": small_subcall_missing_bytes,
     "small_subcall_replace_gated": small_subcall_replace_gated,
+    "small_subcall_split_gated": small_subcall_split_gated,
+    "small_subcall_replace_split_gated": small_subcall_replace_split_gated,
 }
 
 

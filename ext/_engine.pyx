@@ -86,7 +86,7 @@ _KINDS = {
     "split_literal": tt.TT_STEP_SPLIT_LITERAL, "split_regex": tt.TT_STEP_SPLIT_REGEX,
     "whitespace": tt.TT_STEP_WHITESPACE, "bert": tt.TT_STEP_BERT, "metaspace": tt.TT_STEP_METASPACE,
     "bytelevel": tt.TT_STEP_BYTELEVEL, "scripts": tt.TT_STEP_SCRIPTS, "fixed_length": tt.TT_STEP_FIXED_LENGTH,
-    "split_compiled": tt.TT_STEP_SPLIT_COMPILED,
+    "split_compiled": tt.TT_STEP_SPLIT_COMPILED, "split_given": tt.TT_STEP_SPLIT_GIVEN,
 }
 _RENDER_NAMES = {tt.TT_RENDER_NONE: "none", tt.TT_RENDER_METASPACE: "metaspace", tt.TT_RENDER_BYTELEVEL: "bytelevel"}
 # ByteLevel renders each UTF-8 byte as one char: decode as Latin-1 (byte b -> U+00bb), then translate.
@@ -119,7 +119,7 @@ cdef int _fill_step(tt.tt_step *out, dict step, list keep_alive) except -1:
     kind = _choice(step, "kind", _KINDS)
     out.kind = kind
     if kind in (tt.TT_STEP_SPLIT_CLASS, tt.TT_STEP_SPLIT_CHAR, tt.TT_STEP_SPLIT_LITERAL, tt.TT_STEP_SPLIT_REGEX,
-                tt.TT_STEP_SPLIT_COMPILED):
+                tt.TT_STEP_SPLIT_COMPILED, tt.TT_STEP_SPLIT_GIVEN):
         out.behavior = _choice(step, "behavior", _BEHAVIORS)
         out.invert = _flag(step, "invert", False)
     if kind == tt.TT_STEP_SPLIT_CLASS:

@@ -54,7 +54,6 @@ cdef extern from "pipeline/tp_normalize.h" nogil:
         size_t content_len
         const tt.tt_rx_spec *rx
     tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n)
-    size_t tp_normalizer_given_steps(const tp_normalizer *nz)
     void tp_normalizer_free(tp_normalizer *nz)
     int tp_precompiled_valid(const uint8_t *charsmap, size_t len)
     tp_norm_scratch *tp_norm_scratch_new()
@@ -184,6 +183,7 @@ cdef extern from "pipeline/tp_pipeline.h" nogil:
         size_t n_replay
         const uint32_t *given
     enum: TP_TEXT_SURROGATE, TP_REPLAY_MISMATCH, TP_STOCK_DECIDES
+    size_t tp_given_steps(const tp_pipeline *p)
     enum: TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE
     int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n,
                         int add_special, int offsets, int words, tp_columns *out, int64_t *lengths)
@@ -662,9 +662,10 @@ cdef class Pipeline:
         encodes it without special tokens, one after another (hf_tagtok._lists.flat_ids). It returns None when
         those tokens do not spell the texts, or when a regex gave up on a text (RegexGaveUp): stock must run.
 
-        A normalizer with "replace_given" steps (hf_tagtok.gate) takes `given`: (data u32, starts i64), text i's
-        matches of those steps at data[starts[i]:] as tp_norm_give reads them, or none when starts[i] is -1 (none
-        of their regexes matches in it). It returns None when they do not fit a text: stock must run."""
+        A pipeline with "replace_given" normalizer steps or a "split_given" pre-tokenizer step (hf_tagtok.gate)
+        takes `given`: (data u32, starts i64), text i's matches of those steps at data[starts[i]:] as
+        tp_text.given reads them, or none when starts[i] is -1 (none of their regexes matches in it). It returns
+        None when they do not fit a text: stock must run."""
         cdef size_t n = len(texts), i
         cdef tp_text *c_texts = <tp_text *>calloc(n or 1, sizeof(tp_text))
         cdef tp_columns out
@@ -684,8 +685,7 @@ cdef class Pipeline:
             if replay is not None:
                 _replay_into(replay[0], replay[1], c_texts, n)
             if given is not None:
-                steps = tp_normalizer_given_steps(self._normalizer) if self._normalizer != NULL else 0
-                _given_into(given[0], given[1], steps, c_texts, n)
+                _given_into(given[0], given[1], tp_given_steps(&self._p), c_texts, n)
             with nogil:
                 rc = tp_encode_batch(&self._p, self._workspaces, c_texts, n, add_special_tokens, offsets_kind, words,
                                      &out, &lengths_view[0] if n else NULL)
@@ -841,7 +841,7 @@ cdef int _given_into(const uint32_t[::1] data, const int64_t[::1] starts, size_t
     text's n_steps counts and their pairs are found inside it."""
     cdef size_t i, k, at, size = data.shape[0]
     if <size_t>starts.shape[0] != n or n_steps == 0:
-        raise ValueError("one start per text, for a normalizer with replace_given steps")
+        raise ValueError("one start per text, for a pipeline with replace_given or split_given steps")
     for i in range(n):
         texts[i].given = NULL
         if starts[i] < 0:

@@ -35,6 +35,7 @@ cdef extern from "tagtok.h" nogil:
         TT_STEP_SCRIPTS
         TT_STEP_FIXED_LENGTH
         TT_STEP_SPLIT_COMPILED
+        TT_STEP_SPLIT_GIVEN
 
     ctypedef enum tt_regex_kind:
         TT_REGEX_GPT2

@@ -1,18 +1,24 @@
-"""Stock's regex finds the matches of the normalizer steps the compiler refuses; the pipeline does the rest.
+"""Stock's regex finds the matches of the steps whose regex the compiler refuses; the pipeline does the rest.
 
 A Replace whose regex the compiler refuses (a subexpression call, `\\X`, `\\K`) keeps its place in the
 native normalizer as a "replace_given" step: it replaces matches it is given with the text, exactly where
-stock's regex finds them. `ReplaceGate` finds them for a batch of texts at once, each text as the steps before
-the refused one make it (stock's own steps), with a stock tokenizer built for the purpose, whose
-`encode_batch` runs on stock's thread pool: its normalizer is the Replace with a sentinel for content and its
-pre-tokenizer isolates the sentinels, so its tokens are the stretches between matches and one sentinel per
-match, an empty match too. Stock aligns a match's sentinel to the match's last char (an empty match's to the
-char before it, or to nothing at the start), so a match ends where its sentinel's offsets end and starts where
-the token before it ends. With several refused steps, stock's Replace makes each one's output for the next.
+stock's regex finds them. A Split so refused that is the pre-tokenizer's first step becomes a "split_given"
+engine step: it splits the normalized text at the matches given with it. `MatchGate` finds them for a batch of
+texts at once, each text as the steps before the refused one make it (stock's own steps), with a stock
+tokenizer built for the purpose, whose `encode_batch` runs on stock's thread pool: its normalizer is a Replace
+of the refused regex with a sentinel for content and its pre-tokenizer isolates the sentinels, so its tokens
+are the stretches between matches and one sentinel per match, an empty match too. Stock aligns a match's
+sentinel to the match's last char (an empty match's to the char before it, or to nothing at the start), so a
+match ends where its sentinel's offsets end and starts where the token before it ends. Stock's Replace and
+Split find their matches alike (`find_matches` over the text), so the Split's matches are those of the
+Replace of its regex over the normalized text. With several refused steps, stock's Replace makes each one's
+output for the next.
 
 A text goes to stock instead when it holds the sentinel, when stock raises for it, or when it holds an added
 token's content that stock splits on before normalizing (the tokens with `normalized` false), since stock
-normalizes each stretch between them on its own while the matches are found over the whole text.
+normalizes each stretch between them on its own while the matches are found over the whole text; under a
+refused Split, also when its normalized text holds a normalized added token's content (stock pre-tokenizes
+each stretch between added tokens on its own).
 
 Calls the pipeline takes with given matches are those of single texts without truncation or padding
 (`given`); any other call runs natively only when no text or pair holds a match (`all_pass`).
@@ -31,16 +37,20 @@ SENTINEL = "\ufdd0\U0010ffff\ufdd1"
 _SENTINEL_ID = 1  # its token in the tokenizer that shows the matches (_Segment.marked)
 
 
-class ReplaceGate:
-    """Finds the matches of the refused Replace steps in each text (see the module docstring)."""
+class MatchGate:
+    """Finds the matches of the refused steps in each text (see the module docstring)."""
 
-    def __init__(self, segments, added_tokens):
+    def __init__(self, segments, added_tokens, split=None):
         """segments: per refused Replace step, (the configs of the normalizer steps between the previous refused
-        one and it, its config) (hf_tagtok.normalizers.gated); added_tokens: hf_tagtok.added_tokens.loaded."""
-        self._segments = [_Segment(before, replace) for before, replace in segments]
-        contents = sorted({token["content"] for token in added_tokens if not token["normalized"]},
-                          key=len, reverse=True)
-        self._split_tokens = re.compile("|".join(map(re.escape, contents))) if contents else None
+        one and it, its config) (hf_tagtok.normalizers.gated); split: None, or (the configs of the normalizer
+        steps after the last refused Replace, the refused Split's config) (hf_tagtok.pre_tokenizers.gated);
+        added_tokens: hf_tagtok.added_tokens.AddedTokenSpec per added token."""
+        self._segments = [_Segment(before, replace["pattern"]["Regex"], replace["content"])
+                          for before, replace in segments]
+        if split is not None:
+            self._segments.append(_Segment(split[0], split[1]["pattern"]["Regex"], None))
+        self._split_tokens = _any_of(token.pattern for token in added_tokens if not token.normalized)
+        self._normalized_tokens = _any_of(token.pattern for token in added_tokens if token.normalized)
         self._matching = 0.0  # the share of texts lately holding a match (see _step_matches' count_first)
 
     def matches(self, texts):
@@ -78,8 +88,10 @@ class ReplaceGate:
             live = [i for i, steps in enumerate(found) if steps is not None]
             if segment.before is not None:
                 _take(inputs, found, live, _each(segment.before.normalize_str, [inputs[i] for i in live]))
+            splits = segment.replace is None and self._normalized_tokens is not None
             for i in live:
-                if found[i] is not None and SENTINEL in inputs[i]:
+                if found[i] is not None and (SENTINEL in inputs[i] or
+                                             splits and self._normalized_tokens.search(inputs[i])):
                     found[i] = None
             live = [i for i in live if found[i] is not None]
             matching = 0
@@ -98,6 +110,12 @@ class ReplaceGate:
 
 
 _NO_MATCH = np.zeros(1, dtype=np.uint32)
+
+
+def _any_of(contents):
+    """A regex finding any of the strings (longest first), or None when there are none."""
+    contents = sorted(set(contents), key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, contents))) if contents else None
 
 
 def _step_matches(marked, inputs, count_first):
@@ -183,17 +201,17 @@ def _each(call, items):
 
 
 class _Segment:
-    """Stock's objects for one refused Replace: the steps before it (None: none), the tokenizer whose tokens show
-    its matches (_step_matches), and the Replace itself."""
+    """Stock's objects for one refused step: the steps before it (None: none), the tokenizer whose tokens show
+    its matches (_step_matches), and the step itself when it is a Replace (None: the refused Split, the last)."""
 
-    def __init__(self, before, replace):
-        pattern = tokenizers.Regex(replace["pattern"]["Regex"])
+    def __init__(self, before, regex, content):
+        pattern = tokenizers.Regex(regex)
         self.before = _stock_normalizer(before) if before else None
         self.marked = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0, SENTINEL: _SENTINEL_ID},
                                                                        unk_token="[UNK]"))
         self.marked.normalizer = tokenizers.normalizers.Replace(pattern, SENTINEL)
         self.marked.pre_tokenizer = tokenizers.pre_tokenizers.Split(SENTINEL, "isolated")
-        self.replace = tokenizers.normalizers.Replace(pattern, replace["content"])
+        self.replace = None if content is None else tokenizers.normalizers.Replace(pattern, content)
 
 
 def _stock_normalizer(configs):

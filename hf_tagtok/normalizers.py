@@ -71,12 +71,15 @@ class _RefusedRegex(Unsupported):
 
 
 def gated(config):
-    """(NormalizerSpec with a "replace_given" step for each Replace whose regex the compiler refuses, [(configs
-    of the steps since the previous refused one, the refused Replace's config), ...]) when those are the only
-    steps this spec does not cover; raises Unsupported otherwise. For hf_tagtok.gate, which finds their matches
-    per text with stock's regex."""
+    """(NormalizerSpec with a "replace_given" step for each Replace whose regex the compiler refuses (None: no
+    normalizer), [(configs of the steps since the previous refused one, the refused Replace's config), ...], the
+    configs of the steps after the last refused one) when those are the only steps this spec does not cover
+    (there may be none); raises Unsupported otherwise. For hf_tagtok.gate, which finds their matches per text
+    with stock's regex."""
+    if config is None:
+        return None, [], []
     steps, segments, since = [], [], []
-    for leaf in [] if config is None else _leaves(config):
+    for leaf in _leaves(config):
         try:
             steps += _steps(leaf)
             since.append(leaf)
@@ -84,9 +87,7 @@ def gated(config):
             steps.append(("replace_given", leaf["content"]))
             segments.append((since, leaf))
             since = []
-    if not segments:
-        raise Unsupported("no Replace step with a regex the compiler refuses")
-    return NormalizerSpec(steps), segments
+    return NormalizerSpec(steps), segments, since
 
 
 def _replace_step(config):

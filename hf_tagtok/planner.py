@@ -6,9 +6,9 @@ why not; `plan` builds the native pipeline (`hf_tagtok._native.Pipeline` over a 
 every stage is covered, else returns None (stock then runs the whole encode). When only the pre-tokenizer
 is not covered, but it keeps every byte in order, `plan` also builds a replaying pipeline: it runs every
 other stage natively on the byte-level BPE tokens stock's fast call gives per text, for the columnar call
-(offsets and post-processing from our side, at the cost of stock's ids). When only the normalizer is not,
-for want of Replace steps whose regex the compiler refuses, it builds the pipeline with those steps taking
-their matches from stock's regex, per text (`Gated`, hf_tagtok.gate). `plan_key` tells when a plan is
+(offsets and post-processing from our side, at the cost of stock's ids). When only the normalizer and the
+pre-tokenizer are not, for want of Replace steps and a first Split whose regex the compiler refuses, it builds
+the pipeline with those steps taking their matches from stock's regex, per text (`Gated`, hf_tagtok.gate). `plan_key` tells when a plan is
 stale; `NativeEncoder` is a built pipeline plus what encodings need to name their tokens.
 """
 import functools
@@ -20,7 +20,7 @@ import numpy as np
 
 from hf_tagtok import added_tokens, models, normalizers, pre_tokenizers, processors
 from hf_tagtok.errors import Unsupported, native_module
-from hf_tagtok.gate import ReplaceGate
+from hf_tagtok.gate import MatchGate
 from hf_tagtok.pre_tokenizers import byte_chars, char_bytes
 
 _PIPELINE_STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor")
@@ -220,9 +220,9 @@ def analyse(stock, text=None):
 
 
 class Gated(NamedTuple):
-    """The encoder of the pipeline whose refused Replace steps take their matches from `gate`, per text."""
+    """The encoder of the pipeline whose refused steps take their matches from `gate`, per text."""
     encoder: "NativeEncoder"
-    gate: ReplaceGate
+    gate: MatchGate
 
 
 class Plan(NamedTuple):
@@ -230,7 +230,7 @@ class Plan(NamedTuple):
     native: "NativeEncoder"  # None when some stage is not covered
     replay: "NativeEncoder"  # the replaying encoder when only a byte-keeping pre-tokenizer is not, else None
     layout: tuple  # a single text's post-processor Sides (processors.ProcessorSpec.single) when it is native
-    gated: Gated = None  # when only the normalizer is not, for want of Replace steps (hf_tagtok.gate)
+    gated: Gated = None  # when only refused Replace and Split regexes are not (hf_tagtok.gate)
 
 
 def plan(stock, text=None) -> Plan:
@@ -238,7 +238,7 @@ def plan(stock, text=None) -> Plan:
     missing = [] if spec is None else [name for name in _PIPELINE_STAGES if not report[name]["native"]]
     layout = spec["post_processor"].single if spec is not None and "post_processor" in spec else None
     replay = missing == ["pre_tokenizer"] and _replayable(spec["model"], config.get("pre_tokenizer"))
-    gateable = missing == ["normalizer"]
+    gateable = bool(missing) and set(missing) <= {"normalizer", "pre_tokenizer"}
     if spec is None or missing and not (replay or gateable):
         return Plan(report, None, None, layout)
     try:
@@ -246,14 +246,17 @@ def plan(stock, text=None) -> Plan:
     except Unsupported as error:
         report["model"] = {"native": False, "reason": str(error)}
         return Plan(report, None, None, layout)
+    gated = _gated(native, stock, spec, config, report) if gateable else None
+    if gated is not None:
+        return Plan(report, None, None, layout, gated)
     if replay:
         spec = {**spec, "pre_tokenizer": None, "spellings": models.spellings(spec["model"])}
         report["pre_tokenizer"]["reason"] += ("; encode_batch_arrays takes stock's token ids (its fast call) and "
                                               "runs the other stages natively")
         return Plan(report, None, _encoder(native, stock, spec), layout)
+    if missing:
+        return Plan(report, None, None, layout)
     from hf_tagtok.errors import UnsupportedShape  # the compiled engine's, once it is loaded
-    if gateable:
-        return Plan(report, None, None, layout, _gated(native, stock, spec, config, report))
     try:
         return Plan(report, _encoder(native, stock, spec), None, layout)
     except UnsupportedShape as error:
@@ -262,20 +265,27 @@ def plan(stock, text=None) -> Plan:
 
 
 def _gated(native, stock, spec, config, report):
-    """The Gated encoder when the normalizer misses only Replace steps whose regex the compiler refuses, else None."""
+    """The Gated encoder when the normalizer misses only Replace steps and the pre-tokenizer only a first Split
+    whose regex the compiler refuses, else None."""
     from hf_tagtok.errors import UnsupportedShape
 
     try:
-        normalizer, segments = normalizers.gated(config.get("normalizer"))
-        encoder = _encoder(native, stock, {**spec, "normalizer": normalizer})
+        normalizer, segments, tail = normalizers.gated(config.get("normalizer"))
+        pre_tokenizer, split = (spec["pre_tokenizer"], None) if "pre_tokenizer" in spec else \
+            pre_tokenizers.gated(config.get("pre_tokenizer"))
+        encoder = _encoder(native, stock, {**spec, "normalizer": normalizer, "pre_tokenizer": pre_tokenizer})
     except Unsupported:
         return None
     except UnsupportedShape as error:
         report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
         return None
-    report["normalizer"]["reason"] += ("; stock's regex finds such a Replace's matches in each text and the native "
-                                       "normalizer replaces them")
-    return Gated(encoder, ReplaceGate(segments, added_tokens.loaded(stock)))
+    if segments:
+        report["normalizer"]["reason"] += ("; stock's regex finds such a Replace's matches in each text and the "
+                                           "native normalizer replaces them")
+    if split is not None:
+        report["pre_tokenizer"]["reason"] += ("; stock's regex finds the Split's matches in each normalized text "
+                                              "and the native pre-tokenizer splits there")
+    return Gated(encoder, MatchGate(segments, spec["added_tokens"], None if split is None else (tail, split)))
 
 
 def _replayable(model, pre_tokenizer):

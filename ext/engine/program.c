@@ -67,6 +67,7 @@ struct tt_scratch {
     uint32_t *rfrom; size_t rfrom_cap; /* per rendered byte: the original byte it renders (prefix: the piece start) */
     uint8_t *rprefix; size_t rprefix_cap; /* per rendered byte: 1 on ByteLevel's prefix space */
     tt_rx_mem *rx_mem; /* compiled-regex working memory, created on first use */
+    const uint32_t *given; size_t n_given; /* SPLIT_GIVEN: the run's matches (tt_program_run_given) */
 };
 
 #define GROW(buf, cap, need) grow_reserve(&(buf), &(cap), (need), sizeof(*(buf)))
@@ -79,9 +80,9 @@ static int fail(char *err, size_t err_len, const char *msg) {
 static int is_transform(tt_step_kind kind) { return kind == TT_STEP_METASPACE || kind == TT_STEP_BYTELEVEL; }
 
 static int check_step(const tt_step *s, char *err, size_t err_len) {
-    if ((unsigned)s->kind > TT_STEP_SPLIT_COMPILED) return fail(err, err_len, "unknown step kind");
+    if ((unsigned)s->kind > TT_STEP_SPLIT_GIVEN) return fail(err, err_len, "unknown step kind");
     /* the SPLIT_* kinds carry a behavior */
-    int splits_by_pattern = s->kind <= TT_STEP_SPLIT_REGEX || s->kind == TT_STEP_SPLIT_COMPILED;
+    int splits_by_pattern = s->kind <= TT_STEP_SPLIT_REGEX || s->kind >= TT_STEP_SPLIT_COMPILED;
     if (s->kind == TT_STEP_SPLIT_COMPILED && !s->rx) return fail(err, err_len, "compiled step without a program");
     if (s->kind == TT_STEP_BYTELEVEL && s->rx && !s->use_regex)
         return fail(err, err_len, "a ByteLevel regex program without use_regex");
@@ -164,6 +165,10 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
     int after_bytelevel = 0;
     for (size_t i = 0; i < n_steps; i++) {
         if (check_step(&steps[i], err, err_len)) return NULL;
+        if (steps[i].kind == TT_STEP_SPLIT_GIVEN && i) { /* its matches are found over the whole text */
+            fail(err, err_len, "a split by given matches must be the first step");
+            return NULL;
+        }
         if (is_transform(steps[i].kind) && (after_bytelevel || (steps[i].kind == TT_STEP_METASPACE && i + 1 != n_steps))) {
             fail(err, err_len, after_bytelevel ? "a second transform after ByteLevel is not run in one native program"
                                                : "a Metaspace step must be the last step of a native program");
@@ -188,7 +193,7 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
     for (size_t i = 0; i < n_steps; i++) {
         tt_step s = steps[i];
         int rc = 0;
-        prog->needs_atoms |= !(s.kind == TT_STEP_SPLIT_COMPILED || s.kind == TT_STEP_SPLIT_CHAR ||
+        prog->needs_atoms |= !(s.kind == TT_STEP_SPLIT_COMPILED || s.kind == TT_STEP_SPLIT_GIVEN || s.kind == TT_STEP_SPLIT_CHAR ||
                                s.kind == TT_STEP_SPLIT_LITERAL || s.kind == TT_STEP_FIXED_LENGTH ||
                                s.kind == TT_STEP_METASPACE || (s.kind == TT_STEP_BYTELEVEL && (!s.use_regex || s.rx)));
         if (is_transform(s.kind)) {
@@ -265,6 +270,20 @@ void tt_scratch_free(tt_scratch *s) {
     free(s);
 }
 
+/* The given matches of [lo, hi), the whole text (SPLIT_GIVEN is the first step), as find_matches lists them. */
+static size_t given_segments(const tt_scratch *sc, uint32_t lo, uint32_t hi, tt_seg *segs) {
+    size_t n = 0;
+    uint32_t prev = lo;
+    for (size_t k = 0; k < sc->n_given; k++) {
+        uint32_t start = sc->given[2 * k], end = sc->given[2 * k + 1];
+        if (prev != start) segs[n++] = (tt_seg){prev, start, 0};
+        segs[n++] = (tt_seg){start, end, 1};
+        prev = end;
+    }
+    if (prev != hi) segs[n++] = (tt_seg){prev, hi, 0};
+    return n;
+}
+
 static size_t split_segments(const tt_program *prog, size_t step, const tt_view *v, uint32_t lo, uint32_t hi,
                              tt_scratch *sc, tt_seg *segs) {
     const tt_step *s = &prog->steps[step];
@@ -282,6 +301,7 @@ static size_t split_segments(const tt_program *prog, size_t step, const tt_view 
     case TT_STEP_WHITESPACE: return tt_fsm_whitespace(v, lo, hi, segs);
     case TT_STEP_SCRIPTS: return tt_fsm_scripts(v, lo, hi, segs);
     case TT_STEP_FIXED_LENGTH: return tt_fsm_fixed_length(v, lo, hi, s->length, segs);
+    case TT_STEP_SPLIT_GIVEN: return given_segments(sc, lo, hi, segs);
     default: return 0;
     }
 }
@@ -366,7 +386,7 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
                 continue;
             }
         }
-        size_t bound = TT_MAX_SEGS(hi - lo);
+        size_t bound = s->kind == TT_STEP_SPLIT_GIVEN ? 2 * sc->n_given + 1 : TT_MAX_SEGS(hi - lo);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
         if (s->kind == TT_STEP_BERT) {
             out += tt_fsm_bert_pieces(v, lo, hi, &prog->class_members[step], sc->next + out);
@@ -590,6 +610,40 @@ static int run_after_bytelevel(const tt_program *prog, const uint8_t *text, tt_s
         *pc = (tt_piece){start, end, flags};
     }
     return 0;
+}
+
+int tt_program_takes_matches(const tt_program *prog) {
+    return prog->n_steps && prog->steps[0].kind == TT_STEP_SPLIT_GIVEN;
+}
+
+/* Whether matches are in order, apart (an empty one may touch the one before, not repeat it) and inside the
+ * text, each on char starts. */
+static int matches_fit(const uint8_t *text, size_t len, const uint32_t *matches, size_t n) {
+    uint64_t prev_end = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t start = matches[2 * k], end = matches[2 * k + 1];
+        if (start < prev_end || end < start || end > len || (k && start == end && start == matches[2 * k - 2]))
+            return 0;
+        if ((start < len && utf8_is_continuation(text[start])) || (end < len && utf8_is_continuation(text[end])))
+            return 0;
+        prev_end = end;
+    }
+    return 1;
+}
+
+int tt_program_run_given(const tt_program *prog, tt_scratch *sc, const uint8_t *text, size_t len,
+                         const uint32_t *matches, size_t n_matches, const tt_piece **pieces, size_t *n_pieces) {
+    if (!tt_program_takes_matches(prog)) return tt_program_run(prog, sc, text, len, pieces, n_pieces);
+    *pieces = NULL;
+    *n_pieces = 0;
+    if (!matches) n_matches = 0;
+    if (!matches_fit(text, len, matches, n_matches) || (len == 0 && n_matches)) return TT_GAVE_UP;
+    sc->given = matches;
+    sc->n_given = n_matches;
+    int rc = tt_program_run(prog, sc, text, len, pieces, n_pieces);
+    sc->given = NULL;
+    sc->n_given = 0;
+    return rc;
 }
 
 int tt_program_run(const tt_program *prog, tt_scratch *sc, const uint8_t *text, size_t len,

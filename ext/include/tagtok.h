@@ -76,6 +76,7 @@ typedef enum {
     TT_STEP_SCRIPTS,       /* UnicodeScripts */
     TT_STEP_FIXED_LENGTH,  /* chunks of `length` chars */
     TT_STEP_SPLIT_COMPILED, /* a compiled regex program (tt_rx_spec) */
+    TT_STEP_SPLIT_GIVEN,   /* the matches given with the text (tt_program_run_given); the first step only */
 } tt_step_kind;
 
 typedef enum { TT_REGEX_GPT2, TT_REGEX_CL100K, TT_REGEX_QWEN2, TT_REGEX_O200K } tt_regex_kind;
@@ -160,6 +161,15 @@ void tt_scratch_free(tt_scratch *scratch);
 int tt_program_run(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
                    const tt_piece **pieces, size_t *n_pieces);
 
+/* tt_program_run for a program whose first step is SPLIT_GIVEN: its matches are the n_matches [start, end)
+ * byte pairs at `matches` (none when NULL), in order, as tokenizers' find_matches finds them over the whole
+ * text (empty ones too), each on char starts. Matches out of order or past the text give TT_GAVE_UP: stock
+ * decides. A program without that step ignores them. */
+int tt_program_run_given(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
+                         const uint32_t *matches, size_t n_matches, const tt_piece **pieces, size_t *n_pieces);
+/* Whether the program's first step is SPLIT_GIVEN. */
+int tt_program_takes_matches(const tt_program *program);
+
 /* For a program of one compiled-regex split step: the segments of its matches over the whole text, in
  * order, as tokenizers' find_matches lists them (an empty text has none). They live in `scratch` until its
  * next use. Returns 0, -1 on OOM or a program of another shape, or TT_GAVE_UP. */
@@ -185,6 +195,9 @@ typedef struct {
                        const tt_piece **pieces, size_t *n_pieces);
     int (*program_matches)(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
                            const tt_seg **segs, size_t *n_segs);
+    int (*program_run_given)(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
+                             const uint32_t *matches, size_t n_matches, const tt_piece **pieces, size_t *n_pieces);
+    int (*program_takes_matches)(const tt_program *program);
     const uint32_t *atom_props;    /* [atom]: its property bits (TT_PROP_*) */
     const uint32_t *bytelevel_map; /* [256]: the char ByteLevel renders each byte as */
     long (*utf8_from_units)(const void *data, int unit, size_t len, uint8_t *out);

@@ -55,6 +55,9 @@ struct tp_workspace {
     const uint8_t **cut_words;         /* ... and the model's cut of one piece */
     size_t *cut_lens;
     size_t cuts_cap, cut_words_cap;
+    const uint32_t *matches;           /* the program's SPLIT_GIVEN matches given with the text (given_matches) */
+    uint32_t *match_bytes;             /* ... as byte pairs of its text */
+    size_t match_bytes_cap;
 };
 
 tp_workspace *tp_workspace_new(int pooled) {
@@ -90,6 +93,7 @@ void tp_workspace_free(tp_workspace *ws) {
     free(ws->chars_before);
     free(ws->cuts);
     free(ws->cut_words);
+    free(ws->match_bytes);
     free(ws->cut_lens);
     free(ws);
 }
@@ -836,15 +840,53 @@ static int replay_stretch(const tp_pipeline *p, tp_workspace *ws, tp_columns *c,
     return 0;
 }
 
+static int takes_matches(const tp_pipeline *p) {
+    return p->program && tp_engine->program_takes_matches(p->program);
+}
+
+size_t tp_given_steps(const tp_pipeline *p) {
+    return (p->normalizer ? tp_normalizer_given_steps(p->normalizer) : 0) + (size_t)takes_matches(p);
+}
+
+/* The matches given for the program's SPLIT_GIVEN step: tp_text.given's block after the normalizer's. */
+static const uint32_t *given_matches(const tp_pipeline *p, const uint32_t *given) {
+    if (!given || !takes_matches(p)) return NULL;
+    size_t steps = p->normalizer ? tp_normalizer_given_steps(p->normalizer) : 0;
+    for (size_t k = 0; k < steps; k++) given += 1 + 2 * (size_t)*given;
+    return given;
+}
+
+/* ws->matches (a count, then [start, end) char pairs of text[0, len)) as byte pairs in ws->match_bytes; 0,
+ * -1 on OOM, or TP_STOCK_DECIDES when they are out of order or run past the text. */
+static int match_bytes(tp_workspace *ws, const uint8_t *text, size_t len, size_t *n_matches) {
+    size_t n = *n_matches = ws->matches ? ws->matches[0] : 0;
+    if (n && grow_reserve(&ws->match_bytes, &ws->match_bytes_cap, 2 * n, sizeof(uint32_t))) return -1;
+    size_t byte = 0, chars = 0;
+    for (size_t k = 0; k < 2 * n; k++) {
+        size_t target = ws->matches[1 + k];
+        if (target < chars) return TP_STOCK_DECIDES;
+        for (; chars < target && byte < len; chars++) byte += utf8_char_len(text[byte]);
+        if (chars != target) return TP_STOCK_DECIDES;
+        ws->match_bytes[k] = (uint32_t)byte;
+    }
+    return 0;
+}
+
 /* Pre-tokenize and encode bytes[s, e) (the text, or a normalized stretch when al is set); at_start:
- * it begins at original offset 0 (Metaspace "first" prepends only there). */
+ * it begins at original offset 0 (Metaspace "first" prepends only there). A program that takes matches
+ * runs on the whole text (tp_encode_sequence and encode_gap see to it), whose matches came with it. */
 static int encode_stretch(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
                           const uint8_t *bytes, size_t s, size_t e, int at_start, const alignment *al) {
     if (!p->program) return replay_stretch(p, ws, c, st, bytes, s, e, al);
     const tt_piece *pieces;
-    size_t n_pieces;
+    size_t n_pieces, n_matches = 0;
+    if (ws->matches) {
+        int code = match_bytes(ws, bytes + s, e - s, &n_matches);
+        if (code) return code;
+    }
     const tt_program *program = at_start || !p->program_later ? p->program : p->program_later;
-    int rc = tp_engine->program_run(program, ws->pre, bytes + s, e - s, &pieces, &n_pieces);
+    int rc = tp_engine->program_run_given(program, ws->pre, bytes + s, e - s, n_matches ? ws->match_bytes : NULL,
+                                          n_matches, &pieces, &n_pieces);
     if (rc) return rc == TT_GAVE_UP ? TP_STOCK_DECIDES : -1;
     return encode_pieces(p, ws, c, st, bytes, s, e, pieces, n_pieces, al);
 }
@@ -870,6 +912,7 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
     }
     long n = tp_added_split(p->added, 1, bytes + shift, len, &ws->inner, &ws->inner_cap);
     if (n < 0) return -1;
+    if (n > 1 && takes_matches(p)) return TP_STOCK_DECIDES; /* matches are found over the whole text */
     for (long i = 0; i < n; i++) {
         size_t s = shift + ws->inner[i].start, e = shift + ws->inner[i].end;
         if (ws->inner[i].id != TP_ADDED_TEXT) {
@@ -957,6 +1000,7 @@ int tp_encode_sequence(const tp_pipeline *p, tp_workspace *ws, const uint8_t *te
     size_t first = ws->replay_first = c->n;
     long n_segments = tp_added_split(p->added, 0, text, len, &ws->segments, &ws->segments_cap);
     if (n_segments < 0) return -1;
+    if (n_segments > 1 && takes_matches(p)) return TP_STOCK_DECIDES; /* matches are found over the whole text */
     for (long i = 0; i < n_segments; i++) {
         tp_segment seg = ws->segments[i];
         if (seg.id != TP_ADDED_TEXT) {
@@ -1162,8 +1206,10 @@ static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
         ws->replay = job->texts[t].replay;
         ws->n_replay = job->texts[t].n_replay;
         tp_norm_give(ws->norm, job->texts[t].given);
+        ws->matches = given_matches(job->p, job->texts[t].given);
         code = encode_text(job->p, ws, bytes, len, job->add_special, c);
         tp_norm_give(ws->norm, NULL); /* no other call's text takes them */
+        ws->matches = NULL;
         if (code) return code;
         job->lengths[t] = (int64_t)(c->n - before);
     }

@@ -115,8 +115,13 @@ typedef struct {
     int unit;
     const uint32_t *replay; /* replayed pipelines only: the text's own tokens (no post-processor ones) */
     size_t n_replay;
-    const uint32_t *given;  /* the matches of the normalizer's REPLACE_GIVEN steps in the text (tp_norm_give) */
+    const uint32_t *given;  /* the matches given with the text: per REPLACE_GIVEN step of the normalizer (tp_norm_give),
+                             * then for the program's SPLIT_GIVEN step, a count and [start, end) char pairs of the
+                             * normalized text (tp_given_steps blocks in all) */
 } tp_text;
+
+/* How many blocks of given matches a text of this pipeline holds (tp_text.given). */
+size_t tp_given_steps(const tp_pipeline *p);
 
 #define TP_TEXT_SURROGATE 2 /* a text holds a surrogate code point: it has no UTF-8 form */
 #define TP_REPLAY_MISMATCH 3 /* a replayed text's tokens do not spell its stretches, or miss its added tokens */

@@ -1,0 +1,34 @@
+"""Checks shared by the gated pipeline's tests (tests/test_gate.py, tests/test_gate_split.py): every call a user
+makes equals stock's."""
+import warnings
+
+import numpy as np
+
+import hf_tagtok
+from conformance import tokenizer_mode
+
+
+def ours(stock):
+    """Our tokenizer of stock's configuration, its fallback warning silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hf_tagtok.FallbackWarning)
+        return hf_tagtok.Tokenizer.from_str(stock.to_str())
+
+
+def assert_like_stock(mine, stock, texts, singles=()):
+    """encode_batch, the columnar call with and without offsets and encode_batch_fast over texts, with and without
+    special tokens, and encode of each of singles, equal stock's."""
+    for add_special_tokens in (True, False):
+        expected = stock.encode_batch(texts, add_special_tokens=add_special_tokens)
+        encoded = mine.encode_batch(texts, add_special_tokens=add_special_tokens)
+        assert [tokenizer_mode.encoding_diff(m, e) for m, e in zip(encoded, expected)] == [None] * len(texts)
+        arrays = mine.encode_batch_arrays(texts, add_special_tokens=add_special_tokens)
+        assert tokenizer_mode.columns_diff(arrays, expected) is None
+        lean = mine.encode_batch_arrays(texts, add_special_tokens=add_special_tokens, offsets=False)
+        assert lean.offsets is None and np.array_equal(lean.ids, arrays.ids)
+        assert np.array_equal(lean.lengths, arrays.lengths) and np.array_equal(lean.type_ids, arrays.type_ids)
+        fast = mine.encode_batch_fast(texts, add_special_tokens=add_special_tokens)
+        expected_fast = stock.encode_batch_fast(texts, add_special_tokens=add_special_tokens)
+        assert [e.ids for e in fast] == [e.ids for e in expected_fast]
+    for text in singles:
+        assert tokenizer_mode.encoding_diff(mine.encode(text), stock.encode(text)) is None

