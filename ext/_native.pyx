@@ -221,8 +221,8 @@ cdef extern from "pipeline/tp_assemble.h" nogil:
     int TP_STOCK_RAISES
     int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_workspace **workspaces,
                           const uint8_t *const *pieces, const size_t *piece_lens, const size_t *bounds,
-                          const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int columnar,
-                          tp_assembled *out, int64_t *windows)
+                          const uint32_t *const *given, const uint8_t *is_pair, size_t n, int pretokenized,
+                          int add_special, int columnar, tp_assembled *out, int64_t *windows)
 
 
 NORMALIZER_STEPS = {"clean_text": TP_NORM_CLEAN_TEXT, "chinese": TP_NORM_CHINESE, "nfd": TP_NORM_NFD,
@@ -668,6 +668,7 @@ cdef class Pipeline:
         None when they do not fit a text: stock must run."""
         cdef size_t n = len(texts), i
         cdef tp_text *c_texts = <tp_text *>calloc(n or 1, sizeof(tp_text))
+        cdef const uint32_t **c_given = NULL
         cdef tp_columns out
         cdef int rc
         cdef const char *end
@@ -685,12 +686,15 @@ cdef class Pipeline:
             if replay is not None:
                 _replay_into(replay[0], replay[1], c_texts, n)
             if given is not None:
-                _given_into(given[0], given[1], tp_given_steps(&self._p), c_texts, n)
+                c_given = _given_pointers(given[0], given[1], tp_given_steps(&self._p), n)
+                for i in range(n):
+                    c_texts[i].given = c_given[i]
             with nogil:
                 rc = tp_encode_batch(&self._p, self._workspaces, c_texts, n, add_special_tokens, offsets_kind, words,
                                      &out, &lengths_view[0] if n else NULL)
         finally:
             free(c_texts)
+            free(c_given)
         if rc == TP_TEXT_SURROGATE:
             raise UnicodeEncodeError("utf-8", "", 0, 1, "surrogates not allowed")
         if rc == TP_REPLAY_MISMATCH or rc == TP_STOCK_DECIDES:
@@ -709,7 +713,7 @@ cdef class Pipeline:
                 _column(block, out.words, out.block, rows, np.int32) if words else None, lengths)
 
     def assemble(self, list pieces, list bounds, bytes is_pair, bint pretokenized, bint add_special_tokens,
-                 truncation, padding, bint main_only=False, bint columnar=False):
+                 truncation, padding, bint main_only=False, bint columnar=False, given=None):
         """Encode items (text A = pieces[bounds[2i]:bounds[2i+1]], text B = pieces[bounds[2i+1]:bounds[2i+2]],
         is_pair[i] 0: single; one piece per text, or one per word when pretokenized) with truncation and
         padding; main_only: write no overflow encodings (a pair's overflow grows as the product of its two
@@ -722,13 +726,14 @@ cdef class Pipeline:
         hf_tagtok.encoding.RECORD_* name, padding (n, 2), windows (n_items, 2)). `columnar` (for flat arrays):
         offsets i64 and the padding stored, padding None. Else (for `Encoding` views) offsets u32 and only
         the tokens stored: attention None (all 1), padding[k] = tokens of padding before and after
-        encoding k's rows.
+        encoding k's rows. `given`: each piece's matches, as `encode` takes each text's.
         """
         cdef size_t n = len(is_pair), n_pieces = len(pieces), i, rows
         cdef const uint8_t **ptrs = <const uint8_t **>calloc(n_pieces or 1, sizeof(uint8_t *))
         cdef size_t *lens = <size_t *>calloc(n_pieces or 1, sizeof(size_t))
         cdef size_t *c_bounds = <size_t *>calloc(2 * n + 1, sizeof(size_t))
         cdef const uint8_t *pair_flags = <const uint8_t *>is_pair
+        cdef const uint32_t **c_given = NULL
         cdef Py_ssize_t size
         cdef tp_assembly assembly = self._assembly
         cdef tp_padding pad
@@ -755,12 +760,14 @@ cdef class Pipeline:
                 lens[i] = size
             for i in range(2 * n + 1):
                 c_bounds[i] = bounds[i]
+            if given is not None:
+                c_given = _given_pointers(given[0], given[1], tp_given_steps(&self._p), n_pieces)
             with nogil:
-                rc = tp_assemble_batch(&assembly, &pad, self._workspaces, ptrs, lens, c_bounds, pair_flags, n,
-                                       pretokenized, add_special_tokens, columnar, &out,
+                rc = tp_assemble_batch(&assembly, &pad, self._workspaces, ptrs, lens, c_bounds, c_given, pair_flags,
+                                       n, pretokenized, add_special_tokens, columnar, &out,
                                        &windows_view[0, 0] if n else NULL)
         finally:
-            free(ptrs); free(lens); free(c_bounds)
+            free(ptrs); free(lens); free(c_bounds); free(c_given)
         if rc == TP_STOCK_RAISES or rc == TP_STOCK_DECIDES:
             return None
         if rc:
@@ -835,24 +842,27 @@ cdef int _replay_into(const uint32_t[::1] ids, const int64_t[::1] lengths, tp_te
     return 0
 
 
-cdef int _given_into(const uint32_t[::1] data, const int64_t[::1] starts, size_t n_steps, tp_text *texts,
-                     size_t n) except -1:
-    """Points each text's given matches into data (the caller keeps data alive through the call), once each
-    text's n_steps counts and their pairs are found inside it."""
+cdef const uint32_t **_given_pointers(const uint32_t[::1] data, const int64_t[::1] starts, size_t n_steps,
+                                      size_t n) except NULL:
+    """Per text a pointer to its given matches in data (NULL: none; the caller keeps data alive through the call
+    and frees the array), once each text's n_steps counts and their pairs are found inside it."""
     cdef size_t i, k, at, size = data.shape[0]
     if <size_t>starts.shape[0] != n or n_steps == 0:
         raise ValueError("one start per text, for a pipeline with replace_given or split_given steps")
+    cdef const uint32_t **out = <const uint32_t **>calloc(n or 1, sizeof(uint32_t *))
+    if out == NULL:
+        raise MemoryError()
     for i in range(n):
-        texts[i].given = NULL
         if starts[i] < 0:
             continue
         at = <size_t>starts[i]
         for k in range(n_steps):
             if at >= size or data[at] > (size - at - 1) // 2:
+                free(out)
                 raise ValueError("a text's matches run past the data")
             at += 1 + 2 * <size_t>data[at]
-        texts[i].given = &data[starts[i]]
-    return 0
+        out[i] = &data[starts[i]]
+    return out
 
 
 cdef int _text_units(object text, tp_text *out) except -1:

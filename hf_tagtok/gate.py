@@ -20,8 +20,8 @@ normalizes each stretch between them on its own while the matches are found over
 refused Split, also when its normalized text holds a normalized added token's content (stock pre-tokenizes
 each stretch between added tokens on its own).
 
-Calls the pipeline takes with given matches are those of single texts without truncation or padding
-(`given`); any other call runs natively only when no text or pair holds a match (`all_pass`).
+Every call of texts (single or pairs, with truncation and padding or without) takes the matches of each text
+and pair (`given`).
 """
 import json
 import re
@@ -57,10 +57,6 @@ class MatchGate:
         """Per text, None when it goes to stock, else per refused step in order its match count then [start, end)
         char pairs over that step's input, one flat list (tp_norm_give's layout)."""
         return [None if steps is None else np.concatenate(steps).tolist() for steps in self._find(texts)]
-
-    def all_pass(self, texts) -> bool:
-        """Whether no refused step's regex matches in any of the texts."""
-        return all(steps is not None and not any(step[0] for step in steps) for steps in self._find(texts))
 
     def given(self, texts):
         """(mask, given): per text whether the pipeline encodes it, and for those texts the `given` argument of

@@ -232,17 +232,14 @@ class Tokenizer:
         return gated.gate.given(split[0])
 
     @staticmethod
-    def _gated_call(gated, texts, pairs, pretokenized, plain):
-        """(the gated pipeline's encoder, the matches given with the texts or None) when it encodes the whole
-        call: a `plain` call (single texts, no truncation or padding) when the gate finds every text's matches,
-        any other when no refused regex matches in any text or pair; None otherwise or when not gated."""
-        if gated is None or pretokenized:
+    def _gated_call(gated, texts, pairs):
+        """(the gated pipeline's encoder, the matches given with the call's sequences, each text then its pair
+        as `native_batch` reads them) when the gate finds every sequence's matches, else None (also when not
+        gated)."""
+        if gated is None:
             return None
-        if plain:
-            mask, given = gated.gate.given(texts)
-            return (gated.encoder, given) if all(mask) else None
-        sequences = [*texts, *(pair for pair in pairs if pair is not None)]
-        return (gated.encoder, None) if gated.gate.all_pass(sequences) else None
+        mask, given = gated.gate.given(_sequences(texts, pairs))
+        return (gated.encoder, given) if all(mask) else None
 
     def _gated_batch(self, texts, mask, given, add_special_tokens, **kinds):
         """(the native batch of the texts the gate passed or None, the other texts); when the native pipeline
@@ -313,8 +310,7 @@ class Tokenizer:
         truncation, padding = (self._stock.truncation, self._stock.padding) if settings is None else settings
         native, given = plan.native, None
         if native is None:
-            gated = self._gated_call(plan.gated, texts, pairs, pretokenized,
-                                     _plain(truncation, padding, pairs, pretokenized))
+            gated = None if pretokenized else self._gated_call(plan.gated, texts, pairs)
             if gated is None:
                 return None
             native, given = gated
@@ -523,19 +519,26 @@ def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncat
     holds the main encodings only; without `offsets` or `words` a plain batch computes none (that column is
     None: for `encode_batch_arrays` only). A `columnar` batch is for `arrays` (int64 offsets, padding stored);
     else it is for `Encoding` views, which keep fewer bytes: uint32 offsets, and padding only counted. `given`: the
-    texts' matches of a gated normalizer's refused steps (hf_tagtok.gate.MatchGate.given), plain calls only."""
+    sequences' matches of a gated pipeline's refused steps (hf_tagtok.gate.MatchGate.given over `_sequences`)."""
     raises = native.stock_raises_id
     try:
         if _plain(truncation, padding, pairs, pretokenized):
             batch = _Batch.plain(native, texts, add_special_tokens, offsets, words, columnar, given=given)
         else:  # overflow kept when a token may show that stock raises: truncation must not hide it
             batch = _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
-                                     overflowing or raises is not None, columnar)
+                                     overflowing or raises is not None, columnar, given)
     except UnicodeEncodeError:
         return None  # lone surrogates: stock raises its own exception class
     if raises is not None and batch is not None and (batch.columns.ids == raises).any():
         return None  # stock raises for this call (a Unigram without unk_id meets a char it cannot cover)
     return batch
+
+
+def _sequences(texts, pairs):
+    """A call's texts, each followed by its pair when it has one (the order `_Batch.assembled` encodes them)."""
+    if pairs.count(None) == len(pairs):
+        return texts
+    return [sequence for text, pair in zip(texts, pairs) for sequence in (text, pair) if sequence is not None]
 
 
 def _plain(truncation, padding, pairs, pretokenized):
@@ -643,7 +646,7 @@ class _Batch:
 
     @classmethod
     def assembled(cls, native, texts, pairs, pretokenized, add_special_tokens, truncation, padding, overflowing=True,
-                  columnar=False):
+                  columnar=False, given=None):
         if truncation is not None:
             truncation = (truncation["max_length"], truncation["stride"], truncation["strategy"],
                           truncation["direction"] == "left")
@@ -662,7 +665,7 @@ class _Batch:
                 add(pair)
             bounds.append(len(pieces))
         result = native.pipeline.assemble(pieces, bounds, bytes(pair is not None for pair in pairs), pretokenized,
-                                          add_special_tokens, truncation, padding, not overflowing, columnar)
+                                          add_special_tokens, truncation, padding, not overflowing, columnar, given)
         if result is None:
             return None
         *columns, attention, records, padded, windows = result
@@ -671,7 +674,7 @@ class _Batch:
         np.cumsum((1 + n1 * (1 + n2) + n2)[:-1], out=firsts[1:])
         padding = None if padded is None or pad_fill is None else (padded, pad_fill)
         return cls(native, Columns(*columns), attention, records, firsts, windows, padding, texts, pairs, pretokenized,
-                   pad_token)
+                   pad_token, given=given)
 
     def __init__(self, native, columns, attention, records, firsts, windows, padding, texts, pairs, pretokenized,
                  pad_token, lengths=None, add_special_tokens=None, given=None):

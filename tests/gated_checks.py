@@ -3,6 +3,7 @@ makes equals stock's."""
 import warnings
 
 import numpy as np
+import pytest
 
 import hf_tagtok
 from conformance import tokenizer_mode
@@ -32,3 +33,20 @@ def assert_like_stock(mine, stock, texts, singles=()):
         assert [e.ids for e in fast] == [e.ids for e in expected_fast]
     for text in singles:
         assert tokenizer_mode.encoding_diff(mine.encode(text), stock.encode(text)) is None
+
+
+def assert_assembled_like_stock(mine, stock, texts):
+    """With truncation and padding on both tokenizers: encode_batch of the texts, and of them paired with
+    themselves reversed, equals stock's (or raises what stock raises)."""
+    for tokenizer in (stock, mine):
+        tokenizer.enable_truncation(12, stride=2)
+        tokenizer.enable_padding(length=16)
+    for batch in (texts, list(zip(texts, texts[::-1]))):
+        try:
+            expected = stock.encode_batch(batch)
+        except BaseException as error:  # stock's own exception (a panic): ours raises it too
+            with pytest.raises(type(error)):
+                mine.encode_batch(batch)
+            continue
+        encoded = mine.encode_batch(batch)
+        assert [tokenizer_mode.encoding_diff(m, e) for m, e in zip(encoded, expected)] == [None] * len(batch)

@@ -9,7 +9,7 @@ from tokenizers import Regex, normalizers, pre_tokenizers
 
 import hf_tagtok
 from conformance import tokenizer_mode, tokenizer_zoo
-from gated_checks import assert_like_stock, ours as _ours
+from gated_checks import assert_assembled_like_stock, assert_like_stock, ours as _ours
 from hf_tagtok import gate, sample_text
 
 EDGE_TEXTS = ["", " ", "no capitals run here", "fine on its own", "THREE capitals: see", "ＡＢＣ fullwidth",
@@ -129,7 +129,7 @@ def test_matches_in_the_text_the_steps_before_make():
     _assert_like_stock(ours, stock, texts)
 
 
-def test_truncation_padding_and_pairs_run_native_only_when_every_text_passes():
+def test_truncation_padding_and_pairs_run_natively_with_each_sequences_matches():
     stock = tokenizer_zoo.load("small_subcall_replace_gated")
     ours = _ours(stock)
     clean, dirty = "one two six nine ten", "THREE capitals: see"
@@ -142,8 +142,11 @@ def test_truncation_padding_and_pairs_run_native_only_when_every_text_passes():
         assert [tokenizer_mode.encoding_diff(m, e) for m, e in zip(mine, expected)] == [None] * len(batch)
         if not isinstance(batch[0], tuple):
             assert tokenizer_mode.columns_diff(ours.encode_batch_arrays(batch), expected) is None
-        native = not isinstance(mine[0], tokenizers.Encoding)
-        assert native == (dirty not in str(batch))
+        assert not isinstance(mine[0], tokenizers.Encoding)
+    held = [(clean, "<|special|> THREE")]  # a text the gate sends to stock: the whole call goes to stock
+    expected = stock.encode_batch(held)
+    assert [tokenizer_mode.encoding_diff(m, e) for m, e in zip(ours.encode_batch(held), expected)] == [None]
+    assert isinstance(ours.encode_batch(held)[0], tokenizers.Encoding)
 
 
 def test_a_lone_surrogate_raises_what_stock_raises():
@@ -192,13 +195,6 @@ def test_no_gate_when_another_stage_is_not_native():
     _assert_like_stock(ours, stock, ["aa cc", "ab cbb", ""])
 
 
-def test_all_pass_only_without_any_match():
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "c"))
-    the_gate = ours._gated.gate
-    assert not the_gate.all_pass(["x", "aa", "y"]) and not the_gate.all_pass(["baab"])
-    assert the_gate.all_pass(["x", "ab"]) and the_gate.all_pass([])
-
-
 def test_a_text_stock_raises_for_goes_to_stock_alone():
     stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "c"))
     texts = ["aa", "bad \udc80", "b"]
@@ -225,7 +221,7 @@ def test_tag_tokenizer_fast_runs_natively_with_stocks_matches(tmp_path):
         assert [e.offsets for e in lean] == [e.offsets for e in expected]
         assert [e.ids for e in lean] == [e.ids for e in expected]
         with_truncation = tag(batch, truncation=True, max_length=4).encodings[0]
-        assert isinstance(with_truncation, tokenizers.Encoding) == (batch != clean)  # no match in any text: native
+        assert not isinstance(with_truncation, tokenizers.Encoding)
 
 
 def test_patched_auto_tokenizer_returns_a_gated_tokenizer_accelerated_with_a_warning(tmp_path):
@@ -283,3 +279,4 @@ def test_fuzzed_texts_under_refused_replaces_match_stock(texts, pattern):
     mine = ours.encode_batch(texts)
     assert [tokenizer_mode.encoding_diff(m, e) for m, e in zip(mine, expected)] == [None] * len(texts)
     assert tokenizer_mode.columns_diff(ours.encode_batch_arrays(texts), expected) is None
+    assert_assembled_like_stock(ours, stock, texts)

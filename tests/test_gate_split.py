@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from tokenizers import AddedToken, Regex, normalizers, pre_tokenizers, processors
 
 from conformance import tokenizer_zoo
-from gated_checks import assert_like_stock, ours
+from gated_checks import assert_assembled_like_stock, assert_like_stock, ours
 from hf_tagtok import sample_text
 
 TWO_LOWER = r"(\p{Ll})\g<1>"  # two lowercase letters (a subexpression call runs the group again)
@@ -89,7 +89,6 @@ def test_a_text_holding_an_added_token_goes_to_stock():
     # "NORM" is the normalized token's content once normalized: stock splits the normalized text there
     texts = ["ee <|special|> ff", "ee NORM ff", "ee nor m ff", "<|special|>"]
     assert gate.given(texts)[0] == [False, False, True, False]
-    assert not gate.all_pass(["x y", "NORM"]) and gate.all_pass(["x y", "z"])
 
 
 def test_the_pipeline_leaves_a_text_of_several_stretches_or_unfit_matches_to_stock():
@@ -108,7 +107,7 @@ def test_the_pipeline_leaves_a_text_of_several_stretches_or_unfit_matches_to_sto
         pipeline.encode(["aa"], given=(np.array([3, 0, 2], dtype=np.uint32), np.array([0], dtype=np.int64)))
 
 
-def test_calls_that_take_no_matches_run_natively_only_when_no_text_matches():
+def test_truncation_and_pairs_run_natively_with_each_sequences_matches():
     stock = _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"))
     mine = ours(stock)
     clean, dirty = "a b c 1 2 3", "book keeper"
@@ -119,7 +118,7 @@ def test_calls_that_take_no_matches_run_natively_only_when_no_text_matches():
         encoded = mine.encode_batch(batch)
         assert [e.ids for e in encoded] == [e.ids for e in expected]
         assert [e.offsets for e in encoded] == [e.offsets for e in expected]
-        assert (not isinstance(encoded[0], tokenizers.Encoding)) == (dirty not in str(batch))
+        assert not isinstance(encoded[0], tokenizers.Encoding)
 
 
 def test_a_refused_split_after_another_step_is_not_gated():
@@ -185,4 +184,4 @@ def test_fuzzed_texts_under_a_refused_split_match_stock(texts, pattern, behavior
             mine.encode_batch(texts)
         return
     assert_like_stock(mine, stock, texts)
-    assert [e.ids for e in expected] == [e.ids for e in mine.encode_batch(texts)]
+    assert_assembled_like_stock(mine, stock, texts)

@@ -153,6 +153,7 @@ typedef struct {
     const tp_padding *padding;
     const uint8_t *const *pieces;
     const size_t *piece_lens, *bounds;
+    const uint32_t *const *given;
     const uint8_t *is_pair;
     const size_t *chunk_start;
     size_t n_chunks;
@@ -170,7 +171,9 @@ static int encode_side(const assemble_job *job, tp_workspace *ws, size_t t, int 
     size_t from = job->bounds[2 * t + side], to = job->bounds[2 * t + side + 1];
     for (size_t k = from; k < to; k++) {
         size_t first = c->n;
+        tp_workspace_give(ws, job->a->p, job->given ? job->given[k] : NULL);
         int code = tp_encode_sequence(job->a->p, ws, job->pieces[k], job->piece_lens[k], c);
+        tp_workspace_give(ws, job->a->p, NULL);
         if (code) return code;
         if (job->pretokenized)
             for (size_t r = first; r < c->n; r++) c->words[r] = (int32_t)(k - from);
@@ -319,8 +322,8 @@ static int gather_chunk(void *arg, tp_workspace *ws, size_t c) {
 
 int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_workspace **workspaces,
                       const uint8_t *const *pieces, const size_t *piece_lens, const size_t *bounds,
-                      const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int columnar,
-                      tp_assembled *out, int64_t *windows) {
+                      const uint32_t *const *given, const uint8_t *is_pair, size_t n, int pretokenized,
+                      int add_special, int columnar, tp_assembled *out, int64_t *windows) {
     memset(out, 0, sizeof(*out));
     size_t *sizes = malloc((n ? n : 1) * sizeof(size_t));
     if (!sizes) return -1;
@@ -334,7 +337,7 @@ int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_worksp
     if (code) return -1;
     chunk_out *chunks = calloc(plan.n_chunks, sizeof(chunk_out));
     if (!chunks) { free(plan.chunk_start); return -1; }
-    assemble_job job = {a, padding, pieces, piece_lens, bounds, is_pair, plan.chunk_start, plan.n_chunks, chunks,
+    assemble_job job = {a, padding, pieces, piece_lens, bounds, given, is_pair, plan.chunk_start, plan.n_chunks, chunks,
                         windows, pretokenized, add_special, columnar, 0, out};
     code = tp_run_chunks_twice(workspaces, &plan, assemble_chunk, alloc_output, gather_chunk, &job);
     tp_keep_output(workspaces);

@@ -71,7 +71,8 @@ typedef struct {
 #define TP_STOCK_RAISES 1 /* an item stock refuses (truncation error or its stride assertion) */
 
 /* Encode n items into *out, padded. Item i's text A is pieces [bounds[2i], bounds[2i+1]), its text B
- * pieces [bounds[2i+1], bounds[2i+2]) (is_pair[i] 0: a single text, B empty). A text is one piece, or,
+ * pieces [bounds[2i+1], bounds[2i+2]) (is_pair[i] 0: a single text, B empty). given: per piece the matches
+ * given with it (tp_text.given; NULL: none), or NULL for none at all. A text is one piece, or,
  * pretokenized, one piece per word (word ids = piece index, offsets within the piece, as stock).
  * windows[2i], windows[2i+1]: how many overflow windows truncation cut from A and from B (-1 for B of a
  * single text). columnar: the output is for flat arrays, offsets in out->tokens.wide_offsets and the
@@ -80,7 +81,7 @@ typedef struct {
  * TP_STOCK_DECIDES (then *out holds nothing). */
 int tp_assemble_batch(const tp_assembly *a, const tp_padding *padding, tp_workspace **workspaces,
                       const uint8_t *const *pieces, const size_t *piece_lens, const size_t *bounds,
-                      const uint8_t *is_pair, size_t n, int pretokenized, int add_special, int columnar,
-                      tp_assembled *out, int64_t *windows);
+                      const uint32_t *const *given, const uint8_t *is_pair, size_t n, int pretokenized,
+                      int add_special, int columnar, tp_assembled *out, int64_t *windows);
 
 #endif

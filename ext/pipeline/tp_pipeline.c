@@ -856,6 +856,11 @@ static const uint32_t *given_matches(const tp_pipeline *p, const uint32_t *given
     return given;
 }
 
+void tp_workspace_give(tp_workspace *ws, const tp_pipeline *p, const uint32_t *given) {
+    tp_norm_give(ws->norm, given);
+    ws->matches = given_matches(p, given);
+}
+
 /* ws->matches (a count, then [start, end) char pairs of text[0, len)) as byte pairs in ws->match_bytes; 0,
  * -1 on OOM, or TP_STOCK_DECIDES when they are out of order or run past the text. */
 static int match_bytes(tp_workspace *ws, const uint8_t *text, size_t len, size_t *n_matches) {
@@ -1205,11 +1210,9 @@ static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
         if (tp_columns_reserve(c, len + job->p->n_before + job->p->n_after)) return -1;
         ws->replay = job->texts[t].replay;
         ws->n_replay = job->texts[t].n_replay;
-        tp_norm_give(ws->norm, job->texts[t].given);
-        ws->matches = given_matches(job->p, job->texts[t].given);
+        tp_workspace_give(ws, job->p, job->texts[t].given);
         code = encode_text(job->p, ws, bytes, len, job->add_special, c);
-        tp_norm_give(ws->norm, NULL); /* no other call's text takes them */
-        ws->matches = NULL;
+        tp_workspace_give(ws, job->p, NULL); /* no other text takes them */
         if (code) return code;
         job->lengths[t] = (int64_t)(c->n - before);
     }

@@ -122,6 +122,9 @@ typedef struct {
 
 /* How many blocks of given matches a text of this pipeline holds (tp_text.given). */
 size_t tp_given_steps(const tp_pipeline *p);
+/* The matches given with the text the workspace encodes next (tp_text.given's layout; NULL: none), until the
+ * next call. */
+void tp_workspace_give(tp_workspace *ws, const tp_pipeline *p, const uint32_t *given);
 
 #define TP_TEXT_SURROGATE 2 /* a text holds a surrogate code point: it has no UTF-8 form */
 #define TP_REPLAY_MISMATCH 3 /* a replayed text's tokens do not spell its stretches, or miss its added tokens */
