@@ -185,23 +185,17 @@ static inline size_t original_start(const alignment *al, size_t s) {
     return al->shift + (al->from ? al->from[s] : s);
 }
 
-/* The original range of normalized bytes [*s, *e). */
-static inline __attribute__((always_inline)) void align_range(const alignment *al, size_t *s, size_t *e) {
-    if (al->from) { /* stock maps a normalized range to the span of its bytes' alignments */
-        size_t orig_s = al->shift + al->from[*s];
-        *e = *e > *s ? al->shift + al->to[*e - 1] : orig_s;
-        *s = orig_s;
-    } else {
-        *s += al->shift;
-        *e += al->shift;
+/* n tokens' offsets (2 a token) in normalized bytes made the original ranges, in place: stock maps a
+ * normalized range to the span of its bytes' alignments (an empty one to where its first byte starts). */
+static void align_rows(const alignment *al, uint32_t *offsets, size_t n) {
+    for (size_t k = 0; k < n; k++) {
+        size_t s = offsets[2 * k], e = offsets[2 * k + 1];
+        size_t orig_s = original_start(al, s);
+        offsets[2 * k] = (uint32_t)orig_s;
+        offsets[2 * k + 1] = (uint32_t)(e > s ? al->shift + (al->from ? al->to[e - 1] : e) : orig_s);
     }
 }
 
-static inline __attribute__((always_inline)) void put_aligned(const tp_pipeline *p, tp_columns *c, text_state *st,
-                                                              uint32_t id, size_t s, size_t e, const alignment *al) {
-    if (al) align_range(al, &s, &e);
-    put_token(p, c, st, id, s, e);
-}
 
 static int reserve_render(tp_workspace *ws, size_t need) {
     if (need <= ws->render_cap) return 0;
@@ -373,18 +367,17 @@ static inline void rendered_range(const piece_word *pw, const uint32_t *render_f
 }
 
 /* The word's tokens (byte ranges [from, to) of the model word) into the columns (room reserved), with
- * the piece's original offsets; metaspace: the words were rendered (p->n_replacement). The piece and the
- * tables are read into locals once: the columns' byte stores could alias them. */
+ * the piece's offsets in its stretch's bytes; metaspace: the words were rendered (p->n_replacement). The piece
+ * and the tables are read into locals once: the columns' byte stores could alias them. */
 static inline __attribute__((always_inline)) void emit_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c,
                                                             text_state *st, const piece_word *piece, size_t word_len,
                                                             const uint32_t *ids, const uint32_t *from,
-                                                            const uint32_t *to, size_t n, const alignment *al,
-                                                            int metaspace) {
+                                                            const uint32_t *to, size_t n, int metaspace) {
     if (metaspace && word_len == 0) return; /* an empty Metaspace piece is no word */
     const piece_word pw = *piece;
     const uint32_t *model_ids = p->model_ids, *render_from = metaspace ? ws->render_from + pw.rendered : NULL;
     const size_t n_replacement = p->n_replacement;
-    if (!metaspace && !pw.prefix && !al) { /* most words: the text's own bytes, a loop per column */
+    if (!metaspace && !pw.prefix) { /* most words: their stretch's own bytes, a loop per column */
         put_plain_word(p, c, st->word++, pw.start, ids, from, to, n);
         return;
     }
@@ -396,7 +389,7 @@ static inline __attribute__((always_inline)) void emit_word(const tp_pipeline *p
             s = from[k] < pw.prefix ? pw.start : pw.start + from[k] - pw.prefix;
             e = to[k] <= pw.prefix ? pw.prefix_end : pw.start + to[k] - pw.prefix;
         }
-        put_aligned(p, c, st, model_ids ? model_ids[ids[k]] : ids[k], s, e, al);
+        put_token(p, c, st, model_ids ? model_ids[ids[k]] : ids[k], s, e);
     }
     st->word++;
 }
@@ -420,37 +413,35 @@ static int put_ids(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, 
     return 0;
 }
 
-/* The group's words (room reserved). Always inlined with constant al and metaspace where those are
- * known, so the commonest case gets a loop of its own. The word count and the columns are locals for the
+/* The group's words (room reserved). Always inlined with a constant metaspace where it is known, so the
+ * commonest case gets a loop of its own. The word count and the columns are locals for the
  * group: the column stores cannot alias them, so their pointers, flags and count stay in registers. */
 static inline __attribute__((always_inline)) void emit_words(const tp_pipeline *p, const tp_workspace *ws,
                                                              tp_columns *c, text_state *st, const tp_words *out,
-                                                             size_t n, const alignment *al, int metaspace) {
+                                                             size_t n, int metaspace) {
     text_state at = *st;
     tp_columns local = *c;
     for (size_t j = 0; j < n; j++) {
         size_t first = out->first[j];
         emit_word(p, ws, &local, &at, &ws->group[j], ws->word_lens[j], out->ids + first, out->starts + first,
-                  out->ends + first, out->count[j], al, metaspace);
+                  out->ends + first, out->count[j], metaspace);
     }
     c->n = local.n;
     *st = at;
 }
 
 /* One cached word's tokens (room reserved) straight from its slot, into put_plain_word's columns; `start`:
- * where the word starts, in the text, or with `mapped` (an alignment with from/to) in the normalized text. */
+ * where the word starts in its stretch's bytes. */
 static inline __attribute__((always_inline)) void put_cached_word(const tp_pipeline *p, tp_columns *c, int32_t word,
                                                                   size_t start, const tp_word_cache *cache,
-                                                                  const tp_cache_slot *slot, const alignment *mapped) {
+                                                                  const tp_cache_slot *slot) {
     const size_t at = c->n;
     const uint32_t *model_ids = p->model_ids;
     if (slot->len & TP_CACHE_INLINE) {
         c->ids[at] = model_ids ? model_ids[slot->at] : slot->at;
         if (!c->no_offsets) {
-            size_t s = start, e = start + (slot->len & ~TP_CACHE_INLINE);
-            if (mapped) align_range(mapped, &s, &e);
-            c->offsets[2 * at] = (uint32_t)s;
-            c->offsets[2 * at + 1] = (uint32_t)e;
+            c->offsets[2 * at] = (uint32_t)start;
+            c->offsets[2 * at + 1] = (uint32_t)(start + (slot->len & ~TP_CACHE_INLINE));
         }
         c->n = at + 1;
     } else {
@@ -462,10 +453,8 @@ static inline __attribute__((always_inline)) void put_cached_word(const tp_pipel
         for (size_t k = 0; k < n; k++) {
             out_ids[k] = model_ids ? model_ids[ids[k]] : ids[k];
             if (!c->no_offsets) {
-                size_t s = start + from[k], e = start + to[k];
-                if (mapped) align_range(mapped, &s, &e);
-                offsets[2 * k] = (uint32_t)s;
-                offsets[2 * k + 1] = (uint32_t)e;
+                offsets[2 * k] = (uint32_t)(start + from[k]);
+                offsets[2 * k + 1] = (uint32_t)(start + to[k]);
             }
         }
         c->n = at + n;
@@ -474,10 +463,9 @@ static inline __attribute__((always_inline)) void put_cached_word(const tp_pipel
 }
 
 /* The group's Metaspace-rendered word j's tokens (room reserved) straight from its cache slot: the cached
- * ranges are rendered bytes, placed in the text as emit_word places them (rendered_range), then through al. */
+ * ranges are rendered bytes, placed in the stretch as emit_word places them (rendered_range). */
 static void put_cached_rendered_word(const tp_pipeline *p, const tp_workspace *ws, tp_columns *c, int32_t word,
-                                     size_t j, const tp_word_cache *cache, const tp_cache_slot *slot,
-                                     const alignment *al) {
+                                     size_t j, const tp_word_cache *cache, const tp_cache_slot *slot) {
     const piece_word pw = ws->group[j];
     const uint32_t *render_from = ws->render_from + pw.rendered, *model_ids = p->model_ids;
     const uint32_t one_id = slot->at;
@@ -497,7 +485,6 @@ static void put_cached_rendered_word(const tp_pipeline *p, const tp_workspace *w
         uint32_t id = ids[k];
         size_t s, e;
         rendered_range(&pw, render_from, p->n_replacement, from[k], to[k], &s, &e);
-        if (al) align_range(al, &s, &e);
         c->ids[at + k] = model_ids ? model_ids[id] : id;
         if (c->no_offsets) continue;
         c->offsets[2 * (at + k)] = (uint32_t)s;
@@ -507,13 +494,11 @@ static void put_cached_rendered_word(const tp_pipeline *p, const tp_workspace *w
     put_word_numbers(p, c, at, word);
 }
 
-/* put_cached_words' loop: the leading words of the m looked for that the cache holds (see put_cached_word for
- * mapped; `rendered`: Metaspace-rendered words with offsets, placed through mapped, which may be any
- * alignment then); how many. */
+/* put_cached_words' loop: the leading words of the m looked for that the cache holds (`rendered`:
+ * Metaspace-rendered words with offsets); how many. */
 static inline __attribute__((always_inline)) size_t put_cached_run(const tp_pipeline *p, const tp_workspace *ws,
                                                                    tp_word_caches *caches, tp_columns *c,
-                                                                   text_state *st, size_t m, size_t shift,
-                                                                   const alignment *mapped, int rendered) {
+                                                                   text_state *st, size_t m, int rendered) {
     tp_columns local = *c; /* column stores cannot alias the pointers and count held here */
     text_state at = *st;
     size_t j = 0;
@@ -521,27 +506,20 @@ static inline __attribute__((always_inline)) size_t put_cached_run(const tp_pipe
         const tp_word_cache *cache;
         const tp_cache_slot *slot = tp_caches_find(caches, &cache, ws->words[j], ws->word_lens[j], ws->hash[j]);
         if (!slot) break;
-        if (rendered) put_cached_rendered_word(p, ws, &local, at.word++, j, cache, slot, mapped);
-        else put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, cache, slot,
-                             mapped);
+        if (rendered) put_cached_rendered_word(p, ws, &local, at.word++, j, cache, slot);
+        else put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : ws->group[j].start, cache, slot);
     }
     c->n = local.n;
     *st = at;
     return j;
 }
 
-/* put_cached_run through an alignment, kept out of line: the common loop stays as small as without it. */
-static __attribute__((noinline)) size_t put_cached_mapped(const tp_pipeline *p, const tp_workspace *ws,
-                                                          tp_word_caches *caches, tp_columns *c, text_state *st,
-                                                          size_t m, const alignment *al) {
-    return put_cached_run(p, ws, caches, c, st, m, 0, al, 0);
-}
-
-/* put_cached_run for Metaspace-rendered words with offsets, out of line likewise. */
+/* put_cached_run for Metaspace-rendered words with offsets, kept out of line: the common loop stays as small
+ * as without it. */
 static __attribute__((noinline)) size_t put_cached_rendered(const tp_pipeline *p, const tp_workspace *ws,
                                                             tp_word_caches *caches, tp_columns *c, text_state *st,
-                                                            size_t m, const alignment *al) {
-    return put_cached_run(p, ws, caches, c, st, m, 0, al, 1);
+                                                            size_t m) {
+    return put_cached_run(p, ws, caches, c, st, m, 1);
 }
 
 static tp_word_caches *model_caches(const tp_pipeline *p, tp_workspace *ws) {
@@ -552,13 +530,12 @@ static tp_word_caches *model_caches(const tp_pipeline *p, tp_workspace *ws) {
 
 /* The group's leading words that the model's word cache holds, emitted straight from it: no copy into the
  * model's scratch and out again, and no per-word bookkeeping. The ids alone come so from any words; with
- * offsets, from words that are the (normalized) text's own bytes or Metaspace-rendered ones (not those
- * given a prefix space). A word
- * too long to be looked for, or an empty Metaspace word (no word: emit_word), ends the run. Returns how
+ * offsets, from words that are their stretch's own bytes or Metaspace-rendered ones (not those given a prefix
+ * space). A word too long to be looked for, or an empty Metaspace word (no word: emit_word), ends the run. Returns how
  * many; *hashes: the group's hashes, or NULL when not every word was hashed (then the model encodes the
  * rest; else encode_rest takes it). */
 static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
-                               const alignment *al, const uint64_t **hashes) {
+                               const uint64_t **hashes) {
     *hashes = NULL;
     tp_word_caches *caches = model_caches(p, ws);
     tp_word_cache *shared = p->wordpiece ? tp_wordpiece_shared_cache(p->wordpiece)
@@ -577,10 +554,8 @@ static size_t put_cached_words(const tp_pipeline *p, tp_workspace *ws, tp_column
         __builtin_prefetch(tp_word_cache_home(tp_caches_first(caches), hash[j]));
     }
     if (m == n) *hashes = hash;
-    if (rendered) return put_cached_rendered(p, ws, caches, c, st, m, al);
-    if (al && al->from) return put_cached_mapped(p, ws, caches, c, st, m, al);
-    /* a normalized stretch whose bytes kept their places is the text's bytes moved by al->shift */
-    return put_cached_run(p, ws, caches, c, st, m, al ? al->shift : 0, NULL, 0);
+    if (rendered) return put_cached_rendered(p, ws, caches, c, st, m);
+    return put_cached_run(p, ws, caches, c, st, m, 0);
 }
 
 static int model_encode(const tp_pipeline *p, tp_workspace *ws, const uint8_t *const *words, const size_t *lens,
@@ -596,7 +571,7 @@ static int model_encode(const tp_pipeline *p, tp_workspace *ws, const uint8_t *c
  * encode). In a stream's first pass a third of the groups hold a new word, and most words after it are
  * cached. Out of line: the warm path (every word cached) stays as small as without it. */
 static __attribute__((noinline)) int encode_rest(const tp_pipeline *p, tp_workspace *ws, tp_columns *c,
-                                                text_state *st, size_t done, size_t n, const alignment *al) {
+                                                text_state *st, size_t done, size_t n) {
     const tp_word_cache *shared = model_caches(p, ws)->shared;
     const tp_cache_slot *slots[GROUP_PIECES];
     const uint8_t *words[GROUP_PIECES];
@@ -620,22 +595,19 @@ static __attribute__((noinline)) int encode_rest(const tp_pipeline *p, tp_worksp
     if (tp_columns_reserve(c, room)) return -1;
     tp_columns local = *c;
     text_state at = *st;
-    const alignment *mapped = al && al->from ? al : NULL;
-    const size_t shift = al && !al->from ? al->shift : 0;
     for (size_t j = done, k = 0; j < n; j++) {
         if (slots[j]) {
             if (metaspace && !ids_only(&local))
-                put_cached_rendered_word(p, ws, &local, at.word++, j, shared, slots[j], al);
+                put_cached_rendered_word(p, ws, &local, at.word++, j, shared, slots[j]);
             else
-                put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : shift + ws->group[j].start, shared,
-                                slots[j], mapped);
+                put_cached_word(p, &local, at.word++, local.no_offsets ? 0 : ws->group[j].start, shared, slots[j]);
             continue;
         }
         const uint32_t *ids = out.ids + out.first[k];
         size_t count = out.count[k++];
         if (!ids_only(&local)) {
             emit_word(p, ws, &local, &at, &ws->group[j], ws->word_lens[j], ids, out.starts + (ids - out.ids),
-                      out.ends + (ids - out.ids), count, al, metaspace);
+                      out.ends + (ids - out.ids), count, metaspace);
         } else if (ws->word_lens[j] || !metaspace) { /* as put_ids */
             for (size_t t = 0; t < count; t++) local.ids[local.n++] = p->model_ids ? p->model_ids[ids[t]] : ids[t];
         }
@@ -645,12 +617,11 @@ static __attribute__((noinline)) int encode_rest(const tp_pipeline *p, tp_worksp
     return 0;
 }
 
-static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n,
-                        const alignment *al) {
+static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, size_t n) {
     const uint64_t *hashes;
-    size_t done = put_cached_words(p, ws, c, st, n, al, &hashes);
+    size_t done = put_cached_words(p, ws, c, st, n, &hashes);
     if (done == n) return 0;
-    if (hashes && model_caches(p, ws)->shared) return encode_rest(p, ws, c, st, done, n, al);
+    if (hashes && model_caches(p, ws)->shared) return encode_rest(p, ws, c, st, done, n);
     if (done) { /* the model takes the rest from the first word not cached */
         n -= done;
         if (hashes) hashes += done;
@@ -664,8 +635,8 @@ static int encode_group(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, t
     size_t total = 0;
     for (size_t j = 0; j < n; j++) total += out.count[j];
     if (tp_columns_reserve(c, total)) return -1;
-    if (!al && !p->n_replacement) emit_words(p, ws, c, st, &out, n, NULL, 0); /* the text's own pieces */
-    else emit_words(p, ws, c, st, &out, n, al, p->n_replacement != 0);
+    if (!p->n_replacement) emit_words(p, ws, c, st, &out, n, 0); /* the stretch's own pieces */
+    else emit_words(p, ws, c, st, &out, n, 1);
     return 0;
 }
 
@@ -725,13 +696,13 @@ static void renumber_cut_words(tp_columns *c, text_state *st, const tt_piece *pi
 }
 
 static int encode_pieces(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, const uint8_t *text,
-                         size_t base, size_t limit, const tt_piece *pieces, size_t n_pieces, const alignment *al) {
+                         size_t base, size_t limit, const tt_piece *pieces, size_t n_pieces) {
     const tt_piece *cut = cut_long_words(p, ws, text + base, pieces, &n_pieces);
     if (!cut) return -1;
     for (size_t g = 0; g < n_pieces; g += GROUP_PIECES) {
         size_t n = n_pieces - g < GROUP_PIECES ? n_pieces - g : GROUP_PIECES, first_row = c->n;
         int32_t first_word = st->word;
-        if (render_group(p, ws, text, base, limit, cut + g, n, !ids_only(c)) || encode_group(p, ws, c, st, n, al))
+        if (render_group(p, ws, text, base, limit, cut + g, n, !ids_only(c)) || encode_group(p, ws, c, st, n))
             return -1;
         if (cut != pieces) renumber_cut_words(c, st, cut + g, n, first_row, first_word);
     }
@@ -824,7 +795,7 @@ static int note_strip(const tp_pipeline *p, tp_columns *c, const uint8_t *text, 
 /* A replayed stretch: the text's next tokens must spell bytes[s, e) one after another. Each token's bytes
  * are then its offsets, as stock's pre-tokenizer (which keeps every byte, in order) and model made them. */
 static int replay_stretch(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
-                          const uint8_t *bytes, size_t s, size_t e, const alignment *al) {
+                          const uint8_t *bytes, size_t s, size_t e) {
     size_t k = c->n - ws->replay_first; /* every token so far, added ones too, was replayed in order */
     while (s < e) {
         if (k >= ws->n_replay) return TP_REPLAY_MISMATCH;
@@ -833,7 +804,7 @@ static int replay_stretch(const tp_pipeline *p, tp_workspace *ws, tp_columns *c,
         size_t from = p->replay_starts[id], len = p->replay_starts[id + 1] - from;
         if (len == 0 || len > e - s || memcmp(p->replay_bytes + from, bytes + s, len)) return TP_REPLAY_MISMATCH;
         if (tp_columns_reserve(c, 1)) return -1;
-        put_aligned(p, c, st, id, s, s + len, al);
+        put_token(p, c, st, id, s, s + len);
         s += len;
     }
     st->word++;
@@ -877,12 +848,13 @@ static int match_bytes(tp_workspace *ws, const uint8_t *text, size_t len, size_t
     return 0;
 }
 
-/* Pre-tokenize and encode bytes[s, e) (the text, or a normalized stretch when al is set); at_start:
- * it begins at original offset 0 (Metaspace "first" prepends only there). A program that takes matches
- * runs on the whole text (tp_encode_sequence and encode_gap see to it), whose matches came with it. */
+/* Pre-tokenize and encode bytes[s, e) (of the text, or of a normalized gap), its tokens' offsets in those
+ * bytes; at_start: it begins at original offset 0 (Metaspace "first" prepends only there). A program that
+ * takes matches runs on the whole text (tp_encode_sequence and encode_gap see to it), whose matches came
+ * with it. */
 static int encode_stretch(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st,
-                          const uint8_t *bytes, size_t s, size_t e, int at_start, const alignment *al) {
-    if (!p->program) return replay_stretch(p, ws, c, st, bytes, s, e, al);
+                          const uint8_t *bytes, size_t s, size_t e, int at_start) {
+    if (!p->program) return replay_stretch(p, ws, c, st, bytes, s, e);
     const tt_piece *pieces;
     size_t n_pieces, n_matches = 0;
     if (ws->matches) {
@@ -893,11 +865,13 @@ static int encode_stretch(const tp_pipeline *p, tp_workspace *ws, tp_columns *c,
     int rc = tp_engine->program_run_given(program, ws->pre, bytes + s, e - s, n_matches ? ws->match_bytes : NULL,
                                           n_matches, &pieces, &n_pieces);
     if (rc) return rc == TT_GAVE_UP ? TP_STOCK_DECIDES : -1;
-    return encode_pieces(p, ws, c, st, bytes, s, e, pieces, n_pieces, al);
+    return encode_pieces(p, ws, c, st, bytes, s, e, pieces, n_pieces);
 }
 
 /* A gap between normalized=false added tokens: normalized (HF normalizes each gap on its own), split
- * by the normalized=true added tokens, the rest encoded stretch by stretch. */
+ * by the normalized=true added tokens, the rest encoded stretch by stretch. The tokens of a normalized gap
+ * take offsets in its normalized bytes, all mapped to the text's at the end in one pass (align_rows): the
+ * alignment's lookups then go in order, none waiting on a cached word's entry to be read. */
 static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, text_state *st, const uint8_t *text,
                       tp_segment gap) {
     const uint8_t *bytes = text;
@@ -918,19 +892,21 @@ static int encode_gap(const tp_pipeline *p, tp_workspace *ws, tp_columns *c, tex
     long n = tp_added_split(p->added, 1, bytes + shift, len, &ws->inner, &ws->inner_cap);
     if (n < 0) return -1;
     if (n > 1 && takes_matches(p)) return TP_STOCK_DECIDES; /* matches are found over the whole text */
+    const size_t first_row = c->n;
     for (long i = 0; i < n; i++) {
         size_t s = shift + ws->inner[i].start, e = shift + ws->inner[i].end;
         if (ws->inner[i].id != TP_ADDED_TEXT) {
             if (tp_columns_reserve(c, 1)) return -1;
-            put_aligned(p, c, st, ws->inner[i].id, s, e, aligned);
+            put_token(p, c, st, ws->inner[i].id, s, e);
             st->word++;
             if (ws->inner[i].strips && note_strip(p, c, bytes + s, e - s)) return -1;
         } else {
             size_t original = aligned ? original_start(aligned, s) : s;
-            int code = encode_stretch(p, ws, c, st, bytes, s, e, original == 0, aligned);
+            int code = encode_stretch(p, ws, c, st, bytes, s, e, original == 0);
             if (code) return code;
         }
     }
+    if (aligned && !c->no_offsets) align_rows(aligned, c->offsets + 2 * first_row, c->n - first_row);
     return 0;
 }
 
