@@ -7,9 +7,10 @@ every stage is covered, else returns None (stock then runs the whole encode). Wh
 is not covered, but it keeps every byte in order, `plan` also builds a replaying pipeline: it runs every
 other stage natively on the byte-level BPE tokens stock's fast call gives per text, for the columnar call
 (offsets and post-processing from our side, at the cost of stock's ids). When only the normalizer and the
-pre-tokenizer are not, for want of Replace steps and a first Split whose regex the compiler refuses, it builds
-the pipeline with those steps taking their matches from stock's regex, per text (`Gated`, hf_tagtok.gate). `plan_key` tells when a plan is
-stale; `NativeEncoder` is a built pipeline plus what encodings need to name their tokens.
+pre-tokenizer are not, for want of Replace steps and a first Split whose regex the compiler refuses, it
+builds the pipeline with those steps taking their matches from stock's regex, per text (`Gated`,
+hf_tagtok.gate), in preference to replaying. `plan_key` tells when a plan is stale; `NativeEncoder` is a
+built pipeline plus what encodings need to name their tokens.
 """
 import functools
 import json
@@ -271,8 +272,10 @@ def _gated(native, stock, spec, config, report):
 
     try:
         normalizer, segments, tail = normalizers.gated(config.get("normalizer"))
-        pre_tokenizer, split = (spec["pre_tokenizer"], None) if "pre_tokenizer" in spec else \
-            pre_tokenizers.gated(config.get("pre_tokenizer"))
+        if "pre_tokenizer" in spec:
+            pre_tokenizer, split = spec["pre_tokenizer"], None
+        else:
+            pre_tokenizer, split = pre_tokenizers.gated(config.get("pre_tokenizer"))
         encoder = _encoder(native, stock, {**spec, "normalizer": normalizer, "pre_tokenizer": pre_tokenizer})
     except Unsupported:
         return None
