@@ -20,8 +20,8 @@ normalizes each stretch between them on its own while the matches are found over
 refused Split, also when its normalized text holds a normalized added token's content (stock pre-tokenizes
 each stretch between added tokens on its own).
 
-Every call of texts (single or pairs, with truncation and padding or without) takes the matches of each text
-and pair (`given`).
+Every call of texts that are not pre-tokenized (single or pairs, with truncation and padding or without) takes
+the matches of each text and pair (`given`); pre-tokenized input goes to stock.
 """
 import json
 import re

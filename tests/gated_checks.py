@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from tokenizers import Regex, pre_tokenizers
 
 import hf_tagtok
 from conformance import tokenizer_mode
@@ -50,3 +51,19 @@ def assert_assembled_like_stock(mine, stock, texts):
             continue
         encoded = mine.encode_batch(batch)
         assert [tokenizer_mode.encoding_diff(m, e) for m, e in zip(encoded, expected)] == [None] * len(batch)
+
+
+def stock_spans(pattern, text):
+    """The non-empty matches of a regex in text as stock's inverted Split lists them: count, then char pairs."""
+    pieces = pre_tokenizers.Split(Regex(pattern), "removed", invert=True).pre_tokenize_str(text)
+    return [len(pieces), *(offset for _, span in pieces for offset in span)]
+
+
+def replaced(text, pairs, content):
+    """text with content in place of each [start, end) char range of the flat pairs (to compare with stock's
+    Replace, which shows empty matches too)."""
+    out, done = [], 0
+    for start, end in zip(pairs[::2], pairs[1::2]):
+        out += [text[done:start], content]
+        done = end
+    return "".join(out) + text[done:]

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from tokenizers import AddedToken, Regex, normalizers, pre_tokenizers, processors
 
 from conformance import tokenizer_zoo
-from gated_checks import assert_assembled_like_stock, assert_like_stock, ours
+from gated_checks import assert_assembled_like_stock, assert_like_stock, ours, replaced, stock_spans
 from hf_tagtok import sample_text
 
 TWO_LOWER = r"(\p{Ll})\g<1>"  # two lowercase letters (a subexpression call runs the group again)
@@ -47,26 +47,24 @@ def test_every_behavior_splits_like_stock_natively(behavior, invert):
                                                for text in EDGE_TEXTS]
 
 
-def _stock_spans(pattern, text):
-    """The non-empty matches of a regex in text as stock's inverted Split lists them: count, then char pairs."""
-    pieces = pre_tokenizers.Split(Regex(pattern), "removed", invert=True).pre_tokenize_str(text)
-    return [len(pieces), *(offset for _, span in pieces for offset in span)]
-
-
 def test_the_matches_are_stocks_over_the_normalized_text():
     stock = _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"))
     texts = ["ＡＡ b", "B K", "x", "", "ﬀ ǅ"]  # NFKC and Lowercase make pairs the raw text lacks
     found = ours(stock)._gated.gate.matches(texts)
-    assert found == [_stock_spans(TWO_LOWER, NORMALIZER.normalize_str(text)) for text in texts]
-    assert found[0] == [1, 0, 2] and found[1] == [0]
+    assert found == [stock_spans(TWO_LOWER, NORMALIZER.normalize_str(text)) for text in texts]
+    assert found[0][0] and not stock_spans(TWO_LOWER, texts[0])[0]  # a match the raw text does not hold
 
 
 def test_empty_matches_split_like_stock():
     stock = _split_first(pre_tokenizers.Split(Regex(r"(q)\g<1>|z*"), "isolated"), normalizer=None)
     mine = ours(stock)
     texts = ["abc", "", "qq", "zz", "aqqb", "éz", "zqqz q"]
-    # every empty match is one, as stock lists them: "abc" has one before each char and one at the end
-    assert mine._gated.gate.matches(texts)[0] == [4, 0, 0, 1, 1, 2, 2, 3, 3]
+    # every empty match is one, as stock's Replace of the regex shows them
+    found = mine._gated.gate.matches(texts)
+    stock_replace = normalizers.Replace(Regex(r"(q)\g<1>|z*"), "-")
+    assert [replaced(text, flat[1:], "-") for text, flat in zip(texts, found)] == \
+        [stock_replace.normalize_str(text) for text in texts]
+    assert any(flat[1 + 2 * k] == flat[2 + 2 * k] for flat in found for k in range(flat[0]))
     assert _native_kinds(mine, texts) == [True] * len(texts)
     assert_like_stock(mine, stock, texts, texts)
 
@@ -77,8 +75,10 @@ def test_a_replace_and_a_split_both_refused_take_their_own_matches():
     mine = ours(stock)
     texts = ["AA qq", "AAAA", "qAA", "none"]
     # the Replace's matches in the text, then the Split's in the text the normalizer makes ("q qq", "qq", ...)
-    assert mine._gated.gate.matches(texts) == [[1, 0, 2, 1, 2, 4], [2, 0, 2, 2, 4, 1, 0, 2], [1, 1, 3, 1, 0, 2],
-                                               [0, 0]]
+    found = mine._gated.gate.matches(texts)
+    assert found == [stock_spans(r"(\p{Lu})\g<1>", text) + stock_spans(r"(q)\g<1>", normalizer.normalize_str(text))
+                     for text in texts]
+    assert all(flat[0] for flat in found[:3])
     assert _native_kinds(mine, texts) == [True] * len(texts)
     assert_like_stock(mine, stock, texts, texts)
 
