@@ -802,9 +802,12 @@ def small_backref_split():
 
 # A Split the regex compiler refuses (a subexpression call: three letters). As the pre-tokenizer's first step,
 # stock's regex finds its matches per text and the native pipeline splits there (hf_tagtok.gate); after a
-# Digits split, encode runs on stock and encode_batch_arrays replays stock's token ids through the native
-# stages (hf_tagtok.planner).
+# Digits split, where the pattern's lookahead looks past a piece, encode runs on stock and encode_batch_arrays
+# replays stock's token ids through the native stages (hf_tagtok.planner). The three letters alone look at no
+# context: after Punctuation and Digits splits they are gated too, a text whose match crosses a piece going to
+# stock.
 SUBCALL_PATTERN = r"([a-z])\g<1>[a-z]|" + CL100K_PATTERN
+SUBCALL_LETTERS = r"([a-z])\g<1>[a-z]"
 # Atomic groups and possessive repeats (the regex VM's sub-programs): a letter run with its clitic kept whole,
 # digits never given back to the `\d` after them.
 ATOMIC_PATTERN = r"(?>\p{L}+(?i:'s|'t|'ll)?)(?!\p{N})|(?:\p{N}{1,2})++\d?|" + CL100K_PATTERN
@@ -819,6 +822,13 @@ def small_atomic_split():
 def small_subcall_replayed():
     pre = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=False), _split(SUBCALL_PATTERN),
                                    _byte_level()])
+    return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(),
+                           normalizer=normalizers.NFKC())
+
+
+def small_subcall_later_split_gated():
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Punctuation("isolated"), pre_tokenizers.Digits(individual_digits=True),
+                                   pre_tokenizers.Split(Regex(SUBCALL_LETTERS), "removed"), _byte_level()])
     return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(),
                            normalizer=normalizers.NFKC())
 
@@ -930,6 +940,7 @@ SMALL = {
     "small_subcall_missing_bytes": small_subcall_missing_bytes,
     "small_subcall_replace_gated": small_subcall_replace_gated,
     "small_subcall_split_gated": small_subcall_split_gated,
+    "small_subcall_later_split_gated": small_subcall_later_split_gated,
     "small_subcall_replace_split_gated": small_subcall_replace_split_gated,
 }
 

@@ -25,6 +25,7 @@ from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIN
 import numpy as np
 
 from hf_tagtok._engine import RegexGaveUp
+from hf_tagtok.errors import StockDecides
 
 from hf_tagtok._config import member_span, member_spans, pair_ids_in, token_bytes, vocab_names  # noqa: F401  (the model spec's readers)
 from hf_tagtok.encoding import RECORD_COLUMNS, RECORD_PADDING
@@ -660,12 +661,14 @@ cdef class Pipeline:
 
         A pipeline without a pre-tokenizer (a replaying one) needs `replay`: (ids u32, lengths i64), each text's own token ids as stock
         encodes it without special tokens, one after another (hf_tagtok._lists.flat_ids). It returns None when
-        those tokens do not spell the texts, or when a regex gave up on a text (RegexGaveUp): stock must run.
+        those tokens do not spell the texts: stock must run.
 
         A pipeline with "replace_given" normalizer steps or a "split_given" pre-tokenizer step (hf_tagtok.gate)
         takes `given`: (data u32, starts i64), text i's matches of those steps at data[starts[i]:] as
-        tp_text.given reads them, or none when starts[i] is -1 (none of their regexes matches in it). It returns
-        None when they do not fit a text: stock must run."""
+        tp_text.given reads them, or none when starts[i] is -1 (none of their regexes matches in it).
+
+        It raises StockDecides naming the texts stock must encode: a regex gave up on them (TT_GAVE_UP), or the
+        matches given with them do not fit them."""
         cdef size_t n = len(texts), i
         cdef tp_text *c_texts = <tp_text *>calloc(n or 1, sizeof(tp_text))
         cdef const uint32_t **c_given = NULL
@@ -697,6 +700,8 @@ cdef class Pipeline:
             free(c_given)
         if rc == TP_TEXT_SURROGATE:
             raise UnicodeEncodeError("utf-8", "", 0, 1, "surrogates not allowed")
+        if rc == TP_STOCK_DECIDES and (lengths < 0).any():
+            raise StockDecides(np.flatnonzero(lengths < 0))
         if rc == TP_REPLAY_MISMATCH or rc == TP_STOCK_DECIDES:
             return None
         if rc:

@@ -1,6 +1,6 @@
 """The exceptions planning raises: `Unsupported` (a stage the native pipeline does not cover) and the
 engine's `UnsupportedShape` (a pre-tokenizer program it cannot build); `native_module()`, the compiled
-pipeline or Unsupported.
+pipeline or Unsupported; `StockDecides`, which the compiled pipeline raises for texts stock must encode.
 
 Every stage module raises these; none imports another stage module for them, so the planner
 (`hf_tagtok.planner`) imports the stages without a cycle.
@@ -9,6 +9,14 @@ Every stage module raises these; none imports another stage module for them, so 
 
 class Unsupported(Exception):
     """A stage the native pipeline does not cover; the message says why."""
+
+
+class StockDecides(Exception):
+    """Stock, not the native pipeline, must encode some texts of a call: `texts`, their indices in it."""
+
+    def __init__(self, texts):
+        super().__init__(f"stock encodes {len(texts)} of the call's texts")
+        self.texts = texts
 
 
 def native_module():

@@ -1,18 +1,17 @@
 """Stock's regex finds the matches of the steps whose regex the compiler refuses; the pipeline does the rest.
 
-A Replace whose regex the compiler refuses (a subexpression call, `\\X`, `\\K`) keeps its place in the
-native normalizer as a "replace_given" step: it replaces matches it is given with the text, exactly where
-stock's regex finds them. A Split so refused that is the pre-tokenizer's first step becomes a "split_given"
-engine step: it splits the normalized text at the matches given with it. `MatchGate` finds them for a batch of
-texts at once, each text as the steps before the refused one make it (stock's own steps), with a stock
-tokenizer built for the purpose, whose `encode_batch` runs on stock's thread pool: its normalizer is a Replace
-of the refused regex with a sentinel for content and its pre-tokenizer isolates the sentinels, so its tokens
-are the stretches between matches and one sentinel per match, an empty match too. Stock aligns a match's
-sentinel to the match's last char (an empty match's to the char before it, or to nothing at the start), so a
-match ends where its sentinel's offsets end and starts where the token before it ends. Stock's Replace and
-Split find their matches alike (`find_matches` over the text), so the Split's matches are those of the
-Replace of its regex over the normalized text. With several refused steps, stock's Replace makes each one's
-output for the next.
+A Replace whose regex the compiler refuses (a subexpression call, `\\X`, `\\K`) keeps its place in the native
+normalizer as a "replace_given" step: it replaces matches it is given with the text, exactly where stock's regex
+finds them. A Split so refused becomes a "split_given" engine step: it splits the normalized text at the matches
+given with it (after other steps, each piece at those inside it: hf_tagtok.pre_tokenizers.gated). `MatchGate` finds
+them for a batch of texts at once, each text as the steps before the refused one make it (stock's own steps), with
+a stock tokenizer built for the purpose, whose `encode_batch` runs on stock's thread pool: its normalizer is a
+Replace of the refused regex with a sentinel for content and its pre-tokenizer isolates the sentinels, so its
+tokens are the stretches between matches and one sentinel per match, an empty match too. Stock aligns a match's
+sentinel to the match's last char (an empty match's to the char before it, or to nothing at the start), so a match
+ends where its sentinel's offsets end and starts where the token before it ends. Stock's Replace and Split find
+their matches alike (`find_matches` over the text), so the Split's matches are those of the Replace of its regex
+over the normalized text. With several refused steps, stock's Replace makes each one's output for the next.
 
 A text goes to stock instead when it holds the sentinel, when stock raises for it, or when it holds an added
 token's content that stock splits on before normalizing (the tokens with `normalized` false), since stock

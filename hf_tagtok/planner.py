@@ -7,9 +7,10 @@ every stage is covered, else returns None (stock then runs the whole encode). Wh
 is not covered, but it keeps every byte in order, `plan` also builds a replaying pipeline: it runs every
 other stage natively on the byte-level BPE tokens stock's fast call gives per text, for the columnar call
 (offsets and post-processing from our side, at the cost of stock's ids). When only the normalizer and the
-pre-tokenizer are not, for want of Replace steps and a first Split whose regex the compiler refuses, it
-builds the pipeline with those steps taking their matches from stock's regex, per text (`Gated`,
-hf_tagtok.gate), in preference to replaying. `plan_key` tells when a plan is stale; `NativeEncoder` is a
+pre-tokenizer are not, for want of Replace steps and a Split whose regex the compiler refuses, it builds the
+pipeline with those steps taking their matches from stock's regex, per text (`Gated`, hf_tagtok.gate), in
+preference to replaying; a Split after other steps only when its matches, found over the whole text, seldom
+cross the pieces those steps cut in the built-in sample (each text where one does costs the gate and stock). `plan_key` tells when a plan is stale; `NativeEncoder` is a
 built pipeline plus what encodings need to name their tokens.
 """
 import functools
@@ -20,9 +21,10 @@ from typing import NamedTuple
 import numpy as np
 
 from hf_tagtok import added_tokens, models, normalizers, pre_tokenizers, processors
-from hf_tagtok.errors import Unsupported, native_module
+from hf_tagtok.errors import StockDecides, Unsupported, native_module
 from hf_tagtok.gate import MatchGate
 from hf_tagtok.pre_tokenizers import byte_chars, char_bytes
+from hf_tagtok.sample_text import multiscript_texts
 
 _PIPELINE_STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor")
 
@@ -266,8 +268,8 @@ def plan(stock, text=None) -> Plan:
 
 
 def _gated(native, stock, spec, config, report):
-    """The Gated encoder when the normalizer misses only Replace steps and the pre-tokenizer only a first Split
-    whose regex the compiler refuses, else None."""
+    """The Gated encoder when the normalizer misses only Replace steps and the pre-tokenizer only a Split whose
+    regex the compiler refuses (see pre_tokenizers.gated), else None."""
     from hf_tagtok.errors import UnsupportedShape
 
     try:
@@ -285,10 +287,37 @@ def _gated(native, stock, spec, config, report):
     if segments:
         report["normalizer"]["reason"] += ("; stock's regex finds such a Replace's matches in each text and the "
                                            "native normalizer replaces them")
+    gated = Gated(encoder, MatchGate(segments, spec["added_tokens"], None if split is None else (tail, split)))
+    if split is not None and pre_tokenizer.steps[0]["kind"] != "split_given":
+        crossed = _crossed_share(gated)
+        if crossed > _MOST_CROSSED:
+            report["pre_tokenizer"]["reason"] += (f"; the Split's matches cross the pieces the steps before it cut in "
+                                                  f"{crossed:.0%} of the sample texts, which stock must encode")
+            return None
     if split is not None:
         report["pre_tokenizer"]["reason"] += ("; stock's regex finds the Split's matches in each normalized text "
                                               "and the native pre-tokenizer splits there")
-    return Gated(encoder, MatchGate(segments, spec["added_tokens"], None if split is None else (tail, split)))
+    return gated
+
+
+# A gated Split after other steps: the share of the built-in sample's texts whose matches may cross its pieces
+# (each then costs the gate, the pipeline and stock) above which stock encodes every text.
+_MOST_CROSSED = 0.01
+
+
+def _crossed_share(gated):
+    """The share of the built-in multi-script sample's texts the gate passes that the gated pipeline hands back
+    to stock (a match crossing a piece, hf_tagtok.pre_tokenizers.gated)."""
+    texts = multiscript_texts()
+    mask, given = gated.gate.given(texts)
+    passed = [text for text, passes in zip(texts, mask) if passes]
+    if not passed:
+        return 0.0
+    try:
+        gated.encoder.pipeline.encode(passed, True, False, False, False, None, given)
+    except StockDecides as decided:
+        return len(decided.texts) / len(passed)
+    return 0.0
 
 
 def _replayable(model, pre_tokenizer):

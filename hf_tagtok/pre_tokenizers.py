@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from tokenizers import PreTokenizedString, Regex
+from tokenizers import normalizers as _hf_normalizers
 from tokenizers import pre_tokenizers as _hf
 
 from . import regex_compiler
@@ -772,18 +773,46 @@ def spec(config):
 
 
 def gated(config):
-    """(PreTokenizerSpec whose first step splits at the matches given with each text, the refused Split's config)
-    when the pre-tokenizer is, or starts with, a Split whose regex the compiler refuses and the rest is native;
-    raises Unsupported otherwise. For hf_tagtok.gate, which finds its matches per text with stock's regex."""
+    """(PreTokenizerSpec in which a refused Split splits at the matches given with each text, that Split's config)
+    when the pre-tokenizer is, or holds, one Split whose regex the compiler refuses and the rest is native;
+    raises Unsupported otherwise. For hf_tagtok.gate, which finds its matches per text with stock's regex. A
+    Split after other steps takes them only when its regex looks at no context (the engine then checks that
+    no match crosses a piece the steps before it cut)."""
     items = config.get("pretokenizers", []) if config is not None and config.get("type") == "Sequence" else [config]
-    first = items[0] if items else None
     try:
-        split = _from_json(first, allow_slow_regex=True) if first and first.get("type") == "Split" else None
-        if split is None or split._pattern_type != "Regex" or split._regex_kind or split._compiled:
-            raise Unsupported("pre-tokenizer: no first Split with a regex the compiler refuses")
+        at, split = next(((k, split) for k, split in enumerate(map(_refused_split, items)) if split), (0, None))
+        if split is None:
+            raise Unsupported("pre-tokenizer: no Split with a regex the compiler refuses")
+        if at and not regex_compiler.looks_at_no_context(split._pattern):
+            raise Unsupported("pre-tokenizer: a refused Split after other steps whose regex looks at the text "
+                              "around its matches (anchors, boundaries, lookarounds, atomic groups)")
+        if at and not _never_empty(split._pattern):
+            raise Unsupported("pre-tokenizer: a refused Split after other steps whose regex may match empty (it "
+                              "would cut at every char, and stock's matches would cost more than its own pass)")
         given = {"kind": "split_given", "behavior": split.behavior, "invert": split.invert}
-        steps = [given, *engine_steps({"type": "Sequence", "pretokenizers": items[1:]})]
+        steps = [*engine_steps({"type": "Sequence", "pretokenizers": items[:at]}), given,
+                 *engine_steps({"type": "Sequence", "pretokenizers": items[at + 1:]})]
         _engine().Program(steps)
     except ValueError as error:
         raise Unsupported(f"pre-tokenizer: {error}")
-    return PreTokenizerSpec(steps), first
+    return PreTokenizerSpec(steps), items[at]
+
+
+# Chars a regex that can match empty matches at, each on its own: a regex matching none of them cannot.
+_EMPTY_PROBES = ("\ufdd1", "\x00", " ", "a", "0", "\u4e00")
+
+
+def _never_empty(pattern):
+    """Whether stock's regex cannot match empty: it finds no match at all in one of the probe chars (where it
+    could, a match at the char's start, empty or not, would be found)."""
+    replace = _hf_normalizers.Replace(Regex(pattern), "\ufdd0")
+    return any(replace.normalize_str(probe) == probe for probe in _EMPTY_PROBES)
+
+
+def _refused_split(config):
+    """The Split a pre-tokenizer JSON dict is when the compiler refuses its regex, else None."""
+    if not config or config.get("type") != "Split":
+        return None
+    split = _from_json(config, allow_slow_regex=True)
+    refused = split._pattern_type == "Regex" and not split._regex_kind and not split._compiled
+    return split if refused else None

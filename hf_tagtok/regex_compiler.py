@@ -925,3 +925,58 @@ def disjoint_class_runs(compiled):
         return False
     edges = sorted(r for ranges in runs for r in ranges)
     return all(prev[1] < cur[0] for prev, cur in zip(edges, edges[1:]))
+
+
+# Escapes whose match depends on text outside it (anchors, word and grapheme boundaries, \K) or commits to
+# its first way through (\X, \R): such a pattern can match a stretch alone where it does not in the text.
+_CONTEXT_ESCAPES = set("bBAzZGyYXRK")
+# Escapes followed by a bracketed argument (\p{L}, \x{41}, \k<name>, \g<1>).
+_BRACKETED_ESCAPES = set("pPxokgu")
+_CLOSING = {"{": "}", "<": ">", "'": "'"}
+
+
+def looks_at_no_context(pattern):
+    """Whether every match of `pattern` depends only on the chars it spans, and backtracks freely: no anchor,
+    boundary, lookaround, atomic group, possessive repeat, absent or conditional group, nor an option beyond
+    i and m. Then, wherever no match in a text crosses the end of a stretch, the stretch alone has the same
+    matches. A lexical scan of a pattern onig accepts: conservative, it may refuse a pattern that qualifies."""
+    i, n, depth = 0, len(pattern), 0
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            escaped = pattern[i + 1:i + 2]
+            if depth == 0 and escaped in _CONTEXT_ESCAPES:
+                return False
+            i += 2
+            if escaped in _BRACKETED_ESCAPES and pattern[i:i + 1] in _CLOSING:
+                close = pattern.find(_CLOSING[pattern[i]], i + 1)
+                if close < 0:
+                    return False
+                i = close + 1
+            continue
+        if c == "[":
+            if pattern.startswith("]", i + 1 + (pattern[i + 1:i + 2] == "^")):
+                return False  # a leading ']' reads differently across syntaxes
+            depth += 1
+        elif c == "]" and depth:
+            depth -= 1
+        elif depth == 0:
+            if c in "^$" or (c in "*+?}" and pattern[i + 1:i + 2] == "+"):
+                return False
+            if c == "(" and pattern[i + 1:i + 2] == "?" and not _plain_group(pattern, i + 2):
+                return False
+            if c == "(" and pattern[i + 1:i + 2] == "?":
+                i += 2  # the group's '?' is no quantifier
+                continue
+        i += 1
+    return True
+
+
+def _plain_group(pattern, at):
+    """Whether the group whose '(?' ends before `at` is a named or non-capturing group, or sets options i and m."""
+    if pattern[at:at + 1] == "<" and pattern[at + 1:at + 2] not in ("=", "!"):
+        return True
+    if pattern[at:at + 1] == "'":
+        return True
+    options = re.match(r"[im-]*[:)]", pattern[at:])
+    return options is not None

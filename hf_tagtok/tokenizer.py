@@ -18,6 +18,7 @@ from hf_tagtok import planner
 from hf_tagtok._lists import encoding_views, flat_ids, flat_pairs
 from hf_tagtok.encoding import (NAMELESS, RECORD_BOUNDS, RECORD_COLUMNS, RECORD_END, RECORD_RANGES, RECORD_SPLIT,
                                 RECORD_START, Columns, Encoding)
+from hf_tagtok.errors import StockDecides
 from hf_tagtok.fallback import SHADOWED, warn_fallback
 
 STAGES = ("added_tokens", "normalizer", "pre_tokenizer", "model", "post_processor", "truncation", "padding",
@@ -242,36 +243,47 @@ class Tokenizer:
         return (gated.encoder, given) if all(mask) else None
 
     def _gated_batch(self, texts, mask, given, add_special_tokens, **kinds):
-        """(the native batch of the texts the gate passed or None, the other texts); when the native pipeline
-        cannot take them (see native_batch), every text is in the second."""
-        passed = [text for text, passes in zip(texts, mask) if passes]
+        """(the native batch of the texts the gate passed and the pipeline takes, per text whether it is in it); the
+        batch is None when the native pipeline cannot take the call (see native_batch)."""
+        passed = [k for k, passes in enumerate(mask) if passes]
+        try:
+            return self._gated_native(texts, passed, given, add_special_tokens, kinds, each_text=True), mask
+        except StockDecides as decided:
+            mask = list(mask)
+            for k in decided.texts:
+                mask[passed[k]] = False
+            given = (given[0], np.delete(given[1], decided.texts))
+            passed = [k for k, passes in enumerate(mask) if passes]
+            return self._gated_native(texts, passed, given, add_special_tokens, kinds, each_text=False), mask
+
+    def _gated_native(self, texts, passed, given, add_special_tokens, kinds, each_text):
+        """The gated pipeline's native batch of texts[k] for k in `passed`, or None (see native_batch)."""
         if not passed:
-            return None, texts
-        batch = native_batch(self._gated.encoder, passed, [None] * len(passed), add_special_tokens, False, None, None,
-                             given=given, **kinds)
-        if batch is None:
-            return None, texts
-        return batch, [text for text, passes in zip(texts, mask) if not passes]
+            return None
+        return native_batch(self._gated.encoder, [texts[k] for k in passed], [None] * len(passed), add_special_tokens,
+                            False, None, None, given=given, each_text=each_text, **kinds)
 
     def _gated_encodings(self, texts, mask, given, add_special_tokens):
-        batch, rest = self._gated_batch(texts, mask, given, add_special_tokens)
+        batch, mask = self._gated_batch(texts, mask, given, add_special_tokens)
         if batch is None:
             return self._stock.encode_batch(texts, add_special_tokens=add_special_tokens)
         native = batch.encodings()
-        if not rest:
+        if all(mask):
             return native
+        rest = [text for text, passes in zip(texts, mask) if not passes]
         native, stock = iter(native), iter(self._stock.encode_batch(rest, add_special_tokens=add_special_tokens))
         return [next(native) if passes else next(stock) for passes in mask]
 
     def _gated_arrays(self, texts, mask, given, add_special_tokens, offsets):
-        batch, rest = self._gated_batch(texts, mask, given, add_special_tokens, overflowing=False, offsets=offsets,
+        batch, mask = self._gated_batch(texts, mask, given, add_special_tokens, overflowing=False, offsets=offsets,
                                         words=False, columnar=True)
         if batch is None:
             return self._stock_arrays(texts, add_special_tokens, False, False, offsets, True)
         arrays = batch.arrays(False)
         arrays = arrays if offsets else arrays._replace(offsets=None)
-        if not rest:
+        if all(mask):
             return arrays
+        rest = [text for text, passes in zip(texts, mask) if not passes]
         return _interleaved(mask, arrays, self._stock_arrays(rest, add_special_tokens, False, False, offsets, True))
 
     def _stock_plain(self):
@@ -513,17 +525,19 @@ def _interleaved(mask, first, second) -> BatchArrays:
 
 
 def native_batch(native, texts, pairs, add_special_tokens, pretokenized, truncation, padding, overflowing=True,
-                 offsets=True, words=True, columnar=False, given=None):
+                 offsets=True, words=True, columnar=False, given=None, each_text=False):
     """The `_Batch` of a native encoder (`planner.NativeEncoder`) for these inputs under truncation and padding
     (dicts as `tokenizers.Tokenizer` reports them, or None), or None: stock must run. Without `overflowing` it
     holds the main encodings only; without `offsets` or `words` a plain batch computes none (that column is
     None: for `encode_batch_arrays` only). A `columnar` batch is for `arrays` (int64 offsets, padding stored);
     else it is for `Encoding` views, which keep fewer bytes: uint32 offsets, and padding only counted. `given`: the
-    sequences' matches of a gated pipeline's refused steps (hf_tagtok.gate.MatchGate.given over `_sequences`)."""
+    sequences' matches of a gated pipeline's refused steps (hf_tagtok.gate.MatchGate.given over `_sequences`). With
+    `each_text`, a call of single texts raises StockDecides naming the texts stock must encode instead."""
     raises = native.stock_raises_id
     try:
         if _plain(truncation, padding, pairs, pretokenized):
-            batch = _Batch.plain(native, texts, add_special_tokens, offsets, words, columnar, given=given)
+            batch = _Batch.plain(native, texts, add_special_tokens, offsets, words, columnar, given=given,
+                                 each_text=each_text)
         else:  # overflow kept when a token may show that stock raises: truncation must not hide it
             batch = _Batch.assembled(native, texts, pairs, pretokenized, add_special_tokens, truncation, padding,
                                      overflowing or raises is not None, columnar, given)
@@ -610,10 +624,16 @@ class _Batch:
 
     @classmethod
     def plain(cls, native, texts, add_special_tokens, offsets=True, words=True, columnar=False, replay=None,
-              given=None):
+              given=None, each_text=False):
         """The batch of single texts with no truncation or padding; None when a replaying pipeline's `replay`
-        (per text, stock's token ids) does not spell the texts, or the matches `given` with them do not fit."""
-        columns = native.pipeline.encode(texts, add_special_tokens, offsets, words, columnar, replay, given)
+        (per text, stock's token ids) does not spell the texts, or stock must encode some text (see
+        `_native.Pipeline.encode`), which with `each_text` raises StockDecides naming them instead."""
+        try:
+            columns = native.pipeline.encode(texts, add_special_tokens, offsets, words, columnar, replay, given)
+        except StockDecides:
+            if each_text:
+                raise
+            return None
         if columns is None:
             return None
         ids, type_ids, offsets, special, words, lengths = columns

@@ -4,10 +4,27 @@ import warnings
 
 import numpy as np
 import pytest
-from tokenizers import Regex, pre_tokenizers
+import tokenizers
+from tokenizers import AddedToken, Regex, normalizers, pre_tokenizers, processors
 
 import hf_tagtok
-from conformance import tokenizer_mode
+from conformance import tokenizer_mode, tokenizer_zoo
+
+NORMALIZER = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
+
+
+def byte_bpe_after(split, normalizer=NORMALIZER):
+    """A byte-level BPE whose pre-tokenizer is `split` then ByteLevel, with added tokens of both kinds."""
+    post = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
+                                         special_tokens=[("<s>", 0), ("</s>", 1)])
+    added = [AddedToken("<|special|>", special=True, normalized=False), AddedToken("norm", normalized=True)]
+    pre = pre_tokenizers.Sequence([split, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
+    return tokenizer_zoo._small_byte_bpe(pre, post, added=added, normalizer=normalizer)
+
+
+def native_kinds(mine, texts):
+    """Per text whether our encode_batch gave our own encoding (not stock's)."""
+    return [not isinstance(encoding, tokenizers.Encoding) for encoding in mine.encode_batch(texts)]
 
 
 def ours(stock):

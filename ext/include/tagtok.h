@@ -76,7 +76,7 @@ typedef enum {
     TT_STEP_SCRIPTS,       /* UnicodeScripts */
     TT_STEP_FIXED_LENGTH,  /* chunks of `length` chars */
     TT_STEP_SPLIT_COMPILED, /* a compiled regex program (tt_rx_spec) */
-    TT_STEP_SPLIT_GIVEN,   /* the matches given with the text (tt_program_run_given); the first step only */
+    TT_STEP_SPLIT_GIVEN,   /* the matches given with the text (tt_program_run_given); one, before any transform */
 } tt_step_kind;
 
 typedef enum { TT_REGEX_GPT2, TT_REGEX_CL100K, TT_REGEX_QWEN2, TT_REGEX_O200K } tt_regex_kind;
@@ -161,13 +161,14 @@ void tt_scratch_free(tt_scratch *scratch);
 int tt_program_run(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
                    const tt_piece **pieces, size_t *n_pieces);
 
-/* tt_program_run for a program whose first step is SPLIT_GIVEN: its matches are the n_matches [start, end)
- * byte pairs at `matches` (none when NULL), in order, as tokenizers' find_matches finds them over the whole
- * text (empty ones too), each on char starts. Matches out of order or past the text give TT_GAVE_UP: stock
- * decides. A program without that step ignores them. */
+/* tt_program_run for a program with a SPLIT_GIVEN step: its matches are the n_matches [start, end) byte
+ * pairs at `matches` (none when NULL), in order, as tokenizers' find_matches finds them over the whole text
+ * (empty ones too), each on char starts. Matches out of order or past the text, or one across an end of a
+ * piece the steps before the SPLIT_GIVEN made, give TT_GAVE_UP: stock decides. A program without that step
+ * ignores them. */
 int tt_program_run_given(const tt_program *program, tt_scratch *scratch, const uint8_t *text, size_t len,
                          const uint32_t *matches, size_t n_matches, const tt_piece **pieces, size_t *n_pieces);
-/* Whether the program's first step is SPLIT_GIVEN. */
+/* Whether the program has a SPLIT_GIVEN step. */
 int tt_program_takes_matches(const tt_program *program);
 
 /* For a program of one compiled-regex split step: the segments of its matches over the whole text, in

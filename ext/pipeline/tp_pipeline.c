@@ -1189,6 +1189,11 @@ static int encode_chunk(void *arg, tp_workspace *ws, size_t chunk) {
         tp_workspace_give(ws, job->p, job->texts[t].given);
         code = encode_text(job->p, ws, bytes, len, job->add_special, c);
         tp_workspace_give(ws, job->p, NULL); /* no other text takes them */
+        if (code == TP_STOCK_DECIDES) { /* the others go on: the caller may encode this one with stock */
+            c->n = before;
+            job->lengths[t] = -1;
+            continue;
+        }
         if (code) return code;
         job->lengths[t] = (int64_t)(c->n - before);
     }
@@ -1210,6 +1215,8 @@ static int layout_types_zero(const tp_pipeline *p, int add_special) {
 static int alloc_output(void *arg) {
     plain_job *job = arg;
     tp_columns *out = job->out;
+    for (size_t t = 0; t < job->chunk_start[job->n_chunks]; t++)
+        if (job->lengths[t] < 0) return TP_STOCK_DECIDES;
     size_t n = 0;
     for (size_t k = 0; k < job->n_chunks; k++) n += job->chunk_n[k];
     size_t offsets = job->offsets == TP_OFFSETS_WIDE ? 16 * n : job->offsets ? 8 * n : 0;

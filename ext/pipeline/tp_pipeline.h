@@ -137,7 +137,8 @@ enum { TP_OFFSETS_NONE, TP_OFFSETS_NARROW, TP_OFFSETS_WIDE }; /* which offsets c
  * tp_columns_free): offsets (TP_OFFSETS_*: none, out->offsets or out->wide_offsets), word indices only when
  * `words` (else NULL), type ids NULL when the post-processor's layout makes every one 0. lengths[i] receives
  * the token count of text i. workspaces: tp_pool_threads() entries (NULL entries are created on demand). Safe to call from
- * several threads at once. Returns 0, -1 on OOM, TP_TEXT_SURROGATE, TP_REPLAY_MISMATCH or TP_STOCK_DECIDES. */
+ * several threads at once. Returns 0, -1 on OOM, TP_TEXT_SURROGATE, TP_REPLAY_MISMATCH or TP_STOCK_DECIDES (then
+ * lengths[i] is -1 for each text stock must encode, and no output is made). */
 int tp_encode_batch(const tp_pipeline *p, tp_workspace **workspaces, const tp_text *texts, size_t n, int add_special,
                     int offsets, int words, tp_columns *out, int64_t *lengths);
 
