@@ -786,9 +786,9 @@ def gated(config):
         if at and not regex_compiler.looks_at_no_context(split._pattern):
             raise Unsupported("pre-tokenizer: a refused Split after other steps whose regex looks at the text "
                               "around its matches (anchors, boundaries, lookarounds, atomic groups)")
-        if at and not _never_empty(split._pattern):
-            raise Unsupported("pre-tokenizer: a refused Split after other steps whose regex may match empty (it "
-                              "would cut at every char, and stock's matches would cost more than its own pass)")
+        if _may_match_empty(split._pattern):
+            raise Unsupported("pre-tokenizer: a refused Split whose regex matches empty (it cuts at every char, and "
+                              "finding those matches with stock costs more than stock's own pass)")
         given = {"kind": "split_given", "behavior": split.behavior, "invert": split.invert}
         steps = [*engine_steps({"type": "Sequence", "pretokenizers": items[:at]}), given,
                  *engine_steps({"type": "Sequence", "pretokenizers": items[at + 1:]})]
@@ -798,15 +798,11 @@ def gated(config):
     return PreTokenizerSpec(steps), items[at]
 
 
-# Chars a regex that can match empty matches at, each on its own: a regex matching none of them cannot.
-_EMPTY_PROBES = ("\ufdd1", "\x00", " ", "a", "0", "\u4e00")
-
-
-def _never_empty(pattern):
-    """Whether stock's regex cannot match empty: it finds no match at all in one of the probe chars (where it
-    could, a match at the char's start, empty or not, would be found)."""
-    replace = _hf_normalizers.Replace(Regex(pattern), "\ufdd0")
-    return any(replace.normalize_str(probe) == probe for probe in _EMPTY_PROBES)
+def _may_match_empty(pattern):
+    """Whether stock's regex matches empty at the end of a text, after a char: the probe wraps the pattern so that
+    only such a match counts (the lookbehind keeps a match of that char from hiding the empty one after it)."""
+    probe = _hf_normalizers.Replace(Regex(f"(?<=\ufdd0)(?:{pattern})\\z"), "\ufdd1")
+    return probe.normalize_str("\ufdd0") != "\ufdd0"
 
 
 def _refused_split(config):
