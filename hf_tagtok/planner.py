@@ -240,6 +240,8 @@ def plan(stock, text=None) -> Plan:
     report, spec, config = analyse(stock, text)
     missing = [] if spec is None else [name for name in _PIPELINE_STAGES if not report[name]["native"]]
     layout = spec["post_processor"].single if spec is not None and "post_processor" in spec else None
+    if config is None:
+        layout = _layout_alone(stock)
     replay = missing == ["pre_tokenizer"] and _replayable(spec["model"], config.get("pre_tokenizer"))
     gateable = bool(missing) and set(missing) <= {"normalizer", "pre_tokenizer"}
     if spec is None or missing and not (replay or gateable):
@@ -265,6 +267,19 @@ def plan(stock, text=None) -> Plan:
     except UnsupportedShape as error:
         report["pre_tokenizer"] = {"native": False, "reason": f"pre-tokenizer: {error}"}
         return Plan(report, None, None, layout)
+
+
+def _layout_alone(stock):
+    """A single text's post-processor layouts read from stock's post-processor alone, when stock cannot write the
+    whole tokenizer (a Python component elsewhere): the columnar call then reads only ids from stock's encodings.
+    None when the post-processor is not native, or is a Python component itself."""
+    state = _state(stock.post_processor)
+    if state == "custom":
+        return None
+    try:
+        return processors.spec(None if state is None else json.loads(state)).single
+    except Unsupported:
+        return None
 
 
 def _gated(native, stock, spec, config, report):

@@ -9,7 +9,7 @@ from tokenizers import models, normalizers, pre_tokenizers, processors, trainers
 
 import hf_tagtok
 from conformance import tokenizer_zoo
-from conformance.tokenizer_mode import deep_diff
+from conformance.tokenizer_mode import columns_diff, deep_diff
 
 NAMES = [name for name in ("small_bert_processing", "small_trim_offsets", "small_wordpiece_prefix",
                            "small_added_strip", "small_metaspace_byte_fallback", "llama3")
@@ -90,6 +90,14 @@ def test_python_component_falls_back_and_says_why():
     assert not report["pre_tokenizer"]["native"]
     assert "cannot serialize" in report["pre_tokenizer"]["reason"]
     assert _diffs(ours.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
+    # the columnar call reads stock's ids (and offsets when asked) and lays out the native post-processor's tokens
+    assert ours._planned().layout is not None
+    for add_special_tokens in (True, False):
+        expected = stock.encode_batch(TEXTS, add_special_tokens=add_special_tokens)
+        arrays = ours.encode_batch_arrays(TEXTS, add_special_tokens=add_special_tokens)
+        assert columns_diff(arrays, expected) is None
+        lean = ours.encode_batch_arrays(TEXTS, add_special_tokens=add_special_tokens, offsets=False)
+        assert columns_diff(lean._replace(offsets=arrays.offsets), expected) is None and lean.offsets is None
     wrapped = hf_tagtok.Tokenizer(stock)  # built on such a tokenizer: the same fallback, no exception
     assert not wrapped.acceleration["model"]["native"]
     assert _diffs(wrapped.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
