@@ -1,17 +1,18 @@
 """Plan the native pipeline of a stock tokenizer, stage by stage.
 
-`analyse` asks each stage module (normalizers, added_tokens, pre_tokenizers, models, processors: one per
-C stage of ext/pipeline/) for its spec and says for each stage whether the native pipeline covers it and
-why not; `plan` builds the native pipeline (`hf_tagtok._native.Pipeline` over a `PipelineSpec`) when
-every stage is covered, else returns None (stock then runs the whole encode). When only the pre-tokenizer
-is not covered, but it keeps every byte in order, `plan` also builds a replaying pipeline: it runs every
-other stage natively on the byte-level BPE tokens stock's fast call gives per text, for the columnar call
-(offsets and post-processing from our side, at the cost of stock's ids). When only the normalizer and the
+`analyse` asks each stage module (normalizers, added_tokens, pre_tokenizers, models, processors: one per C
+stage of ext/pipeline/) for its spec and says for each stage whether the native pipeline covers it and why
+not; `plan` builds the native pipeline (`hf_tagtok._native.Pipeline` over a `PipelineSpec`) when every stage
+is covered, else returns None (stock then runs the whole encode). When only the pre-tokenizer is not
+covered, but it keeps every byte in order, `plan` also builds a replaying pipeline: it runs every other
+stage natively on the byte-level BPE tokens stock's fast call gives per text, for the columnar call (offsets
+and post-processing from our side, at the cost of stock's ids). When only the normalizer and the
 pre-tokenizer are not, for want of Replace steps and a Split whose regex the compiler refuses, it builds the
 pipeline with those steps taking their matches from stock's regex, per text (`Gated`, hf_tagtok.gate), in
 preference to replaying; a Split after other steps only when its matches, found over the whole text, seldom
-cross the pieces those steps cut in the built-in sample (each text where one does costs the gate and stock). `plan_key` tells when a plan is stale; `NativeEncoder` is a
-built pipeline plus what encodings need to name their tokens.
+cross the pieces those steps cut in the built-in sample (each text where one does costs the gate and stock).
+`plan_key` tells when a plan is stale; `NativeEncoder` is a built pipeline plus what encodings need to name
+their tokens.
 """
 import functools
 import json

@@ -800,8 +800,12 @@ def gated(config):
 
 def _may_match_empty(pattern):
     """Whether stock's regex matches empty at the end of a text, after a char: the probe wraps the pattern so that
-    only such a match counts (the lookbehind keeps a match of that char from hiding the empty one after it)."""
-    probe = _hf_normalizers.Replace(Regex(f"(?<=\ufdd0)(?:{pattern})\\z"), "\ufdd1")
+    only such a match counts (the lookbehind keeps a match of that char from hiding the empty one after it). A
+    pattern the wrapping breaks (a `(?x)` comment running to its end) may."""
+    try:
+        probe = _hf_normalizers.Replace(Regex(f"(?<=\ufdd0)(?:{pattern})\\z"), "\ufdd1")
+    except Exception:  # stock's regex error
+        return True
     return probe.normalize_str("\ufdd0") != "\ufdd0"
 
 

@@ -75,6 +75,14 @@ def test_a_split_matching_empty_at_the_end_is_not_gated():
     assert_like_stock(mine, stock, ["abc", "", "qq", "zz", "aqqb", "éz", "zqqz q"])
 
 
+def test_a_split_the_empty_match_probe_cannot_wrap_is_not_gated():
+    # a comment in extended mode runs to the pattern's end: wrapped for the probe, it no longer parses
+    stock = byte_bpe_after(pre_tokenizers.Split(Regex(r"(?x)(q)\g<1> # two qs"), "removed"), normalizer=None)
+    mine = ours(stock)
+    assert mine._gated is None
+    assert_like_stock(mine, stock, ["aqqb q q", "", "qqq"])
+
+
 def test_a_replace_and_a_split_both_refused_take_their_own_matches():
     normalizer = normalizers.Sequence([normalizers.Replace(Regex(r"(\p{Lu})\g<1>"), "Q"), normalizers.Lowercase()])
     stock = byte_bpe_after(pre_tokenizers.Split(Regex(r"(q)\g<1>"), "removed"), normalizer=normalizer)
