@@ -9,8 +9,8 @@ stage natively on the byte-level BPE tokens stock's fast call gives per text, fo
 and post-processing from our side, at the cost of stock's ids). When only the normalizer and the
 pre-tokenizer are not, for want of Replace steps and a Split whose regex the compiler refuses, it builds the
 pipeline with those steps taking their matches from stock's regex, per text (`Gated`, hf_tagtok.gate), in
-preference to replaying; a Split after other steps only when its matches, found over the whole text, seldom
-cross the pieces those steps cut in the built-in sample (each text where one does costs the gate and stock).
+preference to replaying; a Split after other steps only when its matches, found over the whole text, cross
+none of the pieces those steps cut in the built-in sample (each text where one does costs the gate and stock).
 `plan_key` tells when a plan is stale; `NativeEncoder` is a built pipeline plus what encodings need to name
 their tokens.
 """
@@ -306,9 +306,9 @@ def _gated(native, stock, spec, config, report):
     gated = Gated(encoder, MatchGate(segments, spec["added_tokens"], None if split is None else (tail, split)))
     if split is not None and pre_tokenizer.steps[0]["kind"] != "split_given":
         crossed = _crossed_share(gated)
-        if crossed > _MOST_CROSSED:
+        if crossed:
             report["pre_tokenizer"]["reason"] += (f"; the Split's matches cross the pieces the steps before it cut in "
-                                                  f"{crossed:.0%} of the sample texts, which stock must encode")
+                                                  f"{crossed:.1%} of the sample texts, which stock must encode")
             return None
     if split is not None:
         report["pre_tokenizer"]["reason"] += ("; stock's regex finds the Split's matches in each normalized text "
@@ -316,14 +316,11 @@ def _gated(native, stock, spec, config, report):
     return gated
 
 
-# A gated Split after other steps: the share of the built-in sample's texts whose matches may cross its pieces
-# (each then costs the gate, the pipeline and stock) above which stock encodes every text.
-_MOST_CROSSED = 0.01
-
-
 def _crossed_share(gated):
     """The share of the built-in multi-script sample's texts the gate passes that the gated pipeline hands back
-    to stock (a match crossing a piece, hf_tagtok.pre_tokenizers.gated)."""
+    to stock (a match crossing a piece, hf_tagtok.pre_tokenizers.gated). A Split after other steps is gated only
+    when it is none: such a text costs the gate, the pipeline and stock, and a call of pairs, truncation or
+    padding (`TagTokenizerFast`'s too) goes to stock whole when one of its texts does."""
     texts = multiscript_texts()
     mask, given = gated.gate.given(texts)
     passed = [text for text, passes in zip(texts, mask) if passes]
