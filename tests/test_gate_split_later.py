@@ -77,7 +77,7 @@ def test_a_text_whose_match_crosses_a_piece_goes_to_stock_alone():
     assert_assembled_like_stock(mine, stock, texts)
 
 
-def test_a_split_whose_matches_often_cross_the_pieces_is_not_gated():
+def test_a_split_whose_matches_cross_the_sample_pieces_is_not_gated():
     stock = _split_after([pre_tokenizers.Digits(individual_digits=True)],
                          pre_tokenizers.Split(Regex(r"(\d)\g<1>"), "removed"))
     mine = ours(stock)
