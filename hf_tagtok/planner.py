@@ -327,7 +327,7 @@ def _crossed_share(gated):
     if not passed:
         return 0.0
     try:
-        gated.encoder.pipeline.encode(passed, True, False, False, False, None, given)
+        gated.encoder.pipeline.encode(passed, offsets=False, words=False, given=given)
     except StockDecides as decided:
         return len(decided.texts) / len(passed)
     return 0.0

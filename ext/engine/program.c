@@ -30,6 +30,7 @@ struct tt_program {
     int has_final;
     int needs_scripts;
     int needs_atoms; /* some step reads atom tags (compiled regexes, literals, chunks and Metaspace do not) */
+    int takes_matches; /* a SPLIT_GIVEN step (before any transform) splits at the matches given with the text */
     uint8_t repl[4]; /* Metaspace replacement, UTF-8 */
     uint32_t repl_len;
     uint32_t props[256]; /* tt_view.props */
@@ -219,9 +220,11 @@ tt_program *tt_program_new(const tt_step *steps, size_t n_steps, char *err, size
             return NULL;
         }
     }
-    for (size_t i = 0; i < prog->n_steps; i++)
+    for (size_t i = 0; i < prog->n_steps; i++) {
         if (prog->steps[i].kind == TT_STEP_SPLIT_CLASS || prog->steps[i].kind == TT_STEP_BERT)
             tt_class_members(&prog->class_members[i], prog->props, prog->steps[i].prop_mask);
+        prog->takes_matches |= prog->steps[i].kind == TT_STEP_SPLIT_GIVEN;
+    }
     if (build_byte_steps(prog)) {
         tt_program_free(prog);
         fail(err, err_len, "out of memory");
@@ -637,11 +640,7 @@ static int run_after_bytelevel(const tt_program *prog, const uint8_t *text, tt_s
     return 0;
 }
 
-int tt_program_takes_matches(const tt_program *prog) {
-    for (size_t i = 0; i < prog->n_before; i++)
-        if (prog->steps[i].kind == TT_STEP_SPLIT_GIVEN) return 1;
-    return 0;
-}
+int tt_program_takes_matches(const tt_program *prog) { return prog->takes_matches; }
 
 /* Whether matches are in order, apart (an empty one may touch the one before, not repeat it) and inside the
  * text, each on char starts. */

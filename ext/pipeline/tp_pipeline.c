@@ -196,7 +196,6 @@ static void align_rows(const alignment *al, uint32_t *offsets, size_t n) {
     }
 }
 
-
 static int reserve_render(tp_workspace *ws, size_t need) {
     if (need <= ws->render_cap) return 0;
     size_t cap = ws->render_cap ? ws->render_cap : 4096;
