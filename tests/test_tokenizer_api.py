@@ -103,6 +103,33 @@ def test_python_component_falls_back_and_says_why():
     assert _diffs(wrapped.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
 
 
+def test_python_component_rewriting_text_into_itself_keeps_stocks_offsets():
+    """A Python component's pieces cannot be told from their text: rewriting "ab" into "ab" keeps every piece's
+    text and id but moves offsets, so the fallback must read stock's offsets, never rebuild them from pieces."""
+    class SplitOnSpace:
+        def pre_tokenize(self, pretokenized):
+            pretokenized.split(lambda _, normalized: normalized.split(" ", "removed"))
+
+    class RewriteThenSplit:
+        def pre_tokenize(self, pretokenized):
+            def rewrite(_, normalized):
+                normalized.replace("ab", "ab")
+                return normalized.split(" ", "removed")
+            pretokenized.split(rewrite)
+
+    texts = ["grab a cab", "abab ab", "x", ""]
+    split, rewritten = tokenizer_zoo.load("small_bert_processing"), tokenizer_zoo.load("small_bert_processing")
+    split.pre_tokenizer = pre_tokenizers.PreTokenizer.custom(SplitOnSpace())
+    rewritten.pre_tokenizer = pre_tokenizers.PreTokenizer.custom(RewriteThenSplit())
+    plain, moved = split.encode_batch(texts), rewritten.encode_batch(texts)
+    assert [e.ids for e in plain] == [e.ids for e in moved]
+    assert [e.offsets for e in plain[:2]] != [e.offsets for e in moved[:2]]
+    ours = hf_tagtok.Tokenizer.from_hf(tokenizer_zoo.load("small_bert_processing"))
+    ours.pre_tokenizer = pre_tokenizers.PreTokenizer.custom(RewriteThenSplit())
+    assert _diffs(ours.encode_batch(texts), moved) == [None] * len(texts)
+    assert columns_diff(ours.encode_batch_arrays(texts), moved) is None
+
+
 def test_trained_in_place_encodes_like_its_stock_twin():
     corpus = ["low lower lowest", "newer wider newest", "the lowest newer"] * 20
 
