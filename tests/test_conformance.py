@@ -2,10 +2,12 @@
 import argparse
 
 import regex
-from tokenizers import Regex
+from tokenizers import Regex, normalizers
 from tokenizers import pre_tokenizers as hf
 
+import hf_tagtok
 from conformance import __main__ as cli
+from conformance import fuzz_tokenizers, tokenizer_zoo
 from conformance import pretokenizers as harness
 from hf_tagtok import pre_tokenizers as pt
 
@@ -41,3 +43,18 @@ def test_regex_disagreements_are_counted_separately():
 def test_cli_exit_status_and_mode_selection(capsys):
     assert cli.main(["--mode", "pretok", "--config", "Digits(True)", "--no-sweep", "--fuzz", "5"]) == 0
     assert "Digits(True)" in capsys.readouterr().out
+
+
+def test_tokenizer_fuzz_finds_no_difference_on_small_members():
+    for name in ("small_bytelevel", "small_normalized_added_bert", "small_metaspace_byte_fallback"):
+        batches, found = fuzz_tokenizers.fuzz_member(name, seconds=0.5, seed=0)
+        assert batches >= 1 and found == [], (name, found[:3])
+
+
+def test_tokenizer_fuzz_reports_a_real_difference():
+    # stock lowercases, ours was built without the normalizer: the fuzz must say where
+    ours = hf_tagtok.Tokenizer.from_hf(tokenizer_zoo.load("small_bytelevel"))
+    stock = tokenizer_zoo.load("small_bytelevel")
+    stock.normalizer = normalizers.Lowercase()
+    _, found = fuzz_tokenizers.fuzz(stock, ours, seconds=0.2, seed=0)
+    assert found and any(text and text != text.lower() for *_, text in found)
