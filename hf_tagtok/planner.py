@@ -99,8 +99,11 @@ def _space_counts(token_names):
 class NativeEncoder:
     """A built pipeline plus what encodings need to name their tokens and place their sequences."""
 
-    def __init__(self, pipeline, stock, added_tokens, post, piece_named_id=None, stock_raises_id=None):
+    def __init__(self, pipeline, stock, added_tokens, post, encode_special_tokens, piece_named_id=None,
+                 stock_raises_id=None):
         self.pipeline = pipeline
+        # the value the pipeline was built for: the stock object's own may have changed since
+        self.encode_special_tokens = encode_special_tokens
         # an id the model emits for a word stock raises on (a Unigram without unk_id): such a call runs on stock
         self.stock_raises_id = stock_raises_id
         self._stock, self._added_tokens = stock, added_tokens
@@ -120,7 +123,7 @@ class NativeEncoder:
         if last is None or last[0] is not batch or last[1:] != key:
             sequence = batch.pairs[item] if second else batch.texts[item]
             untruncated = self._untruncated
-            untruncated.encode_special_tokens = self._stock.encode_special_tokens  # not part of the JSON
+            untruncated.encode_special_tokens = self.encode_special_tokens  # not part of the JSON
             encoding = untruncated.encode(sequence, is_pretokenized=batch.pretokenized, add_special_tokens=False)
             names = {(w, s, e, i): token for w, (s, e), i, token
                      in zip(encoding.word_ids, encoding.offsets, encoding.ids, encoding.tokens)}
@@ -357,4 +360,5 @@ def _encoder(native, stock, spec):
     unigram = model.kind == "Unigram"
     piece_named_id = model.unk_id if unigram else None
     stock_raises_id = native.UNIGRAM_RAISES if unigram and model.unk_id is None else None
-    return NativeEncoder(pipeline, stock, spec.added_tokens, spec.post_processor, piece_named_id, stock_raises_id)
+    return NativeEncoder(pipeline, stock, spec.added_tokens, spec.post_processor, spec.encode_special_tokens,
+                         piece_named_id, stock_raises_id)

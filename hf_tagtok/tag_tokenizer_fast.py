@@ -175,7 +175,7 @@ class TagTokenizerFast(TokenizersBackend):
             return self._stock_encode_plus(text, text_pair, call, options)
         inputs, texts, pairs, batched, n_sequences = read
         truncation, padding = self._settings(call)
-        if not (_valid_truncation(truncation) and _valid_padding(padding)):
+        if not (_valid_truncation(truncation, self._tokenizer) and _valid_padding(padding)):
             native = _STOCK_SETTINGS  # stock's enable_truncation / enable_padding raise their own exception
         words, overflowing, add_special = (call["is_split_into_words"], call["return_overflowing_tokens"],
                                            call["add_special_tokens"])
@@ -303,10 +303,18 @@ def _is_count(value):
     return type(value) is int and value >= 0
 
 
-def _valid_truncation(truncation):
-    """Whether the backend takes these settings as they are (else stock raises its own exception)."""
-    return truncation is None or (_is_count(truncation["max_length"]) and _is_count(truncation["stride"])
-                                  and truncation["direction"] in ("left", "right"))
+def _valid_truncation(truncation, backend):
+    """Whether the backend takes these settings as they are (else stock raises its own exception). Its
+    `enable_truncation` refuses a stride that is not below the length left after the post-processor's tokens
+    for one sequence (whether or not the call adds them); that length is unsigned, so a max_length below
+    those tokens wraps around and passes."""
+    if truncation is None:
+        return True
+    max_length, stride = truncation["max_length"], truncation["stride"]
+    if not (_is_count(max_length) and _is_count(stride) and truncation["direction"] in ("left", "right")):
+        return False
+    room = max_length - backend.num_special_tokens_to_add(False)
+    return room < 0 or room >= stride
 
 
 def _valid_padding(padding):

@@ -198,6 +198,22 @@ def test_bad_input_raises_like_stock(llama3, bad):
     call_both(stock, tag, **bad)
 
 
+@pytest.mark.parametrize("member", ["small_bert_processing", "small_bytelevel"])
+@pytest.mark.parametrize("strategy", ["longest_first", "only_first", "only_second"])
+def test_stride_against_room_left_by_post_processor_like_stock(member, strategy, tmp_path):
+    # stock's enable_truncation refuses a stride not below max_length less the post-processor's tokens for
+    # one sequence (BERT's two here; none without a post-processor), even when the call adds none
+    stock, tag = _pair(tokenizer_zoo.load(member), tmp_path)
+    for max_length in range(0, 5):
+        for stride in range(0, 4):
+            for add_special_tokens in (True, False):
+                options = {"truncation": strategy, "max_length": max_length, "stride": stride,
+                           "add_special_tokens": add_special_tokens, "return_overflowing_tokens": True}
+                call_both(stock, tag, "hello world", **options)
+                call_both(stock, tag, ["hello world", "a b c d e"], **options)
+                call_both(stock, tag, ["hello world"], ["a b c"], **options)
+
+
 def test_padding_without_pad_token_raises_like_stock(tmp_path):
     path = tmp_path / "tokenizer.json"
     tokenizer_zoo.load("small_bytelevel").save(str(path))

@@ -130,6 +130,20 @@ def test_python_component_rewriting_text_into_itself_keeps_stocks_offsets():
     assert columns_diff(ours.encode_batch_arrays(texts), moved) is None
 
 
+def test_stripping_token_names_stay_those_of_encode_time():
+    """A stripping added token's string is read from stock when first asked for; switching
+    encode_special_tokens in between must not change what an encoding made before says."""
+    stock = tokenizer_zoo.load("small_added_flags")
+    ours = hf_tagtok.Tokenizer.from_str(stock.to_str())
+    texts = ["ab<|rstrip|>  cd", "x <|lstrip|>y", "<|rstrip|>"]
+    for flag in (False, True):
+        stock.encode_special_tokens = ours.encode_special_tokens = flag
+        expected, encoded = stock.encode_batch(texts), ours.encode_batch(texts)
+        stock.encode_special_tokens = ours.encode_special_tokens = not flag
+        assert [e.tokens for e in encoded] == [e.tokens for e in expected]
+        assert _diffs(encoded, expected) == [None] * len(texts)
+
+
 def test_trained_in_place_encodes_like_its_stock_twin():
     corpus = ["low lower lowest", "newer wider newest", "the lowest newer"] * 20
 
