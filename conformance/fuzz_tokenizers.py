@@ -1,5 +1,6 @@
 """Random texts through zoo tokenizers, against stock: `python -m conformance.fuzz_tokenizers [--seconds S]
-[--tokenizers a,b] [--seed N]`; exit status 1 on any difference.
+[--tokenizers a,b] [--seed N] [--transformers]`; exit status 1 on any difference. With --transformers, each
+member gets random transformers calls instead (conformance.fuzz_transformers).
 
 Each member gets S seconds of batches of 32 texts. The texts are joined from three pools: a few code points
 of every atom and script class the tables know (`pretokenizers.class_representatives`), the member's added
@@ -64,24 +65,28 @@ def fuzz_member(name, seconds, seed):
 
 
 def main(argv=None):
-    from conformance import tokenizer_zoo
+    from conformance import fuzz_transformers, tokenizer_zoo
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=25.0, help="per member")
     parser.add_argument("--tokenizers", default=",".join(tokenizer_zoo.available()))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--transformers", action="store_true",
+                        help="random TagTokenizerFast calls against stock transformers")
     args = parser.parse_args(argv)
+    member, unit = ((fuzz_transformers.fuzz_member, "calls") if args.transformers
+                    else (fuzz_member, f"batches of {BATCH} texts"))
     total = 0
     for name in args.tokenizers.split(","):
         try:
-            batches, found = fuzz_member(name, args.seconds, args.seed)
+            runs, found = member(name, args.seconds, args.seed)
         except tokenizer_zoo.Unavailable as error:
             print(f"{name}: skipped ({error})")
             continue
         total += len(found)
-        print(f"{name}: {batches} batches of {BATCH} texts, {len(found)} differences", flush=True)
-        for variant, pairs, index, message, text in found[:3]:
-            print(f"    {variant}{' pairs' if pairs else ''} #{index}: {message}; text {text!r}")
+        print(f"{name}: {runs} {unit}, {len(found)} differences", flush=True)
+        for *where, message, text in found[:3]:
+            print(f"    {' '.join(map(str, where))}: {message}; text {text!r}")
     print(f"total differences vs stock: {total}")
     return 1 if total else 0
 

@@ -1,5 +1,6 @@
 """The conformance harness, full code-point sweep included: zero differences against stock tokenizers."""
 import argparse
+import random
 
 import regex
 from tokenizers import Regex, normalizers
@@ -7,7 +8,7 @@ from tokenizers import pre_tokenizers as hf
 
 import hf_tagtok
 from conformance import __main__ as cli
-from conformance import fuzz_tokenizers, tokenizer_zoo
+from conformance import fuzz_tokenizers, fuzz_transformers, tokenizer_zoo
 from conformance import pretokenizers as harness
 from hf_tagtok import pre_tokenizers as pt
 
@@ -49,6 +50,23 @@ def test_tokenizer_fuzz_finds_no_difference_on_small_members():
     for name in ("small_bytelevel", "small_normalized_added_bert", "small_metaspace_byte_fallback"):
         batches, found = fuzz_tokenizers.fuzz_member(name, seconds=0.5, seed=0)
         assert batches >= 1 and found == [], (name, found[:3])
+
+
+def test_transformers_fuzz_finds_no_difference_on_small_members():
+    for name in ("small_bert_processing", "small_added_flags", "small_metaspace_byte_fallback"):
+        calls, found = fuzz_transformers.fuzz_member(name, seconds=0.5, seed=0)
+        assert calls >= 1 and found == [], (name, found[:3])
+
+
+def test_transformers_fuzz_reports_a_real_difference():
+    # stock lowercases, ours was loaded from the file without the normalizer: the fuzz must say where
+    lowered, plain = tokenizer_zoo.load("small_bytelevel"), tokenizer_zoo.load("small_bytelevel")
+    lowered.normalizer = normalizers.Lowercase()
+    stock, _ = fuzz_transformers.transformers_pair(lowered)
+    _, ours = fuzz_transformers.transformers_pair(plain)
+    pools = fuzz_tokenizers.pools(plain, random.Random(0))
+    _, found = fuzz_transformers.fuzz(stock, ours, pools, seconds=0.3, seed=0)
+    assert any(message.startswith("input_ids") for _, message, _ in found)
 
 
 def test_tokenizer_fuzz_reports_a_real_difference():
