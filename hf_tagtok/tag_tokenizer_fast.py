@@ -305,7 +305,7 @@ def _is_count(value):
 
 def _valid_truncation(truncation, backend):
     """Whether the backend takes these settings as they are (else stock raises its own exception). Its
-    `enable_truncation` refuses a stride that is not below the length left after the post-processor's tokens
+    `enable_truncation` refuses a stride above the length left after the post-processor's tokens
     for one sequence (whether or not the call adds them); that length is unsigned, so a max_length below
     those tokens wraps around and passes."""
     if truncation is None:

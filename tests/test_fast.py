@@ -184,7 +184,7 @@ def test_bad_input_raises_like_stock(llama3, bad):
 @pytest.mark.parametrize("member", ["small_bert_processing", "small_bytelevel"])
 @pytest.mark.parametrize("strategy", ["longest_first", "only_first", "only_second"])
 def test_stride_against_room_left_by_post_processor_like_stock(member, strategy, tmp_path):
-    # stock's enable_truncation refuses a stride not below max_length less the post-processor's tokens for
+    # stock's enable_truncation refuses a stride above max_length less the post-processor's tokens for
     # one sequence (BERT's two here; none without a post-processor), even when the call adds none
     stock, tag = _pair(tokenizer_zoo.load(member), tmp_path)
     for max_length in range(0, 5):
