@@ -55,13 +55,18 @@ def fuzz(stock, ours, seconds, seed):
     return batches, found
 
 
+def member_seed(name, seed):
+    """A zoo member's own seed: members draw different texts under one --seed."""
+    return seed ^ zlib.crc32(name.encode())
+
+
 def fuzz_member(name, seconds, seed):
     """fuzz for one zoo member, seeded by its name too."""
     import hf_tagtok
     from conformance import tokenizer_zoo
 
     stock = tokenizer_zoo.load(name)
-    return fuzz(stock, hf_tagtok.Tokenizer.from_hf(stock), seconds, seed ^ zlib.crc32(name.encode()))
+    return fuzz(stock, hf_tagtok.Tokenizer.from_hf(stock), seconds, member_seed(name, seed))
 
 
 def main(argv=None):

@@ -5,18 +5,17 @@ Each call draws every option `hf-tagtok conformance` checks (padding and truncat
 stride, overflow, pad_to_multiple_of, padding side, the return_* flags, add_special_tokens,
 split_special_tokens, numpy tensors), each either given a random value or left out, and one input shape: a
 text, a batch, a pair, a batch of pairs, pre-split words alone or in pairs, or a batch with `text_target`,
-their texts joined from
-`fuzz_tokenizers.pools`. The calls go one after another to the same two tokenizers, so whatever a call
-leaves on stock's backend (transformers writes truncation, padding and encode_special_tokens there) meets
-the next call. `conformance_cli.compare_call` checks every output key, the BatchEncoding helpers and that a
-call stock refuses raises the same exception.
+their texts joined from `fuzz_tokenizers.pools`. The calls go one after another to the same two tokenizers,
+so whatever a call leaves on stock's backend (transformers writes truncation, padding and
+encode_special_tokens there) meets the next call. `conformance_cli.compare_call` checks every output key, the
+BatchEncoding helpers, and that a call stock refuses raises an exception stock raises for it.
 """
 import pathlib
 import random
 import tempfile
 import time
 
-from conformance.fuzz_tokenizers import pools, random_text
+from conformance.fuzz_tokenizers import member_seed, pools, random_text
 
 # the value of each option when drawn; an option is left out of a call as often as not
 OPTIONS = {
@@ -61,12 +60,13 @@ def random_input(rng, text):
     ))()
 
 
-def fuzz(stock, ours, draw_pools, seconds, seed):
+def fuzz(stock, ours, seconds, seed):
     """(calls made, [(call description, message, first text)]): `ours` against `stock` (transformers
-    tokenizers) on random calls for `seconds`; draw_pools: fuzz_tokenizers.pools of the tokenizer."""
+    tokenizers) on random calls for `seconds`, texts drawn from stock's backend."""
     from hf_tagtok.conformance_cli import Difference, compare_call
 
     rng = random.Random(seed)
+    draw_pools = pools(stock.backend_tokenizer, rng)
     found, calls, end = [], 0, time.monotonic() + seconds
     while time.monotonic() < end:
         args, kwargs = random_input(rng, lambda: random_text(rng, *draw_pools))
@@ -92,11 +92,7 @@ def transformers_pair(stock_tokenizer):
 
 def fuzz_member(name, seconds, seed):
     """fuzz for one zoo member, seeded by its name too."""
-    import zlib
-
     from conformance import tokenizer_zoo
 
-    stock_tokenizer = tokenizer_zoo.load(name)
-    seed ^= zlib.crc32(name.encode())
-    stock, ours = transformers_pair(stock_tokenizer)
-    return fuzz(stock, ours, pools(stock_tokenizer, random.Random(seed)), seconds, seed)
+    stock, ours = transformers_pair(tokenizer_zoo.load(name))
+    return fuzz(stock, ours, seconds, member_seed(name, seed))
