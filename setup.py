@@ -18,7 +18,7 @@ EXTENSIONS = {
     "_engine": ["ext/_engine.pyx", *ENGINE_C],
     "_native": ["ext/_native.pyx", *PIPELINE_TABLES, *sorted(glob.glob("ext/pipeline/*.c"))],
     "_train": ["ext/_train.pyx", *sorted(glob.glob("ext/train/*.c"))],
-    "_lists": ["ext/_lists.pyx"],
+    "_lists": ["ext/_lists.pyx", *sorted(glob.glob("ext/lists/*.c"))],
     "_config": ["ext/_config.pyx"],
 }
 

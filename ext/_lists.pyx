@@ -1,7 +1,7 @@
 # cython: language_level=3
 """hf_tagtok._lists: Python objects and token columns converted into each other in C: per-text rows built
-straight from flat token columns, the views `encode_batch` returns, and stock's per-encoding lists chained
-into columns.
+straight from flat token columns, the views `encode_batch` returns, lists of ints chained into columns, and
+the int arrays of compact JSON objects read into columns (`flat_json_columns`, ext/lists/json_columns.c).
 
 transformers' `BatchEncoding` holds a list of ints (or of (start, end) tuples) per text. Building
 them here, in one pass with no intermediate numpy slices or Python loops, is most of what separates
@@ -443,3 +443,80 @@ def encoding_views(type cls, batch, const int64_t[:] starts, const int64_t[:] en
         PyObject_GC_UnTrack(view)
         views[i] = view
     return views
+
+
+
+
+cdef extern from "lists/json_columns.h":
+    enum:
+        JSON_INTS, JSON_PAIRS, JSON_STRINGS, JSON_INTS_OR_NULLS, JSON_NESTED
+    ctypedef struct json_field:
+        const char *key
+        size_t key_size
+        int kind
+        void *column
+    ctypedef struct json_columns:
+        const json_field *fields
+        int n_fields
+        size_t rows, row_room
+        int64_t *lengths
+        int64_t *samples
+        size_t objects, object_room
+    int json_columns_read(json_columns *out, const char *document, size_t size, int64_t sample)
+
+cdef enum:
+    MAX_JSON_FIELDS = 16
+
+_JSON_ITEM_BYTES = {"ints": 2, "pairs": 6, "strings": 3, "ints_or_nulls": 2, "nested": 0}
+_JSON_KINDS = {"ints": JSON_INTS, "pairs": JSON_PAIRS, "strings": JSON_STRINGS, "ints_or_nulls": JSON_INTS_OR_NULLS,
+               "nested": JSON_NESTED}
+
+
+def flat_json_columns(list documents, tuple fields):
+    """Columns of the int arrays of JSON objects (bytes, one per document, written compactly) that begin with
+    `fields`: (key, kind) pairs in order, kind "ints" (a uint32 column), "pairs" (an int64 (n, 2) column of
+    [a, b] items), "strings" or "ints_or_nulls" (arrays passed over), or "nested" (an array of objects that
+    begin with the same fields, their rows after their parent's; in those, it is passed over). Each object's arrays have one length.
+    Returns (a column per "ints" or "pairs" field, in order, then lengths and samples, int64 per object: its
+    rows and its document's index), or None when a document is not such an object."""
+    if not 0 < len(fields) <= MAX_JSON_FIELDS:
+        raise ValueError(f"1 to {MAX_JSON_FIELDS} fields")
+    for key, kind in fields:
+        if not isinstance(key, bytes) or not key or kind not in _JSON_KINDS:
+            raise ValueError(f"a field is (non-empty bytes, one of {sorted(_JSON_KINDS)}), not {(key, kind)!r}")
+    cdef json_field spec[MAX_JSON_FIELDS]
+    cdef json_columns out
+    cdef Py_ssize_t i, total = 0
+    for i in range(len(documents)):
+        total += len(<bytes?>documents[i])
+    # an item takes 2 bytes at least ("0,"), 3 as a string, 6 as a pair, and an object 8 ({"k":[]})
+    out.row_room = total // max(1, sum(_JSON_ITEM_BYTES[kind] for _, kind in fields)) + 1
+    out.object_room = total // 8 + 1
+    columns = []
+    cdef int64_t[:, ::1] pair_view
+    cdef uint32_t[::1] int_view
+    for i, (key, kind) in enumerate(fields):
+        spec[i].key, spec[i].key_size, spec[i].kind, spec[i].column = <const char *>key, len(key), _JSON_KINDS[kind], NULL
+        if kind == "pairs":
+            column = np.empty((out.row_room, 2), dtype=np.int64)
+            pair_view = column
+            spec[i].column = &pair_view[0, 0]
+            columns.append(column)
+        elif kind == "ints":
+            column = np.empty(out.row_room, dtype=np.uint32)
+            int_view = column
+            spec[i].column = &int_view[0]
+            columns.append(column)
+    lengths = np.empty(out.object_room, dtype=np.int64)
+    samples = np.empty(out.object_room, dtype=np.int64)
+    cdef int64_t[::1] lengths_view = lengths, samples_view = samples
+    out.fields, out.n_fields = spec, len(fields)
+    out.lengths, out.samples = &lengths_view[0], &samples_view[0]
+    out.rows = out.objects = 0
+    cdef bytes document
+    for i in range(len(documents)):
+        document = documents[i]
+        if not json_columns_read(&out, document, len(document), i):
+            return None
+    return (*[column[:out.rows].copy() for column in columns], lengths[:out.objects].copy(),
+            samples[:out.objects].copy())

@@ -28,7 +28,8 @@ import re
 import numpy as np
 import tokenizers
 
-from hf_tagtok._lists import flat_ids, flat_pairs
+from hf_tagtok import stock_columns
+from hf_tagtok._lists import flat_ids
 
 # What the matches are replaced with to be found: three noncharacters a text is unlikely to hold (one that does
 # goes to stock).
@@ -122,7 +123,7 @@ def _step_matches(marked, inputs, count_first):
     candidates = range(len(inputs))
     if count_first:
         counted = _batch(marked.encode_batch_fast, inputs)
-        sentinels = _sentinels([encoding for encoding in counted if encoding is not None])[0]
+        sentinels = _sentinels(*flat_ids([encoding.ids for encoding in counted if encoding is not None]))[0]
         candidates = []
         for j, encoding in enumerate(counted):
             if encoding is not None:
@@ -131,12 +132,13 @@ def _step_matches(marked, inputs, count_first):
                 candidates += [j] if count else []
     encodings = _batch(marked.encode_batch, [inputs[j] for j in candidates])
     kept = [(j, encoding) for j, encoding in zip(candidates, encodings) if encoding is not None]
-    sentinels, sentinel, lengths = _sentinels([encoding for _, encoding in kept])
+    ids, _, offsets, _, _, lengths, _ = stock_columns.columns([encoding for _, encoding in kept])
+    sentinels, sentinel = _sentinels(ids, lengths)
     if not sentinel.any():
         for j, _ in kept:
             out[j] = _NO_MATCH
         return out
-    ends = flat_pairs([encoding.offsets for _, encoding in kept])[:, 1]
+    ends = offsets[:, 1]
     before = np.empty_like(ends)
     before[1:] = ends[:-1]
     before[(np.cumsum(lengths) - lengths)[lengths > 0]] = 0  # each text's first token (an empty text has none)
@@ -148,14 +150,13 @@ def _step_matches(marked, inputs, count_first):
     return out
 
 
-def _sentinels(encodings):
+def _sentinels(ids, lengths):
     """(an iterator over how many sentinel tokens each encoding of `marked` holds, which of their tokens, in one
-    flat mask, are sentinels, each encoding's token count)."""
-    ids, lengths = flat_ids([encoding.ids for encoding in encodings])
+    flat mask, are sentinels) from their ids chained and each one's token count."""
     sentinel = ids == _SENTINEL_ID
     seen = np.concatenate(([0], np.cumsum(sentinel)))
     bounds = np.concatenate(([0], np.cumsum(lengths)))
-    return iter((seen[bounds[1:]] - seen[bounds[:-1]]).tolist()), sentinel, lengths
+    return iter((seen[bounds[1:]] - seen[bounds[:-1]]).tolist()), sentinel
 
 
 def _take(inputs, found, indices, outputs):

@@ -14,8 +14,8 @@ from typing import NamedTuple
 import numpy as np
 import tokenizers
 
-from hf_tagtok import planner
-from hf_tagtok._lists import encoding_views, flat_ids, flat_pairs
+from hf_tagtok import planner, stock_columns
+from hf_tagtok._lists import encoding_views, flat_ids
 from hf_tagtok.encoding import (NAMELESS, RECORD_BOUNDS, RECORD_COLUMNS, RECORD_END, RECORD_RANGES, RECORD_SPLIT,
                                 RECORD_START, Columns, Encoding)
 from hf_tagtok.errors import StockDecides
@@ -202,8 +202,8 @@ class Tokenizer:
 
     def _stock_arrays(self, inputs, add_special_tokens, overflowing, is_pretokenized, offsets, single_texts):
         """encode_batch_arrays from stock's encodings (or the exception stock raises for the inputs)."""
-        if single_texts and self._plain_layout() is not None:
-            return self._read_in_layout(inputs, add_special_tokens, offsets)
+        if not offsets and single_texts and self._plain_layout() is not None:
+            return self._ids_in_layout(inputs, add_special_tokens)
         # stock encodes this input, or raises exactly what it raises for it; without offsets, single texts go
         # to its fast call (the same encodings without offsets and word ids)
         if offsets or overflowing or is_pretokenized or not all(map(_is_text, inputs)):
@@ -295,13 +295,11 @@ class Tokenizer:
         post-processor, no truncation or padding), else None."""
         return self._planned().layout if self._stock_plain() else None
 
-    def _read_in_layout(self, texts, add_special_tokens, offsets) -> BatchArrays:
-        """The columnar call from stock's ids alone, and its offsets when asked (its fast call when not): type ids
-        and special flags follow from the layout (post-processor tokens around each text's own, whose flags stock
-        leaves 0)."""
+    def _ids_in_layout(self, texts, add_special_tokens) -> BatchArrays:
+        """The columnar call without offsets from stock's ids alone (its fast call): type ids and special flags
+        follow from the layout (post-processor tokens around each text's own, whose flags stock leaves 0)."""
         side = self._plain_layout()[bool(add_special_tokens)]
-        encode = self._stock.encode_batch if offsets else self._stock.encode_batch_fast
-        encodings = encode(texts, add_special_tokens=add_special_tokens)
+        encodings = self._stock.encode_batch_fast(texts, add_special_tokens=add_special_tokens)
         ids, lengths = flat_ids([encoding.ids for encoding in encodings])
         type_ids = np.full(len(ids), side.main_type, dtype=np.uint32)
         special = np.zeros(len(ids), dtype=np.uint8)
@@ -309,8 +307,7 @@ class Tokenizer:
         for at, tokens in ((starts, side.before), (starts + lengths - len(side.after), side.after)):
             for k, (_, type_id, _) in enumerate(tokens):
                 type_ids[at + k], special[at + k] = type_id, 1
-        pairs = flat_pairs([encoding.offsets for encoding in encodings]) if offsets else None
-        return BatchArrays(ids, type_ids, pairs, special, np.ones(len(ids), dtype=np.uint8), lengths,
+        return BatchArrays(ids, type_ids, None, special, np.ones(len(ids), dtype=np.uint8), lengths,
                            np.arange(len(texts), dtype=np.int64))
 
     def _native_batch(self, texts, pairs, add_special_tokens, pretokenized=False, overflowing=True, offsets=True,
@@ -488,23 +485,8 @@ class Tokenizer:
 
 
 def _columns(encodings, overflowing=False, offsets=True, padded=True) -> BatchArrays:
-    """Stock's encodings as columns: each field read once per encoding (its list is built in Rust) and
-    chained into one array in C. Unless `padded`, every attention mask is all ones (stock zeroes it on
-    padding only), so it is not read."""
-    if overflowing:
-        samples = [sample for sample, e in enumerate(encodings) for _ in range(1 + len(e.overflowing))]
-        encodings = [part for e in encodings for part in (e, *e.overflowing)]
-    else:
-        samples = range(len(encodings))
-    ids, lengths = flat_ids([e.ids for e in encodings])
-
-    def flat(field, dtype):
-        return flat_ids([getattr(e, field) for e in encodings])[0].astype(dtype, copy=False)
-
-    offsets = flat_pairs([e.offsets for e in encodings]) if offsets else None
-    attention = flat("attention_mask", np.uint8) if padded else np.ones(len(ids), dtype=np.uint8)
-    return BatchArrays(ids, flat("type_ids", np.uint32), offsets, flat("special_tokens_mask", np.uint8), attention,
-                       lengths, np.fromiter(samples, dtype=np.int64, count=len(lengths)))
+    """Stock's encodings as columns (stock_columns.columns)."""
+    return BatchArrays(*stock_columns.columns(encodings, overflowing, offsets, padded))
 
 
 def _interleaved(mask, first, second) -> BatchArrays:

@@ -5,6 +5,8 @@ checked on random layouts (values beyond the int and tuple caches, empty texts, 
 once) and on bad input.
 """
 import gc
+import json
+import random
 import sys
 
 import numpy as np
@@ -235,3 +237,86 @@ def test_encoding_views_hold_each_inputs_rows():
         _lists.encoding_views(object, None, np.zeros(1, np.int64), np.zeros(1, np.int64))
     with pytest.raises(ValueError):
         _lists.encoding_views(_lists.EncodingView, None, np.zeros(2, np.int64), np.zeros(1, np.int64))
+
+
+def _compact(value):
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+_JSON_FIELDS = ((b"a", "ints"), (b"s", "strings"), (b"w", "ints_or_nulls"), (b"p", "pairs"), (b"kids", "nested"))
+
+
+def _json_object(rng, depth=0):
+    n = rng.randrange(6)
+    strings = ["".join(rng.choice(['"', "\\", "x", "é", "\n", ']', '"p":[', "\u2028", "}", "{"])
+                       for _ in range(rng.randrange(5))) for _ in range(n)]
+    obj = {"a": [rng.choice([0, 7, 4294967295, rng.randrange(1 << 32)]) for _ in range(n)], "s": strings,
+           "w": [rng.choice([None, 0, 12, 1 << 40]) for _ in range(n)],
+           "p": [[rng.randrange(1 << 20), rng.choice([0, (1 << 63) - 1, rng.randrange(1 << 40)])] for _ in range(n)],
+           "kids": [_json_object(rng, depth + 1) for _ in range(rng.randrange(3) if depth < 2 else 0)]}
+    if depth:
+        obj["rest"] = rng.choice([{"0": {"start": 0, "end": [1, "}"]}}, "x\\\"]", None, 1.5, []])
+    else:
+        obj["after"] = rng.choice([[1, 2], "ignored"])
+    return obj
+
+
+def _expected_json_columns(objects):
+    ints, pairs, lengths, samples = [], [], [], []
+
+    for sample, obj in enumerate(objects):
+        for part in (obj, *obj["kids"]):  # the kids' own kids are passed over
+            ints.extend(part["a"])
+            pairs.extend(part["p"])
+            lengths.append(len(part["a"]))
+            samples.append(sample)
+    return ints, pairs, lengths, samples
+
+
+def test_flat_json_columns_read_like_the_json_module():
+    rng = random.Random(5)
+    for _ in range(200):
+        objects = [_json_object(rng) for _ in range(rng.randrange(1, 6))]
+        got = _lists.flat_json_columns([_compact(obj) for obj in objects], _JSON_FIELDS)
+        ints, pairs, lengths, samples = _expected_json_columns(objects)
+        assert got[0].dtype == np.uint32 and got[1].dtype == np.int64 and got[1].shape == (len(pairs), 2)
+        assert got[0].tolist() == ints and got[1].tolist() == pairs
+        assert got[2].tolist() == lengths and got[3].tolist() == samples
+    assert [len(column) for column in _lists.flat_json_columns([], _JSON_FIELDS)] == [0, 0, 0, 0]
+
+
+def test_flat_json_columns_without_nested_leave_the_rest_unread():
+    document = _compact({"a": [1, 2], "s": ["x", "y"], "kids": "not read", "z": [-1]})
+    ids, lengths, samples = _lists.flat_json_columns([document], ((b"a", "ints"), (b"s", "strings")))
+    assert ids.tolist() == [1, 2] and lengths.tolist() == [2] and samples.tolist() == [0]
+
+
+@pytest.mark.parametrize("document", [
+    b'{"s":[],"a":[]}', b'{"a":[1],"s":[]}', b'{"a":[1],"s":["x","y"]}', b'{"a":[-1],"s":[""]}',
+    b'{"a":[4294967296],"s":[""]}', b'{"a":[01],"s":[""]}', b'{"a":[1.5],"s":[""]}', b'{"a":[1] ,"s":[""]}',
+    b'{"a":["1"],"s":[""]}', b'{"a":[1],"s":[1]}', b'{"a":[1],"s":["x]}', b'{"a":[1],"s":["x\\"]}', b'[1]', b'',
+    b'{"a":[1],"s":["\x00"]}', b'{"a":[1,],"s":["x",""]}', b'{"a":[99999999999999999999],"s":[""]}',
+])
+def test_flat_json_columns_refuse_other_shapes(document):
+    assert _lists.flat_json_columns([document], ((b"a", "ints"), (b"s", "strings"))) is None
+
+
+def test_flat_json_columns_refuse_every_document_cut_before_its_last_field_ends():
+    rng = random.Random(9)
+    document = _compact(_json_object(rng) | {"kids": [_json_object(rng, 1), _json_object(rng, 1)]})
+    whole = _lists.flat_json_columns([document], _JSON_FIELDS)
+    read = document.index(b',"after":')
+    for end in range(len(document) + 1):
+        got = _lists.flat_json_columns([document[:end]], _JSON_FIELDS)
+        if end < read:
+            assert got is None, end
+        else:
+            assert all(np.array_equal(a, b) for a, b in zip(got, whole)), end
+
+
+def test_flat_json_columns_check_their_fields():
+    for fields in ((), ((b"", "ints"),), (("a", "ints"),), ((b"a", "floats"),), ((b"a", "ints"),) * 17):
+        with pytest.raises(ValueError):
+            _lists.flat_json_columns([b"{}"], fields)
+    with pytest.raises(TypeError):
+        _lists.flat_json_columns(["{}"], ((b"a", "ints"),))
