@@ -232,7 +232,7 @@ class TagTokenizerFast(TokenizersBackend):
             backend.encode_special_tokens = split
         encodings = backend.encode_batch(inputs, is_pretokenized=call["is_split_into_words"],
                                          add_special_tokens=call["add_special_tokens"])
-        columns = _columns(encodings, overflowing, padded=backend.padding is not None)
+        columns = _columns(encodings, overflowing, call["return_offsets_mapping"], padded=backend.padding is not None)
         if overflowing:
             encodings = [part for encoding in encodings for part in (encoding, *encoding.overflowing)]
         return columns, encodings
