@@ -320,3 +320,41 @@ def test_flat_json_columns_check_their_fields():
             _lists.flat_json_columns([b"{}"], fields)
     with pytest.raises(TypeError):
         _lists.flat_json_columns(["{}"], ((b"a", "ints"),))
+
+
+def _json_shape(obj, inner=False):
+    """Whether obj begins with the fields of _JSON_FIELDS, of their kinds and one length (the kids' own kids
+    any value)."""
+    if not isinstance(obj, dict) or list(obj)[:5] != ["a", "s", "w", "p", "kids"]:
+        return False
+    n = len(obj["a"]) if isinstance(obj["a"], list) else -1
+
+    def ints(values, limit):
+        return all(type(v) is int and 0 <= v <= limit for v in values)
+
+    return (n >= 0 and all(isinstance(obj[k], list) and len(obj[k]) == n for k in "aswp")
+            and ints(obj["a"], 2**32 - 1) and all(isinstance(v, str) for v in obj["s"])
+            and ints([v for v in obj["w"] if v is not None], 2**64 - 1)
+            and all(isinstance(p, list) and len(p) == 2 and ints(p, 2**63 - 1) for p in obj["p"])
+            and (inner or (isinstance(obj["kids"], list) and all(_json_shape(kid, True) for kid in obj["kids"]))))
+
+
+def test_flat_json_columns_read_mutated_documents_like_the_json_module():
+    rng = random.Random(13)
+    base = _compact(_json_object(rng) | {"kids": [_json_object(rng, 1), _json_object(rng, 1)]})
+    agreed = 0
+    for _ in range(4000):
+        document = bytearray(base)
+        for _ in range(rng.randrange(1, 3)):
+            document[rng.randrange(len(document))] = rng.choice(b'0123456789[]{}",:\\nul ')
+        document = bytes(document)
+        got = _lists.flat_json_columns([document], _JSON_FIELDS)
+        try:
+            obj = json.loads(document)
+        except ValueError:
+            continue
+        if _compact(obj) == document and _json_shape(obj):
+            ints, pairs, lengths, samples = _expected_json_columns([obj])
+            assert [column.tolist() for column in got] == [ints, pairs, lengths, samples]
+            agreed += 1
+    assert agreed > 100
