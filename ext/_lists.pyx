@@ -445,8 +445,6 @@ def encoding_views(type cls, batch, const int64_t[:] starts, const int64_t[:] en
     return views
 
 
-
-
 cdef extern from "lists/json_columns.h":
     enum:
         JSON_INTS, JSON_PAIRS, JSON_STRINGS, JSON_INTS_OR_NULLS, JSON_NESTED
@@ -476,9 +474,9 @@ def flat_json_columns(list documents, tuple fields):
     """Columns of the int arrays of JSON objects (bytes, one per document, written compactly) that begin with
     `fields`: (key, kind) pairs in order, kind "ints" (a uint32 column), "pairs" (an int64 (n, 2) column of
     [a, b] items), "strings" or "ints_or_nulls" (arrays passed over), or "nested" (an array of objects that
-    begin with the same fields, their rows after their parent's; in those, it is passed over). Each object's arrays have one length.
-    Returns (a column per "ints" or "pairs" field, in order, then lengths and samples, int64 per object: its
-    rows and its document's index), or None when a document is not such an object."""
+    begin with the same fields, their rows after their parent's; in those, it is passed over). Each object's
+    arrays have one length. Returns (a column per "ints" or "pairs" field, in order, then lengths and samples,
+    int64 per object: its rows and its document's index), or None when a document is not such an object."""
     if not 0 < len(fields) <= MAX_JSON_FIELDS:
         raise ValueError(f"1 to {MAX_JSON_FIELDS} fields")
     for key, kind in fields:
@@ -496,7 +494,8 @@ def flat_json_columns(list documents, tuple fields):
     cdef int64_t[:, ::1] pair_view
     cdef uint32_t[::1] int_view
     for i, (key, kind) in enumerate(fields):
-        spec[i].key, spec[i].key_size, spec[i].kind, spec[i].column = <const char *>key, len(key), _JSON_KINDS[kind], NULL
+        spec[i].key, spec[i].key_size = <const char *>key, len(key)
+        spec[i].kind, spec[i].column = _JSON_KINDS[kind], NULL
         if kind == "pairs":
             column = np.empty((out.row_room, 2), dtype=np.int64)
             pair_view = column

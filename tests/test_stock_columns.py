@@ -32,7 +32,8 @@ def _settings(tokenizer, setting):
         tokenizer.enable_padding(pad_to_multiple_of=4, pad_id=0)
 
 
-@pytest.mark.parametrize("member", ["small_bert_processing", "small_roberta_processing", "small_metaspace_byte_fallback"])
+@pytest.mark.parametrize("member", ["small_bert_processing", "small_roberta_processing",
+                                    "small_metaspace_byte_fallback"])
 @pytest.mark.parametrize("setting", ["plain", "truncated", "padded", "both"])
 @pytest.mark.parametrize("overflowing", [False, True])
 def test_columns_are_stock_fields(member, setting, overflowing):

@@ -31,9 +31,9 @@ typedef struct {
     size_t objects, object_room;
 } json_columns;
 
-/* 1 when `document` (size bytes, then a NUL, as a Python bytes object holds them) is an object whose fields begin with out->fields, in order and each array of one length
-   (its rows and those of its nested objects then written), else 0 (out->rows and out->objects then say
-   nothing: the caller drops the columns). */
+/* 1 when `document` (size bytes, then a NUL, as a Python bytes object holds them) is an object whose fields
+   begin with out->fields, in order and each array of one length (its rows and those of its nested objects
+   then written), else 0 (out->rows and out->objects then say nothing: the caller drops the columns). */
 int json_columns_read(json_columns *out, const char *document, size_t size, int64_t sample);
 
 #endif
