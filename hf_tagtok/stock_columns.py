@@ -3,7 +3,7 @@
 Reading a field of a stock `Encoding` builds a Python list (and a tuple per token for its offsets), so the fields
 of a call's encodings cost a third of stock's own call. An encoding's pickled state (`Encoding.__getstate__`:
 serde's compact JSON of its fields in the order stock declares them) is written by one Rust call, and its int
-arrays are read out of it in C (`_lists.flat_json_columns`), which costs about half as much as the lists
+arrays are read out of it in C (`_lists.flat_json_columns`): together about 60% of what the lists cost
 (docs/performance.md, Fallbacks). A state in another shape (another tokenizers version) is read field by field
 instead. Without offsets, the lists of the other fields cost less than the state.
 """
