@@ -184,3 +184,21 @@ def test_transformers_loads_a_sparse_vocabulary_without_writing_it(tmp_path):
         fast = TagTokenizerFast.from_pretrained(str(tmp_path))
         for sample in TEXTS:
             assert fast(sample)["input_ids"] == stock.encode(sample).ids
+
+
+def test_a_python_component_is_reported_before_the_vocabulary_is_read():
+    # the sparse check reads the whole vocabulary; a Python component makes stock unable to write the tokenizer
+    # anyway, and its own error for that is the reason given
+    class KeepWhole:
+        def pre_tokenize(self, pretokenized):
+            pretokenized.split(lambda _, normalized: [normalized])
+
+    stock = tokenizers.Tokenizer.from_str(config(bpe(spread(["a", "b", "ab"], 10**8), ["a b"])))
+    stock.pre_tokenizer = tokenizers.pre_tokenizers.PreTokenizer.custom(KeepWhole())
+    with pytest.raises(Exception) as refused:
+        stock.to_str()
+    with pytest.warns(hf_tagtok.FallbackWarning):
+        ours = hf_tagtok.Tokenizer.from_hf(stock)
+    reason = ours.acceleration["pre_tokenizer"]["reason"]
+    assert str(refused.value) in reason and "sparse" not in reason
+    assert [e.ids for e in ours.encode_batch(["ab a", "ba"])] == [e.ids for e in stock.encode_batch(["ab a", "ba"])]
