@@ -447,7 +447,7 @@ def encoding_views(type cls, batch, const int64_t[:] starts, const int64_t[:] en
 
 cdef extern from "lists/json_columns.h":
     enum:
-        JSON_INTS, JSON_PAIRS, JSON_STRINGS, JSON_INTS_OR_NULLS, JSON_NESTED
+        JSON_INTS, JSON_BYTES, JSON_PAIRS, JSON_STRINGS, JSON_INTS_OR_NULLS, JSON_NESTED
     ctypedef struct json_field:
         const char *key
         size_t key_size
@@ -460,62 +460,74 @@ cdef extern from "lists/json_columns.h":
         int64_t *lengths
         int64_t *samples
         size_t objects, object_room
-    int json_columns_read(json_columns *out, const char *document, size_t size, int64_t sample)
+    int json_columns_read(json_columns *out, const char *document, size_t size, int64_t sample) nogil
 
 cdef enum:
     MAX_JSON_FIELDS = 16
 
-_JSON_ITEM_BYTES = {"ints": 2, "pairs": 6, "strings": 3, "ints_or_nulls": 2, "nested": 0}
-_JSON_KINDS = {"ints": JSON_INTS, "pairs": JSON_PAIRS, "strings": JSON_STRINGS, "ints_or_nulls": JSON_INTS_OR_NULLS,
-               "nested": JSON_NESTED}
+_JSON_ITEM_BYTES = {"ints": 2, "bytes": 2, "pairs": 6, "strings": 3, "ints_or_nulls": 2, "nested": 0}
+_JSON_KINDS = {"ints": JSON_INTS, "bytes": JSON_BYTES, "pairs": JSON_PAIRS, "strings": JSON_STRINGS,
+               "ints_or_nulls": JSON_INTS_OR_NULLS, "nested": JSON_NESTED}
+# the column each kind that is read fills: (dtype, shape after the row count)
+_JSON_COLUMNS = {"ints": (np.uint32, ()), "bytes": (np.uint8, ()), "pairs": (np.int64, (2,))}
+
+
+cdef void *_address(column) except NULL:
+    """The first byte of a C-contiguous numpy array of one of flat_json_columns' dtypes."""
+    cdef const uint8_t[::1] data = column.reshape(-1).view(np.uint8)
+    return <void *>&data[0]
 
 
 def flat_json_columns(list documents, tuple fields):
     """Columns of the int arrays of JSON objects (bytes, one per document, written compactly) that begin with
-    `fields`: (key, kind) pairs in order, kind "ints" (a uint32 column), "pairs" (an int64 (n, 2) column of
-    [a, b] items), "strings" or "ints_or_nulls" (arrays passed over), or "nested" (an array of objects that
-    begin with the same fields, their rows after their parent's; in those, it is passed over). Each object's
-    arrays have one length. Returns (a column per "ints" or "pairs" field, in order, then lengths and samples,
-    int64 per object: its rows and its document's index), or None when a document is not such an object."""
+    `fields`: (key, kind) pairs in order, kind "ints" (a uint32 column), "bytes" (a uint8 column), "pairs" (an
+    int64 (n, 2) column of [a, b] items), "strings" or "ints_or_nulls" (arrays passed over), or "nested" (an
+    array of objects that begin with the same fields, their rows after their parent's; in those, it is passed
+    over). Each object's arrays have one length. Returns (a column per "ints", "bytes" or "pairs" field, in
+    order, then lengths and samples, int64 per object: its rows and its document's index), or None when a
+    document is not such an object. The documents are read without the GIL."""
     if not 0 < len(fields) <= MAX_JSON_FIELDS:
         raise ValueError(f"1 to {MAX_JSON_FIELDS} fields")
     for key, kind in fields:
         if not isinstance(key, bytes) or not key or kind not in _JSON_KINDS:
             raise ValueError(f"a field is (non-empty bytes, one of {sorted(_JSON_KINDS)}), not {(key, kind)!r}")
+    cdef Py_ssize_t i, n = len(documents), total = 0
+    for i in range(n):
+        total += len(<bytes?>documents[i])
     cdef json_field spec[MAX_JSON_FIELDS]
     cdef json_columns out
-    cdef Py_ssize_t i, total = 0
-    for i in range(len(documents)):
-        total += len(<bytes?>documents[i])
     # an item takes 2 bytes at least ("0,"), 3 as a string, 6 as a pair, and an object 8 ({"k":[]})
     out.row_room = total // max(1, sum(_JSON_ITEM_BYTES[kind] for _, kind in fields)) + 1
     out.object_room = total // 8 + 1
-    columns = []
-    cdef int64_t[:, ::1] pair_view
-    cdef uint32_t[::1] int_view
+    columns = [np.empty((out.row_room, *_JSON_COLUMNS[kind][1]), dtype=_JSON_COLUMNS[kind][0])
+               for _, kind in fields if kind in _JSON_COLUMNS]
+    cdef Py_ssize_t k = 0
     for i, (key, kind) in enumerate(fields):
         spec[i].key, spec[i].key_size = <const char *>key, len(key)
         spec[i].kind, spec[i].column = _JSON_KINDS[kind], NULL
-        if kind == "pairs":
-            column = np.empty((out.row_room, 2), dtype=np.int64)
-            pair_view = column
-            spec[i].column = &pair_view[0, 0]
-            columns.append(column)
-        elif kind == "ints":
-            column = np.empty(out.row_room, dtype=np.uint32)
-            int_view = column
-            spec[i].column = &int_view[0]
-            columns.append(column)
+        if kind in _JSON_COLUMNS:
+            spec[i].column = _address(columns[k])
+            k += 1
     lengths = np.empty(out.object_room, dtype=np.int64)
     samples = np.empty(out.object_room, dtype=np.int64)
-    cdef int64_t[::1] lengths_view = lengths, samples_view = samples
     out.fields, out.n_fields = spec, len(fields)
-    out.lengths, out.samples = &lengths_view[0], &samples_view[0]
+    out.lengths, out.samples = <int64_t *>_address(lengths), <int64_t *>_address(samples)
     out.rows = out.objects = 0
+    # the list keeps every document alive while its bytes are read without the GIL
+    texts = np.empty(n, dtype=np.uintp)
+    sizes = np.empty(n, dtype=np.uintp)
+    cdef size_t[::1] text_at = texts, size_of = sizes
     cdef bytes document
-    for i in range(len(documents)):
+    for i in range(n):
         document = documents[i]
-        if not json_columns_read(&out, document, len(document), i):
-            return None
+        text_at[i], size_of[i] = <size_t><const char *>document, len(document)
+    cdef bint read = True
+    with nogil:
+        for i in range(n):
+            if not json_columns_read(&out, <const char *>text_at[i], size_of[i], i):
+                read = False
+                break
+    if not read:
+        return None
     return (*[column[:out.rows].copy() for column in columns], lengths[:out.objects].copy(),
             samples[:out.objects].copy())

@@ -13,7 +13,7 @@ from hf_tagtok._lists import flat_ids, flat_json_columns, flat_pairs
 
 # stock's Encoding fields as its state writes them, up to the last one read
 _STATE = ((b"ids", "ints"), (b"type_ids", "ints"), (b"tokens", "strings"), (b"words", "ints_or_nulls"),
-          (b"offsets", "pairs"), (b"special_tokens_mask", "ints"), (b"attention_mask", "ints"))
+          (b"offsets", "pairs"), (b"special_tokens_mask", "bytes"), (b"attention_mask", "bytes"))
 _STATE_WITH_OVERFLOW = (*_STATE, (b"overflowing", "nested"))
 
 
@@ -26,8 +26,7 @@ def columns(encodings, overflowing=False, offsets=True, padded=True):
         read = flat_json_columns([encoding.__getstate__() for encoding in encodings],
                                  _STATE_WITH_OVERFLOW if overflowing else _STATE)
         if read is not None:
-            ids, type_ids, pairs, special, attention, lengths, samples = read
-            return ids, type_ids, pairs, special.astype(np.uint8), attention.astype(np.uint8), lengths, samples
+            return read
     return _from_fields(encodings, overflowing, offsets, padded)
 
 

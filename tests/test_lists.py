@@ -314,6 +314,13 @@ def test_flat_json_columns_refuse_every_document_cut_before_its_last_field_ends(
             assert all(np.array_equal(a, b) for a, b in zip(got, whole)), end
 
 
+def test_flat_json_columns_read_bytes_into_uint8_and_refuse_what_does_not_fit():
+    fields = ((b"f", "bytes"), (b"a", "ints"))
+    flags, ints, lengths, samples = _lists.flat_json_columns([b'{"f":[0,1,255],"a":[7,8,9]}'], fields)
+    assert flags.dtype == np.uint8 and flags.tolist() == [0, 1, 255] and ints.tolist() == [7, 8, 9]
+    assert _lists.flat_json_columns([b'{"f":[256],"a":[1]}'], fields) is None
+
+
 def test_flat_json_columns_check_their_fields():
     for fields in ((), ((b"", "ints"),), (("a", "ints"),), ((b"a", "floats"),), ((b"a", "ints"),) * 17):
         with pytest.raises(ValueError):

@@ -51,6 +51,10 @@ static inline const char *read_item(const char *p, const json_field *field, size
         if ((p = read_uint(p, UINT32_MAX, &a)))
             ((uint32_t *)field->column)[row] = (uint32_t)a;
         return p;
+    case JSON_BYTES:
+        if ((p = read_uint(p, UINT8_MAX, &a)))
+            ((uint8_t *)field->column)[row] = (uint8_t)a;
+        return p;
     case JSON_PAIRS:
         p = take(p, '[');
         p = p ? read_uint(p, INT64_MAX, &a) : NULL;

@@ -9,6 +9,7 @@
 
 enum json_kind {
     JSON_INTS,           /* [a,b,...] of uint32, into a uint32_t column */
+    JSON_BYTES,          /* [a,b,...] of uint8 (flags, masks), into a uint8_t column */
     JSON_PAIRS,          /* [[a,b],...] of int64 >= 0, into an int64_t column of two per row */
     JSON_STRINGS,        /* ["..",...]: passed over */
     JSON_INTS_OR_NULLS,  /* [a,null,...]: passed over */
