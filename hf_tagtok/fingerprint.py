@@ -13,7 +13,6 @@ token names. Real pickling, copying and multiprocessing never see this: only the
 """
 import copyreg
 import sys
-import types
 import weakref
 
 from hf_tagtok import planner
@@ -106,10 +105,6 @@ def _backend_state(tokenizer, backend):
 def _signature(backend):
     """Everything in the backend's state that is cheap to read (all of it but most token names and merges)."""
     decoder = None if backend.decoder is None else backend.decoder.__getstate__()
-    model = backend.model
-    settings = tuple((name, getattr(model, name)) for name, attribute in sorted(vars(type(model)).items())
-                     if isinstance(attribute, types.GetSetDescriptorType))
     added = tuple((token_id, repr(token)) for token_id, token in sorted(backend.get_added_tokens_decoder().items()))
     size = backend.get_vocab_size(with_added_tokens=False)
-    probes = tuple(model.id_to_token(token_id) for token_id in range(0, size, max(1, size // _PROBES)))
-    return planner.plan_key(backend), decoder, settings, added, probes
+    return planner.plan_key(backend), decoder, added, planner.model_probes(backend.model, size, _PROBES)

@@ -16,6 +16,8 @@ their tokens.
 """
 import functools
 import json
+import operator
+import types
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -155,19 +157,49 @@ def _state(component):
 
 
 def plan_key(stock):
-    """What a plan depends on that is cheap to read (microseconds a call): when it changes, the plan
+    """What a plan depends on that is cheap to read (a few microseconds a call): when it changes, the plan
     is stale. Components set on the stock object directly (`backend_tokenizer.post_processor = ...`,
-    `model.dropout = ...`) change it. The model is read for its type, size and dropout only (its other
-    settings cost ~0.4 µs each), and added tokens not at all: adding them through hf_tagtok or
-    transformers replans."""
+    `model.ignore_merges = ...`, a model put in the place of another or trained in place) change it. The model
+    is read for its type, settings, size and a few token names (`model_probes`); added tokens not at all:
+    adding them through hf_tagtok or transformers replans."""
     return components_key(stock) + (stock.encode_special_tokens,)
 
 
 def components_key(stock):
     """`plan_key` without encode_special_tokens, for a caller that plans once per value of it."""
     model = stock.model
+    size = stock.get_vocab_size(with_added_tokens=False)
     return (tuple(map(_state, (stock.normalizer, stock.pre_tokenizer, stock.post_processor))), type(model),
-            getattr(model, "dropout", None), stock.get_vocab_size(with_added_tokens=False))
+            model_settings(model), size, model_probes(model, size, _KEY_PROBES))
+
+
+# Token names a plan key reads: a model of the same type, settings and size put in the place of the planned
+# one (or trained in place) almost always names some of them otherwise; each costs ~0.2 µs.
+_KEY_PROBES = 4
+
+
+@functools.lru_cache(maxsize=None)
+def _settings_getter(model_type):
+    names = sorted(name for name, attribute in vars(model_type).items()
+                   if isinstance(attribute, types.GetSetDescriptorType))
+    return operator.attrgetter(*names) if names else lambda _model: ()
+
+
+def model_settings(model):
+    """The value of every setting the stock model's Python class exposes (dropout, unk_token, ...), in name
+    order."""
+    return _settings_getter(type(model))(model)
+
+
+@functools.lru_cache(maxsize=64)
+def _probe_ids(size, count):
+    step = max(1, size // count)
+    return (*range(0, size - 1, step), size - 1) if size else ()
+
+
+def model_probes(model, size, count):
+    """The names of `count` ids spread over a vocabulary of `size` tokens, the last id among them."""
+    return tuple(map(model.id_to_token, _probe_ids(size, count)))
 
 
 # Stock writes a vocabulary by walking every id up to the largest and listing the missing ones (4 bytes

@@ -360,10 +360,18 @@ class Tokenizer:
 
     def train(self, files, trainer=None):
         self._stock.train(files, trainer)
-        self._replan()
+        self._trained()
 
     def train_from_iterator(self, iterator, trainer=None, length=None):
         self._stock.train_from_iterator(iterator, trainer, length)
+        self._trained()
+
+    def _trained(self):
+        # stock's BPE trainer keeps the model's word cache: the calls that run on stock would go on giving the
+        # old tokens of the words encoded before, where a fresh load does not (models without one lack the call)
+        model = self._stock.model
+        if hasattr(model, "_clear_cache"):
+            model._clear_cache()
         self._replan()
 
     def get_added_tokens_decoder(self):

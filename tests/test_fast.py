@@ -264,6 +264,31 @@ def test_backend_components_set_directly_are_seen(tmp_path):
     assert tag.acceleration["post_processor"]["native"]
 
 
+def test_backend_model_replaced_or_changed_is_seen(tmp_path):
+    """A model of the same type and size put in the backend's place, then a setting changed on it."""
+    from tokenizers import models
+    stock, tag = _pair(tokenizer_zoo.load("small_bytelevel"), tmp_path)
+    texts = TEXTS[:6]
+    call_both(stock, tag, texts)
+    model = stock.backend_tokenizer.model
+    vocab, size = stock.backend_tokenizer.get_vocab(with_added_tokens=False), stock.backend_tokenizer.get_vocab_size()
+    assert sorted(vocab.values()) == list(range(size))
+    swapped = {name: 256 + size - 1 - token_id if token_id >= 256 else token_id  # the merged tokens' ids reversed
+               for name, token_id in vocab.items()}
+    merges = [tuple(merge.split(" ")) if isinstance(merge, str) else tuple(merge)
+              for merge in json.loads(stock.backend_tokenizer.to_str())["model"]["merges"]]
+    before = stock(texts)["input_ids"]
+    for tokenizer in (stock, tag):
+        tokenizer.backend_tokenizer.model = models.BPE(swapped, merges, unk_token=model.unk_token,
+                                                       ignore_merges=model.ignore_merges)
+    assert stock(texts)["input_ids"] != before  # the ids did change
+    call_both(stock, tag, texts, return_offsets_mapping=True)
+    for tokenizer in (stock, tag):
+        tokenizer.backend_tokenizer.model.ignore_merges = not model.ignore_merges
+    call_both(stock, tag, texts, return_offsets_mapping=True)
+    assert tag.acceleration["model"]["native"]
+
+
 @pytest.mark.parametrize("texts", (["word " * 40], ["a b", "word " * 40], ["a b"]))
 def test_too_long_warning_like_stock(tmp_path, texts):
     stock, tag = _pair(tokenizer_zoo.load("small_bytelevel"), tmp_path)

@@ -197,6 +197,77 @@ def test_bpe_dropout_set_on_the_model_falls_back_to_stock():
     assert not isinstance(ours.encode(TEXTS[0]), tokenizers.Encoding)
 
 
+def _letters_bpe(merged, **settings):
+    """A BPE over the letters a-h plus each merge's two halves joined, whitespace-split."""
+    vocab = {char: index for index, char in enumerate("abcdefgh")}
+    for left, right in merged:
+        vocab[left + right] = len(vocab)
+    tokenizer = tokenizers.Tokenizer(models.BPE(vocab, list(merged), **settings))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    return tokenizer
+
+
+def _change_model(tokenizer, change):
+    if change == "model of the same size":
+        tokenizer.model = _letters_bpe([("b", "c"), ("d", "e")]).model
+    elif change == "trained in place":
+        trainer = trainers.BpeTrainer(vocab_size=tokenizer.get_vocab_size(), show_progress=False)
+        tokenizer.train_from_iterator(["hg hg hg fe fe hgf", "a b c d e f g h"], trainer=trainer)
+    elif change == "ignore_merges":
+        tokenizer.model.ignore_merges = False
+    else:
+        tokenizer.model.unk_token = "a"
+
+
+@pytest.mark.parametrize("change", ["model of the same size", "trained in place", "ignore_merges", "unk_token"])
+def test_a_model_changed_on_the_stock_object_is_seen(change):
+    """A model of the same type and vocabulary size put in the place of the planned one, one trained in place
+    to the same size, and settings set on the model. Expected: a stock object given the same change before
+    any encode (stock's trainer keeps the model's word cache, so a stock object that encoded before its
+    training goes on giving the old tokens for the words it cached)."""
+    def build():
+        if change == "ignore_merges":  # "abc" is a token that no merge makes
+            tokenizer = _letters_bpe([("a", "b")], ignore_merges=True)
+            tokenizer.model = models.BPE({**tokenizer.get_vocab(), "abc": 9}, [("a", "b")], ignore_merges=True)
+            return tokenizer
+        return _letters_bpe([("a", "b"), ("c", "d")])
+
+    texts = ["abcde", "ab cd de", "bcd hgf", "abc", "a b c d e f g h", "xyz"]
+    ours = hf_tagtok.Tokenizer.from_hf(build())
+    assert ours.acceleration["model"]["native"]
+    assert _diffs(ours.encode_batch(texts), build().encode_batch(texts)) == [None] * len(texts)
+    expected = build()
+    for tokenizer in (expected, ours.stock):
+        _change_model(tokenizer, change)
+    assert ours.stock.get_vocab_size() == build().get_vocab_size()
+    theirs = expected.encode_batch(texts)
+    assert [e.ids for e in theirs] != [e.ids for e in build().encode_batch(texts)]  # the change matters here
+    mine = ours.encode_batch(texts)
+    assert not isinstance(mine[0], tokenizers.Encoding), "stock ran, not the native path"
+    assert _diffs(mine, theirs) == [None] * len(texts)
+
+
+def test_stock_keeps_its_word_cache_through_training_in_place():
+    """The stock behaviour docs/architecture.md reports: a word encoded before training keeps its old tokens."""
+    used, fresh = _letters_bpe([("a", "b"), ("c", "d")]), _letters_bpe([("a", "b"), ("c", "d")])
+    used.encode("abcde")
+    for tokenizer in (used, fresh):
+        _change_model(tokenizer, "trained in place")
+    assert used.encode("abcde").ids != fresh.encode("abcde").ids
+    assert used.encode("abcdf").ids == fresh.encode("abcdf").ids
+
+
+def test_calls_on_stock_after_training_in_place_answer_as_a_fresh_load():
+    pairs = [("abcde", "ab cd"), ("hgf", "abc")]
+    ours = hf_tagtok.Tokenizer.from_hf(_letters_bpe([("a", "b"), ("c", "d")]))
+    ours.encode_batch_fast(pairs)  # pairs run on stock (docs/architecture.md), whose word cache keeps them
+    ours.train_from_iterator(["hg hg hg fe fe hgf", "a b c d e f g h"],
+                             trainers.BpeTrainer(vocab_size=ours.get_vocab_size(), show_progress=False))
+    fresh = tokenizers.Tokenizer.from_str(ours.to_str())
+    assert _diffs(ours.encode_batch_fast(pairs), fresh.encode_batch_fast(pairs)) == [None] * len(pairs)
+    assert _diffs(ours.encode_batch(pairs), fresh.encode_batch(pairs)) == [None] * len(pairs)
+
+
 def test_component_attribute_set_in_place_is_seen():
     stock = tokenizer_zoo.load("small_bytelevel_prefix")
     ours = hf_tagtok.Tokenizer.from_hf(stock)  # a private stock object: no per-call check until one is shared
