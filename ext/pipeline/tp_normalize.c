@@ -157,7 +157,9 @@ static void build_named(void) {
     const tt_norm_map *maps[] = {&tt_norm_nfd, &tt_norm_nfkd, &tt_norm_lowercase, &tt_norm_ccc_rank};
     for (int table = 0; table < NAMED_SECOND; table++)
         for (uint32_t i = 0; i < maps[table]->n; i++) name_char(table, maps[table]->cps[i]);
-    for (uint32_t i = 0; i < tt_norm_compose.n; i++) name_char(NAMED_SECOND, (uint32_t)(tt_norm_compose.keys[i] & 0x1FFFFF));
+    for (uint32_t i = 0; i < tt_norm_compose_second.n; i++)
+        for (uint32_t c = tt_norm_compose_second.ranges[2 * i]; c <= tt_norm_compose_second.ranges[2 * i + 1]; c++)
+            name_char(NAMED_SECOND, c);
     for (int table = 0; table < N_NAMED; table++)
         for (uint32_t w = 1; w < TABLE_CHARS / 64; w++)
             named_before[table][w] = named_before[table][w - 1] + (uint32_t)__builtin_popcountll(named[table][w - 1]);
