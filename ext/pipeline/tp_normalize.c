@@ -259,7 +259,7 @@ static size_t expansion(const step *st) {
 
 static uint32_t ccc_rank(uint32_t c) {
     size_t n;
-    const uint32_t *rank = c < tt_norm_ccc_rank.cps[0] ? NULL : lookup(&tt_norm_ccc_rank, c, &n);
+    const uint32_t *rank = lookup(&tt_norm_ccc_rank, c, &n);
     return rank ? *rank : 0;
 }
 
