@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+import tokenizers
 
 from hf_tagtok.errors import Unsupported, native_module
 from hf_tagtok.pre_tokenizers import byte_chars
@@ -278,6 +279,15 @@ def spec(model, byte_level, pre_tokenizer):
     if model.get("type") == "Unigram":
         return _unigram_spec(model, byte_level)
     return _bpe_spec(model, byte_level)
+
+
+def unigram_copy(model):
+    """A stock Unigram equal to `model` in every score. Stock's JSON reader can land a score an ULP away from
+    the value it wrote (docs/architecture.md, "Where the references disagree"), and a Viterbi tie then goes
+    the other way, so a copy read back from stock's JSON can encode differently from the model it copies."""
+    state = json.loads(model.__getstate__())
+    return tokenizers.models.Unigram([(piece, score) for piece, score in state["vocab"]], state.get("unk_id"),
+                                     state.get("byte_fallback", False))
 
 
 def loaded(stock, model):

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 import tokenizers
 
-from hf_tagtok import planner, stock_columns
+from hf_tagtok import models, planner, stock_columns
 from hf_tagtok._lists import encoding_views, flat_ids
 from hf_tagtok.encoding import (NAMELESS, RECORD_BOUNDS, RECORD_COLUMNS, RECORD_END, RECORD_RANGES, RECORD_SPLIT,
                                 RECORD_START, Columns, Encoding)
@@ -139,6 +139,8 @@ class Tokenizer:
         except Exception:  # stock cannot write (sparse ids) or read back (tokens sharing an id) it: share `stock`
             return cls(stock)._checked()
         clone.encode_special_tokens = stock.encode_special_tokens  # not part of the JSON
+        if type(stock.model).__name__ == "Unigram" and clone.model.__getstate__() != stock.model.__getstate__():
+            clone.model = models.unigram_copy(stock.model)
         return cls(clone, text, _private=True)._checked()
 
     # ------------------------------------------------------------------ encoding

@@ -266,6 +266,34 @@ def test_calls_on_stock_after_training_in_place_answer_as_a_fresh_load():
     assert _diffs(ours.encode_batch(pairs), fresh.encode_batch(pairs)) == [None] * len(pairs)
 
 
+# A score stock's JSON reader lands an ULP away from (-7.519638061523437 read back): held exactly, "aa" ties
+# with "a" "a" and Viterbi keeps "aa"; read back, "a" "a" wins.
+_DRIFTING_SCORE = -7.5196380615234375
+
+
+def _unigram_with_a_tie():
+    vocab = [("<unk>", 0.0), ("a", _DRIFTING_SCORE), ("aa", 2 * _DRIFTING_SCORE)]
+    tokenizer = tokenizers.Tokenizer(models.Unigram(vocab, 0, False))
+    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return tokenizer
+
+
+def test_stock_moves_unigram_scores_through_its_own_json():
+    """The stock behaviour docs/architecture.md reports: a copy read back from stock's JSON breaks the tie."""
+    stock = _unigram_with_a_tie()
+    assert stock.encode("aaaa").tokens == ["aa", "aa"]
+    assert tokenizers.Tokenizer.from_str(stock.to_str()).encode("aaaa").tokens == ["a", "a", "a", "a"]
+
+
+def test_from_hf_keeps_unigram_scores_as_stock_holds_them():
+    stock = _unigram_with_a_tie()
+    ours = hf_tagtok.Tokenizer.from_hf(stock)
+    texts = ["aaaa", "a aa aaa aaaaa", "b aab"]
+    assert _diffs(ours.encode_batch(texts), stock.encode_batch(texts)) == [None] * len(texts)
+    assert columns_diff(ours.encode_batch_arrays(texts), stock.encode_batch(texts)) is None
+    assert ours.encode(texts[0]).tokens == stock.encode(texts[0]).tokens
+
+
 def test_component_attribute_set_in_place_is_seen():
     stock = tokenizer_zoo.load("small_bytelevel_prefix")
     ours = hf_tagtok.Tokenizer.from_hf(stock)  # a private stock object: no per-call check until one is shared
