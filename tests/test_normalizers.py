@@ -51,6 +51,8 @@ CONFIGS = {
     "replace_regex_empty_matches": N.Replace(Regex("x*"), "<>"),
     "replace_regex_whitespace": N.Replace(Regex("\\s+"), " "),
     "replace_regex_marks": N.Sequence([N.NFD(), N.Replace(Regex("\\p{Mn}+"), ""), N.Lowercase()]),
+    # CLIP's: the regex between two per-char steps (each part on its own fast path, alignments composed)
+    "nfc_whitespace_lowercase": N.Sequence([N.NFC(), N.Replace(Regex("\\s+"), " "), N.Lowercase()]),
     # leading regexes: a text neither matches in goes through the steps after them alone (their fast paths)
     "replace_regex_then_nfkc_lowercase": N.Sequence([N.Replace(Regex("\\s{2,}"), " "), N.Replace(Regex("q(?=u)"), "k"),
                                                      N.NFKC(), N.Lowercase()]),
@@ -132,6 +134,22 @@ ASCII_RUNS = st.lists(st.one_of(st.text(alphabet=st.sampled_from(list("aAzZ@[`{ 
 @pytest.mark.parametrize("config", ["lowercase", "bert_default", "bert_lowercase_only", "sequence", "nfc"])
 @given(text=ASCII_RUNS)
 def test_fuzz_ascii_runs(config, text):
+    check(stock_and_native(CONFIGS[config]), text)
+
+
+# Whitespace runs and single spaces, chars a step before or after a regex changes (composed, decomposed,
+# lowercased to more chars, same-length NFKC outputs of other char boundaries) and the regexes' own chars:
+# where the parts around a Replace regex hand their alignments on.
+REGEX_PARTS = st.text(alphabet=st.sampled_from([" ", "\t", "\n", "\u00a0", "\u2000", "\u3000", "a", "A", "e",
+                                                "\u0301", "\u00c9", "\u0130", "\u2026", "\ufb00", "\u03a3", "x",
+                                                "q", "u", "z", ".", "\u1e9e", "\u4e2d"]), max_size=24)
+
+
+@pytest.mark.parametrize("config", ["nfc_whitespace_lowercase", "replace_run_grow", "replace_regex_marks",
+                                    "replace_regex_then_nfkc_lowercase", "replace_regex_after_prepend",
+                                    "replace_regex_empty_matches", "nmt_nfkc_byte_level", "replace_regex_lookahead"])
+@given(text=REGEX_PARTS)
+def test_fuzz_parts_around_a_regex(config, text):
     check(stock_and_native(CONFIGS[config]), text)
 
 

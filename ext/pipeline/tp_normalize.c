@@ -53,6 +53,8 @@ typedef struct {
     uint8_t kind, left, right;
     uint32_t *text, *content; /* code points (see tp_norm_step) */
     size_t text_n, content_n;
+    uint8_t *content_utf8;    /* REPLACE_REGEX: the content as given (replace_bytes) */
+    size_t content_len;
     tt_program *program;      /* REPLACE_REGEX: one compiled-regex split step, run for its matches */
     uint32_t *trie;           /* PRECOMPILED: the double-array trie units, then the replacement blob */
     size_t trie_n, blob_len, longest;
@@ -92,10 +94,11 @@ struct tp_normalizer {
     /* every printable ASCII char is plain and maps as ASCII lowercasing maps it (A-Z to a-z, the others to
      * themselves): runs are translated 16 bytes at a time, the control chars among them through ascii_to */
     int printable_lowercase;
-    /* steps[0, leading_regex) are Replace regexes: a text none of them matches in goes through the steps
-     * after them alone, after_regex (unchanged when there are none), and its fast paths */
-    size_t leading_regex;
-    tp_normalizer *after_regex;
+    /* A Replace regex splits the steps into parts that run one after another, each on its own fast paths,
+     * their alignments composed (then_normalize): steps[0] is one (regex_first), the steps after it are
+     * after_regex (NULL: none); or steps before a later one are before_regex, the rest from_regex. */
+    int regex_first;
+    tp_normalizer *after_regex, *before_regex, *from_regex;
     /* REPLACE_GIVEN steps: how many, and the steps without them (NULL: none left), which a text none of their
      * regexes matches in goes through with its fast paths */
     size_t n_given;
@@ -128,6 +131,7 @@ struct tp_norm_scratch {
     const uint32_t *given, *given_next; /* REPLACE_GIVEN: the text's matches (tp_norm_give), the next step's */
     int given_fresh;    /* given not yet used by a tp_normalize */
     int inserted_first; /* a Replace put its content before the first char (see tp_norm_inserted_first) */
+    struct tp_norm_scratch *stage; /* the next part's of a normalizer run in parts (then_normalize) */
 };
 
 static int in_set(const tt_norm_set *set, uint32_t c) {
@@ -703,19 +707,11 @@ static size_t step_room(const tp_normalizer *nz, size_t k, size_t n) {
                                 || st->kind == TP_NORM_REPLACE_GIVEN ? st->text_n + st->content_n : 0) + 1;
 }
 
-/* A leading Replace regex's matches over the text as given (the leading regexes before it matched nothing,
- * so they left it so): the general path starts with them instead of looking again. */
-typedef struct {
-    size_t step;
-    const tt_seg *segs;
-    size_t n;
-} known_matches;
-
 /* The general path over text[0, len), which sits at byte `base` of the caller's text: output goes to
  * s->out from byte `at` on, *out_len is where it ends. info (for a single char, when building the fast
- * path): what its decomposition does. known: NULL, or where the steps start (see known_matches). */
+ * path): what its decomposition does. */
 static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
-                           size_t base, size_t at, size_t *out_len, char_info *info, const known_matches *known) {
+                           size_t base, size_t at, size_t *out_len, char_info *info) {
     chars *in = &s->a, *next = &s->b;
     if (chars_reserve(in, len + 1)) return -1;
     in->n = 0;
@@ -725,17 +721,7 @@ static int normalize_chars(const tp_normalizer *nz, tp_norm_scratch *s, const ui
         push(in, c, (uint32_t)pos, (uint32_t)(pos + n));
         pos += n;
     }
-    size_t k = nz->lead;
-    if (known) { /* the chars are the text's: their UTF-8 is the text, numbered by their byte starts */
-        k = known->step;
-        if (chars_reserve(next, step_room(nz, k, in->n)) || rx_reserve(s, len + 1)) return -1;
-        for (size_t i = 0; i < in->n; i++) s->rx_char[in->start[i]] = (uint32_t)i;
-        s->rx_char[len] = (uint32_t)in->n;
-        next->n = 0;
-        replace_matches(&nz->steps[k++], in, next, s, known->segs, known->n);
-        chars *t = in; in = next; next = t;
-    }
-    for (; k < nz->n; k++) {
+    for (size_t k = nz->lead; k < nz->n; k++) {
         const step *st = &nz->steps[k];
         if (chars_reserve(next, step_room(nz, k, in->n)) || work_reserve(s, next->cap)) return -1;
         uint8_t kind = st->kind;
@@ -1013,7 +999,7 @@ static int normalize_by_table(const tp_normalizer *nz, tp_norm_scratch *s, const
         if (needs_context(nz, &at, c, flags)) {
             size_t end = pos + n, step;
             while (end < len && !is_safe(nz, text, end, &step)) end += step;
-            if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL, NULL)) return -1;
+            if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL)) return -1;
             pos = safe_pos = end;
             safe_o = o;
             at = (context){0, 1}; /* the char at `end` is safe: it leads with a starter that takes no second */
@@ -1078,8 +1064,8 @@ static int normalize_by_clusters(const tp_normalizer *nz, tp_norm_scratch *s, co
                 end += step;
             }
             s->shifted = 0;
-            if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL, NULL)) return -1;
-            if (s->shifted) return normalize_chars(nz, s, text, len, 0, 0, out_len, NULL, NULL);
+            if (normalize_chars(nz, s, text + safe_pos, end - safe_pos, safe_pos, safe_o, &o, NULL)) return -1;
+            if (s->shifted) return normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
             pos = safe_pos = end;
             safe_o = o;
             previous = last;
@@ -1394,30 +1380,12 @@ static int normalize_prefixed(const tp_normalizer *nz, tp_norm_scratch *s, const
     memcpy(s->joined + p, text, len);
     utf8_decode(text, &first);
     int rc = nz->per_char ? normalize_by_table_or_clusters(nz, s, s->joined, p + len, &(table_start){0, 0, {0, 0}}, out_len)
-                          : normalize_chars(nz, s, s->joined, p + len, 0, 0, out_len, NULL, NULL);
+                          : normalize_chars(nz, s, s->joined, p + len, 0, 0, out_len, NULL);
     for (size_t b = 0; rc == 0 && b < *out_len; b++) {
         s->from[b] = s->from[b] < p ? 0 : s->from[b] - (uint32_t)p;
         s->to[b] = s->to[b] == 0 ? 0 : s->to[b] <= p ? (uint32_t)first : s->to[b] - (uint32_t)p; /* [0, 0): inserted first */
     }
     return rc;
-}
-
-/* The first leading Replace regex that matches in the text, with its matches (in *known): 1, or 0 when none
- * does; -1 on OOM. */
-static int leading_match(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
-                         known_matches *known) {
-    if (!s->engine && !(s->engine = tp_engine->scratch_new())) return -1;
-    for (size_t k = 0; k < nz->leading_regex; k++) {
-        const tt_seg *segs;
-        size_t n;
-        if (find_matches(s, nz->steps[k].program, text, len, &segs, &n)) return -1;
-        for (size_t i = 0; i < n; i++)
-            if (segs[i].match) {
-                *known = (known_matches){k, segs, n};
-                return 1;
-            }
-    }
-    return 0;
 }
 
 int tp_norm_gave_up(tp_norm_scratch *s) {
@@ -1442,6 +1410,117 @@ static int normalize_text(const tp_normalizer *nz, tp_norm_scratch *s, const uin
                           const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len);
 
 int tp_norm_inserted_first(const tp_norm_scratch *s) { return s->inserted_first; }
+
+/* The scratch of the part after the first (see then_normalize), its flags cleared. NULL on OOM. */
+static tp_norm_scratch *stage_scratch(tp_norm_scratch *s) {
+    if (!s->stage && !(s->stage = tp_norm_scratch_new())) return NULL;
+    s->stage->inserted_first = s->stage->gave_up = 0;
+    return s->stage;
+}
+
+/* The alignment of a text normalized in two parts, text -> mid (mid_from, mid_to) -> *out (*from, *to), each
+ * NULL where that part left every byte in place, as one normalizer running both parts' steps makes it:
+ * stock copies each output char's alignment from one char of the step's input, so an output byte takes the
+ * alignment of the mid byte its range starts at, and [0, 0) (inserted before the first char) stays so. The
+ * second part's arrays are its scratch's and are written over. -1 on OOM. */
+static int compose_alignments(tp_norm_scratch *s, const uint8_t *text, size_t len, const uint8_t *mid,
+                              const uint32_t *mid_from, const uint32_t *mid_to, const uint32_t **from,
+                              const uint32_t **to, size_t out_len) {
+    if (!*from) { /* the second part's bytes sit in the mid chars that hold them: the first part's alignment */
+        *from = mid_from;
+        *to = mid_to;
+        return 0;
+    }
+    if (!mid_from) {
+        if (mid == text) return 0; /* the first part changed nothing: mid's chars are the text's */
+        if (out_reserve(s, len)) return -1; /* mid is s->out, of len bytes: not moved */
+        tp_char_alignment(text, len, s->from, s->to);
+        mid_from = s->from;
+        mid_to = s->to;
+    }
+    uint32_t *f = (uint32_t *)*from, *t = (uint32_t *)*to;
+    for (size_t b = 0; b < out_len; b++) {
+        if (!t[b]) continue;
+        uint32_t at = f[b];
+        f[b] = mid_from[at];
+        t[b] = mid_to[at];
+    }
+    return 0;
+}
+
+/* The steps of `rest` over what the steps before them made of the text (*out, *from, *to, *out_len), on
+ * the stage scratch (the first part's arrays stay as they are), as the whole's output and alignment. */
+static int then_normalize(const tp_normalizer *rest, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                          int align, const uint8_t **out, const uint32_t **from, const uint32_t **to,
+                          size_t *out_len) {
+    tp_norm_scratch *next = stage_scratch(s);
+    if (!next) return -1;
+    const uint8_t *mid = *out;
+    const uint32_t *mid_from = *from, *mid_to = *to;
+    int rc = normalize_text(rest, next, mid, *out_len, align, out, from, to, out_len);
+    s->inserted_first |= next->inserted_first;
+    s->gave_up = next->gave_up;
+    if (rc) return -1;
+    if (align) return compose_alignments(s, text, len, mid, mid_from, mid_to, from, to, *out_len);
+    *from = *to = NULL;
+    return 0;
+}
+
+/* Whether a match leaves the text as it was: the content is one char, the match's own bytes, which then
+ * takes its own alignment. */
+static int match_keeps_text(const step *st, const uint8_t *text, const tt_seg *seg) {
+    return st->content_n == 1 && seg->end - seg->start == st->content_len
+        && tp_same_bytes(text + seg->start, st->content_utf8, st->content_len);
+}
+
+/* A Replace regex's matches (segs over text, which some match changes) replaced byte by byte into s->out,
+ * as replace_match replaces them: the content takes the range of the char that ends where the match does
+ * (for an empty match, the char before it), or [0, 0) at the very start; every other byte keeps its char's.
+ * -1 on OOM. */
+static int replace_bytes(const step *st, tp_norm_scratch *s, const uint8_t *text, size_t len, const tt_seg *segs,
+                         size_t n_segs, int align, size_t *out_len) {
+    size_t need = len + 1;
+    for (size_t k = 0; k < n_segs; k++) need += segs[k].match ? st->content_len : 0;
+    if (out_reserve(s, need)) return -1;
+    uint8_t *o = s->out;
+    uint32_t *f = s->from, *t = s->to;
+    size_t pos = 0;
+    for (size_t k = 0; k <= n_segs; k++) {
+        if (k < n_segs && !segs[k].match) continue;
+        size_t start = k < n_segs ? segs[k].start : len;
+        memcpy(o, text + pos, start - pos);
+        if (align) char_alignment_of(text, pos, start, 0, f, t);
+        o += start - pos; f += start - pos; t += start - pos;
+        if (k == n_segs) break;
+        size_t end = segs[k].end, char_start = end;
+        while (char_start && utf8_is_continuation(text[--char_start])) {}
+        s->inserted_first |= end == 0 && st->content_len;
+        memcpy(o, st->content_utf8, st->content_len);
+        for (size_t b = 0; align && b < st->content_len; b++) { f[b] = (uint32_t)char_start; t[b] = (uint32_t)end; }
+        o += st->content_len; f += st->content_len; t += st->content_len;
+        pos = end;
+    }
+    *out_len = (size_t)(o - s->out);
+    return 0;
+}
+
+/* steps[0] a Replace regex: its matches replaced, then the steps after it (then_normalize); a text it leaves as
+ * it was goes through those steps alone. */
+static int normalize_from_regex(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len,
+                                int align, const uint8_t **out, const uint32_t **from, const uint32_t **to,
+                                size_t *out_len) {
+    const step *st = &nz->steps[0];
+    const tt_seg *segs;
+    size_t n_segs, changes = 0;
+    if ((!s->engine && !(s->engine = tp_engine->scratch_new())) || find_matches(s, st->program, text, len, &segs, &n_segs))
+        return -1;
+    for (size_t k = 0; k < n_segs; k++) changes += segs[k].match && !match_keeps_text(st, text, &segs[k]);
+    if (!changes) return nz->after_regex ? normalize_text(nz->after_regex, s, text, len, align, out, from, to, out_len) : 0;
+    if (replace_bytes(st, s, text, len, segs, n_segs, align, out_len)) return -1;
+    *out = s->out;
+    if (align) { *from = s->from; *to = s->to; }
+    return nz->after_regex ? then_normalize(nz->after_regex, s, text, len, align, out, from, to, out_len) : 0;
+}
 
 int tp_normalize(const tp_normalizer *nz, tp_norm_scratch *s, const uint8_t *text, size_t len, int align,
                  const uint8_t **out, const uint32_t **from, const uint32_t **to, size_t *out_len) {
@@ -1470,22 +1549,18 @@ static int normalize_text(const tp_normalizer *nz, tp_norm_scratch *s, const uin
     *from = *to = NULL;
     *out_len = len;
     *out = text;
-    if (nz->leading_regex) { /* no prefix, table or swap: the general path or none */
-        known_matches known;
-        int matched = leading_match(nz, s, text, len, &known);
-        if (matched < 0) return -1;
-        if (!matched) return nz->after_regex ? normalize_text(nz->after_regex, s, text, len, align, out, from, to, out_len) : 0;
-        int rc = normalize_chars(nz, s, text, len, 0, 0, out_len, NULL, &known);
-        *out = s->out; *from = s->from; *to = s->to;
-        return rc;
+    if (nz->before_regex) {
+        if (normalize_text(nz->before_regex, s, text, len, align, out, from, to, out_len)) return -1;
+        return then_normalize(nz->from_regex, s, text, len, align, out, from, to, out_len);
     }
+    if (nz->regex_first) return normalize_from_regex(nz, s, text, len, align, out, from, to, out_len);
     if (nz->swap_len) return normalize_swapping(nz, s, text, len, align, out, from, to, out_len);
     table_start resume = {0, 0, {0, 0}};
     int same = nz->per_char && !nz->prefix_len ? normalize_same_shape(nz, s, text, len, out, &resume) : 0;
     if (same) return same < 0 ? -1 : 0;
     int rc = nz->prefix_len && len ? normalize_prefixed(nz, s, text, len, out_len)
            : nz->per_char ? normalize_by_table_or_clusters(nz, s, text, len, &resume, out_len)
-                          : normalize_chars(nz, s, text, len, 0, 0, out_len, NULL, NULL);
+                          : normalize_chars(nz, s, text, len, 0, 0, out_len, NULL);
     *out = s->out; *from = s->from; *to = s->to;
     return rc;
 }
@@ -1554,7 +1629,7 @@ static int build_char_table(tp_normalizer *nz) {
         char_info info = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         nz->per_char[c] = 0;
         if (c >= 0xD800 && c < 0xE000) continue; /* not in valid UTF-8: never looked up */
-        if (normalize_chars(nz, s, bytes, n, 0, 0, &out_len, &info, NULL)) { tp_norm_scratch_free(s); return -1; }
+        if (normalize_chars(nz, s, bytes, n, 0, 0, &out_len, &info)) { tp_norm_scratch_free(s); return -1; }
         if (info.decompositions > 1) {
             free(nz->per_char); free(nz->char_flags); free(nz->unchanged); free(nz->edge_ranks); free(nz->pool);
             nz->per_char = NULL; nz->char_flags = NULL; nz->unchanged = NULL; nz->edge_ranks = NULL; nz->pool = NULL;
@@ -1673,6 +1748,21 @@ static int build_prefix(tp_normalizer *nz, const tp_norm_step *steps) {
     return 0;
 }
 
+/* The parts a Replace regex splits the steps into (see regex_first); none with REPLACE_GIVEN steps, whose
+ * matches are given for the whole pipeline's input (the general path runs them). */
+static int build_parts(tp_normalizer *nz, const tp_norm_step *steps) {
+    size_t n = nz->n, k = 0;
+    while (k < n && steps[k].kind != TP_NORM_REPLACE_REGEX) k++;
+    if (nz->n_given || k == n) return 0;
+    if (k > 0) {
+        nz->before_regex = tp_normalizer_new(steps, k);
+        nz->from_regex = tp_normalizer_new(steps + k, n - k);
+        return nz->before_regex && nz->from_regex ? 0 : -1;
+    }
+    nz->regex_first = 1;
+    return n > 1 && !(nz->after_regex = tp_normalizer_new(steps + 1, n - 1)) ? -1 : 0;
+}
+
 /* n_given, and without_given when there are REPLACE_GIVEN steps. */
 static int build_without_given(tp_normalizer *nz, const tp_norm_step *steps) {
     for (size_t k = 0; k < nz->n; k++) nz->n_given += steps[k].kind == TP_NORM_REPLACE_GIVEN;
@@ -1714,7 +1804,10 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
         }
         st->text = code_points(steps[k].text, steps[k].text_len, &st->text_n);
         st->content = code_points(steps[k].content, steps[k].content_len, &st->content_n);
-        if (!st->text || !st->content || (st->kind == TP_NORM_BYTE_LEVEL && st->content_n != 256)
+        st->content_len = steps[k].content_len;
+        st->content_utf8 = malloc(st->content_len ? st->content_len : 1);
+        if (st->content_utf8) memcpy(st->content_utf8, steps[k].content, st->content_len);
+        if (!st->text || !st->content || !st->content_utf8 || (st->kind == TP_NORM_BYTE_LEVEL && st->content_n != 256)
             || (st->kind == TP_NORM_REPLACE_REGEX && !(st->program = regex_program(steps[k].rx)))) {
             tp_normalizer_free(nz);
             return NULL;
@@ -1722,12 +1815,7 @@ tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
         nz->expand[k] = expansion(st);
     }
     if (build_without_given(nz, steps)) { tp_normalizer_free(nz); return NULL; }
-    while (nz->leading_regex < n && steps[nz->leading_regex].kind == TP_NORM_REPLACE_REGEX) nz->leading_regex++;
-    if (nz->leading_regex && nz->leading_regex < n
-        && !(nz->after_regex = tp_normalizer_new(steps + nz->leading_regex, n - nz->leading_regex))) {
-        tp_normalizer_free(nz);
-        return NULL;
-    }
+    if (build_parts(nz, steps)) { tp_normalizer_free(nz); return NULL; }
     if (build_prefix(nz, steps)) { tp_normalizer_free(nz); return NULL; }
     if (nz->lead + 1 == n) {
         const tp_norm_step *swap = &steps[nz->lead];
@@ -1748,11 +1836,13 @@ size_t tp_normalizer_given_steps(const tp_normalizer *nz) { return nz->n_given; 
 void tp_normalizer_free(tp_normalizer *nz) {
     if (!nz) return;
     for (size_t k = 0; nz->steps && k < nz->n; k++) {
-        free(nz->steps[k].text); free(nz->steps[k].content);
+        free(nz->steps[k].text); free(nz->steps[k].content); free(nz->steps[k].content_utf8);
         free(nz->steps[k].trie); free(nz->steps[k].blob);
         if (nz->steps[k].program) tp_engine->program_free(nz->steps[k].program);
     }
     tp_normalizer_free(nz->after_regex);
+    tp_normalizer_free(nz->before_regex);
+    tp_normalizer_free(nz->from_regex);
     tp_normalizer_free(nz->without_given);
     free(nz->prefix);
     free(nz->steps);
@@ -1774,5 +1864,6 @@ void tp_norm_scratch_free(tp_norm_scratch *s) {
     free(s->joined);
     free(s->rx_text); free(s->rx_char);
     if (s->engine) tp_engine->scratch_free(s->engine);
+    tp_norm_scratch_free(s->stage);
     free(s);
 }
