@@ -266,8 +266,8 @@ def test_calls_on_stock_after_training_in_place_answer_as_a_fresh_load():
     assert _diffs(ours.encode_batch(pairs), fresh.encode_batch(pairs)) == [None] * len(pairs)
 
 
-# A score stock's JSON reader lands an ULP away from (-7.519638061523437 read back): held exactly, "aa" ties
-# with "a" "a" and Viterbi keeps "aa"; read back, "a" "a" wins.
+# A score stock's JSON reader lands an ULP away from (it reads back -7.519638061523437): held exactly, "aa"
+# ties with "a" "a"; read back, one of them wins.
 _DRIFTING_SCORE = -7.5196380615234375
 
 
@@ -281,8 +281,7 @@ def _unigram_with_a_tie():
 def test_stock_moves_unigram_scores_through_its_own_json():
     """The stock behaviour docs/architecture.md reports: a copy read back from stock's JSON breaks the tie."""
     stock = _unigram_with_a_tie()
-    assert stock.encode("aaaa").tokens == ["aa", "aa"]
-    assert tokenizers.Tokenizer.from_str(stock.to_str()).encode("aaaa").tokens == ["a", "a", "a", "a"]
+    assert stock.encode("aaaa").tokens != tokenizers.Tokenizer.from_str(stock.to_str()).encode("aaaa").tokens
 
 
 def test_from_hf_keeps_unigram_scores_as_stock_holds_them():
