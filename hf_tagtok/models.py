@@ -281,13 +281,17 @@ def spec(model, byte_level, pre_tokenizer):
     return _bpe_spec(model, byte_level)
 
 
-def unigram_copy(model):
-    """A stock Unigram equal to `model` in every score. Stock's JSON reader can land a score an ULP away from
-    the value it wrote (docs/architecture.md, "Where the references disagree"), and a Viterbi tie then goes
-    the other way, so a copy read back from stock's JSON can encode differently from the model it copies."""
-    state = json.loads(model.__getstate__())
-    return tokenizers.models.Unigram([(piece, score) for piece, score in state["vocab"]], state.get("unk_id"),
-                                     state.get("byte_fallback", False))
+def stock_copy(stock, text):
+    """A stock tokenizer read from `text`, stock's own JSON of `stock`, that encodes as `stock` does. Stock's JSON
+    reader can land a Unigram score an ULP away from the value it wrote (docs/architecture.md, "Where the
+    references disagree"), and a Viterbi tie then goes the other way: such a model is copied with the scores
+    stock holds."""
+    copy = tokenizers.Tokenizer.from_str(text)
+    if type(stock.model).__name__ == "Unigram" and copy.model.__getstate__() != stock.model.__getstate__():
+        state = json.loads(stock.model.__getstate__())
+        copy.model = tokenizers.models.Unigram([(piece, score) for piece, score in state["vocab"]],
+                                               state.get("unk_id"), state.get("byte_fallback", False))
+    return copy
 
 
 def loaded(stock, model):

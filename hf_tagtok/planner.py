@@ -135,9 +135,7 @@ class NativeEncoder:
 
     @functools.cached_property
     def _untruncated(self):
-        from tokenizers import Tokenizer
-
-        copy = Tokenizer.from_str(self._stock.to_str())
+        copy = models.stock_copy(self._stock, self._stock.to_str())
         copy.no_truncation()
         copy.no_padding()
         return copy

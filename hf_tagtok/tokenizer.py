@@ -135,12 +135,10 @@ class Tokenizer:
             raise TypeError(f"expected a tokenizers.Tokenizer, got {type(stock).__name__}")
         try:
             text = planner.config_text(stock)
-            clone = tokenizers.Tokenizer.from_str(text)
+            clone = models.stock_copy(stock, text)
         except Exception:  # stock cannot write (sparse ids) or read back (tokens sharing an id) it: share `stock`
             return cls(stock)._checked()
         clone.encode_special_tokens = stock.encode_special_tokens  # not part of the JSON
-        if type(stock.model).__name__ == "Unigram" and clone.model.__getstate__() != stock.model.__getstate__():
-            clone.model = models.unigram_copy(stock.model)
         return cls(clone, text, _private=True)._checked()
 
     # ------------------------------------------------------------------ encoding
