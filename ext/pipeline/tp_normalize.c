@@ -53,7 +53,7 @@ typedef struct {
     uint8_t kind, left, right;
     uint32_t *text, *content; /* code points (see tp_norm_step) */
     size_t text_n, content_n;
-    uint8_t *content_utf8;    /* REPLACE_REGEX: the content as given (replace_bytes) */
+    uint8_t *content_utf8;    /* REPLACE_REGEX: the content's UTF-8 (replace_bytes) */
     size_t content_len;
     tt_program *program;      /* REPLACE_REGEX: one compiled-regex split step, run for its matches */
     uint32_t *trie;           /* PRECOMPILED: the double-array trie units, then the replacement blob */
@@ -95,8 +95,9 @@ struct tp_normalizer {
      * themselves): runs are translated 16 bytes at a time, the control chars among them through ascii_to */
     int printable_lowercase;
     /* A Replace regex splits the steps into parts that run one after another, each on its own fast paths,
-     * their alignments composed (then_normalize): steps[0] is one (regex_first), the steps after it are
-     * after_regex (NULL: none); or steps before a later one are before_regex, the rest from_regex. */
+     * their alignments composed (then_normalize): steps[0] is one (regex_first), held alone, the steps after
+     * it are after_regex (NULL: none); or the steps before a later one are before_regex and the rest
+     * from_regex, and this normalizer holds no step itself (regex_cut). */
     int regex_first;
     tp_normalizer *after_regex, *before_regex, *from_regex;
     /* REPLACE_GIVEN steps: how many, and the steps without them (NULL: none left), which a text none of their
@@ -1748,19 +1749,16 @@ static int build_prefix(tp_normalizer *nz, const tp_norm_step *steps) {
     return 0;
 }
 
-/* The parts a Replace regex splits the steps into (see regex_first); none with REPLACE_GIVEN steps, whose
- * matches are given for the whole pipeline's input (the general path runs them). */
-static int build_parts(tp_normalizer *nz, const tp_norm_step *steps) {
-    size_t n = nz->n, k = 0;
-    while (k < n && steps[k].kind != TP_NORM_REPLACE_REGEX) k++;
-    if (nz->n_given || k == n) return 0;
-    if (k > 0) {
-        nz->before_regex = tp_normalizer_new(steps, k);
-        nz->from_regex = tp_normalizer_new(steps + k, n - k);
-        return nz->before_regex && nz->from_regex ? 0 : -1;
+/* Where a Replace regex cuts the steps into parts (see regex_first): the first one's index, or n when none
+ * does (no Replace regex, or REPLACE_GIVEN steps, whose matches are given for the whole pipeline's input: the
+ * general path runs them all). */
+static size_t regex_cut(const tp_norm_step *steps, size_t n) {
+    size_t cut = n;
+    for (size_t k = n; k-- > 0;) {
+        if (steps[k].kind == TP_NORM_REPLACE_GIVEN) return n;
+        if (steps[k].kind == TP_NORM_REPLACE_REGEX) cut = k;
     }
-    nz->regex_first = 1;
-    return n > 1 && !(nz->after_regex = tp_normalizer_new(steps + 1, n - 1)) ? -1 : 0;
+    return cut;
 }
 
 /* n_given, and without_given when there are REPLACE_GIVEN steps. */
@@ -1777,46 +1775,60 @@ static int build_without_given(tp_normalizer *nz, const tp_norm_step *steps) {
     return nz->without_given ? 0 : -1;
 }
 
-tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
-    pthread_once(&named_once, build_named);
-    tp_normalizer *nz = calloc(1, sizeof(*nz));
-    if (!nz) return NULL;
+/* nz's steps from steps[0, n): 0, or -1 on OOM or a step tp_normalizer_new refuses. */
+static int build_steps(tp_normalizer *nz, const tp_norm_step *steps, size_t n) {
     nz->steps = calloc(n ? n : 1, sizeof(step));
     nz->expand = malloc((n ? n : 1) * sizeof(size_t));
-    if (!nz->steps || !nz->expand) { tp_normalizer_free(nz); return NULL; }
+    if (!nz->steps || !nz->expand) return -1;
     nz->n = n;
     for (size_t k = 0; k < n; k++) {
         step *st = &nz->steps[k];
-        if (steps[k].kind >= TP_NORM_N_KINDS || (steps[k].kind == TP_NORM_REPLACE && steps[k].text_len == 0)) {
-            tp_normalizer_free(nz);
-            return NULL;
-        }
+        if (steps[k].kind >= TP_NORM_N_KINDS || (steps[k].kind == TP_NORM_REPLACE && steps[k].text_len == 0))
+            return -1;
         *st = (step){.kind = steps[k].kind, .left = steps[k].left, .right = steps[k].right};
         if (st->kind == TP_NORM_PRECOMPILED) {
             st->text = code_points(NULL, 0, &st->text_n);
             st->content = code_points(NULL, 0, &st->content_n);
-            if (!st->text || !st->content || load_charsmap(st, steps[k].content, steps[k].content_len)) {
-                tp_normalizer_free(nz);
-                return NULL;
-            }
+            if (!st->text || !st->content || load_charsmap(st, steps[k].content, steps[k].content_len)) return -1;
             nz->expand[k] = expansion(st);
             continue;
         }
         st->text = code_points(steps[k].text, steps[k].text_len, &st->text_n);
         st->content = code_points(steps[k].content, steps[k].content_len, &st->content_n);
-        st->content_len = steps[k].content_len;
-        st->content_utf8 = malloc(st->content_len ? st->content_len : 1);
-        if (st->content_utf8) memcpy(st->content_utf8, steps[k].content, st->content_len);
-        if (!st->text || !st->content || !st->content_utf8 || (st->kind == TP_NORM_BYTE_LEVEL && st->content_n != 256)
-            || (st->kind == TP_NORM_REPLACE_REGEX && !(st->program = regex_program(steps[k].rx)))) {
-            tp_normalizer_free(nz);
-            return NULL;
+        if (!st->text || !st->content || (st->kind == TP_NORM_BYTE_LEVEL && st->content_n != 256)) return -1;
+        if (st->kind == TP_NORM_REPLACE_REGEX) {
+            st->content_len = steps[k].content_len;
+            if (!(st->content_utf8 = malloc(st->content_len ? st->content_len : 1))) return -1;
+            memcpy(st->content_utf8, steps[k].content, st->content_len);
+            if (!(st->program = regex_program(steps[k].rx))) return -1;
         }
         nz->expand[k] = expansion(st);
     }
-    if (build_without_given(nz, steps)) { tp_normalizer_free(nz); return NULL; }
-    if (build_parts(nz, steps)) { tp_normalizer_free(nz); return NULL; }
-    if (build_prefix(nz, steps)) { tp_normalizer_free(nz); return NULL; }
+    return 0;
+}
+
+tp_normalizer *tp_normalizer_new(const tp_norm_step *steps, size_t n) {
+    pthread_once(&named_once, build_named);
+    tp_normalizer *nz = calloc(1, sizeof(*nz));
+    if (!nz) return NULL;
+    size_t cut = regex_cut(steps, n);
+    if (cut > 0 && cut < n) { /* the two parts alone: this normalizer runs no step of its own */
+        nz->before_regex = tp_normalizer_new(steps, cut);
+        nz->from_regex = tp_normalizer_new(steps + cut, n - cut);
+        if (nz->before_regex && nz->from_regex) return nz;
+        tp_normalizer_free(nz);
+        return NULL;
+    }
+    if (cut == 0 && n) { /* the regex alone; the steps after it are the next part */
+        nz->regex_first = 1;
+        if (!build_steps(nz, steps, 1) && (n == 1 || (nz->after_regex = tp_normalizer_new(steps + 1, n - 1)))) return nz;
+        tp_normalizer_free(nz);
+        return NULL;
+    }
+    if (build_steps(nz, steps, n) || build_without_given(nz, steps) || build_prefix(nz, steps)) {
+        tp_normalizer_free(nz);
+        return NULL;
+    }
     if (nz->lead + 1 == n) {
         const tp_norm_step *swap = &steps[nz->lead];
         if (swap->kind == TP_NORM_REPLACE && swap->text_len == 1 && swap->text[0] < 0x80
