@@ -17,6 +17,7 @@ dill, deepcopy and `datasets` fingerprinting see exactly the stock state, and a 
 first use.
 """
 import collections.abc
+import functools
 import inspect
 import logging
 import os
@@ -82,7 +83,10 @@ class TagTokenizerFast(TokenizersBackend):
     def __init__(self, *args, **kwargs):
         if kwargs.get("tokenizer_object") is not None:
             kwargs["tokenizer_object"] = _Shared(kwargs["tokenizer_object"])
+        path = kwargs.get("tokenizer_file") if kwargs.get("tokenizer_object") is None else None
         super().__init__(*args, **kwargs)
+        if path is not None and _loads_backend_as_stock(type(self)):
+            _remember_source(self, path)
 
     @classmethod
     def convert_to_native_format(cls, **kwargs):
@@ -346,14 +350,63 @@ def _requested_fields(tokenizer, call):
     return fields
 
 
+class _Source(NamedTuple):
+    """The tokenizer.json a backend was loaded from, as it was then."""
+    backend: object
+    path: str
+    stat: tuple  # (size, mtime_ns) of the file
+    model_key: tuple  # planner.model_key(backend, _SOURCE_PROBES) when the instance was made
+
+
+# tokenizer instance -> _Source, when TokenizersBackend.__init__ loaded its backend from a file
+_SOURCES = weakref.WeakKeyDictionary()
+_SOURCE_PROBES = 64
+
+
+@functools.lru_cache(maxsize=None)
+def _loads_backend_as_stock(cls):
+    """Whether cls's backend is, once made, the tokenizer.json file as stock loaded it (TokenizersBackend loads a
+    given `tokenizer_file` and sets only components, added tokens, truncation and padding): no class of its
+    ancestry but ours runs an __init__ of its own that could change the model."""
+    ancestry = cls.__mro__[: cls.__mro__.index(TokenizersBackend)]
+    return all(klass is TagTokenizerFast or "__init__" not in vars(klass) for klass in ancestry)
+
+
+def _file_stat(path):
+    status = os.stat(path)
+    return status.st_size, status.st_mtime_ns
+
+
+def _remember_source(tokenizer, path):
+    if os.path.isfile(path):
+        backend = tokenizer._tokenizer
+        _SOURCES[tokenizer] = _Source(backend, path, _file_stat(path), planner.model_key(backend, _SOURCE_PROBES))
+
+
+def _config_text(tokenizer, backend):
+    """(the configuration text to plan from, whether it is the backend's own to_str()): read from the file the
+    backend was loaded from while the file and the backend's model look as they did then, else written by
+    stock."""
+    source = _SOURCES.get(tokenizer)
+    if (source is not None and source.backend is backend and os.path.isfile(source.path)
+            and _file_stat(source.path) == source.stat
+            and planner.model_key(backend, _SOURCE_PROBES) == source.model_key):
+        with open(source.path, "rb") as file:
+            text = planner.config_from_file(backend, file.read().decode("utf-8"))
+        if text is not None:
+            return text, False
+    return planner.config_text(backend), True
+
+
 def _build_native(tokenizer, backend, split):
     """The NativeState for one encode_special_tokens value. The native tokenizer wraps the backend itself
     (no second copy of the vocabulary to parse and hold); every call hands it its settings."""
     try:
-        text = planner.config_text(backend)
+        text, written_by_stock = _config_text(tokenizer, backend)
     except Exception as error:  # e.g. Python components: the backend cannot be serialized
         return NativeState(None, False, f"stock encodes: no native tokenizer ({error})")
-    fingerprint.remember(tokenizer, backend, text)
+    if written_by_stock:
+        fingerprint.remember(tokenizer, backend, text)
     current = backend.encode_special_tokens
     backend.encode_special_tokens = split  # the plan bakes it in
     try:

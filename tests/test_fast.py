@@ -264,12 +264,16 @@ def test_backend_components_set_directly_are_seen(tmp_path):
     assert tag.acceleration["post_processor"]["native"]
 
 
-def test_backend_model_replaced_or_changed_is_seen(tmp_path):
-    """A model of the same type and size put in the backend's place, then a setting changed on it."""
+@pytest.mark.parametrize("first_call", ["before", "after"])
+def test_backend_model_replaced_or_changed_is_seen(tmp_path, first_call):
+    """A model of the same type and size put in the backend's place, then a setting changed on it (after a
+    first call, or before any: the native tokenizer is then first built from a backend whose file no longer
+    holds its model)."""
     from tokenizers import models
     stock, tag = _pair(tokenizer_zoo.load("small_bytelevel"), tmp_path)
     texts = TEXTS[:6]
-    call_both(stock, tag, texts)
+    if first_call == "before":
+        call_both(stock, tag, texts)
     model = stock.backend_tokenizer.model
     vocab, size = stock.backend_tokenizer.get_vocab(with_added_tokens=False), stock.backend_tokenizer.get_vocab_size()
     assert sorted(vocab.values()) == list(range(size))
@@ -287,6 +291,41 @@ def test_backend_model_replaced_or_changed_is_seen(tmp_path):
         tokenizer.backend_tokenizer.model.ignore_merges = not model.ignore_merges
     call_both(stock, tag, texts, return_offsets_mapping=True)
     assert tag.acceleration["model"]["native"]
+
+
+def test_native_tokenizer_planned_from_the_loaded_file_without_stock_writing_it(tmp_path, monkeypatch):
+    """The backend transformers loaded from tokenizer.json is planned from that file and the components as
+    transformers left them (here its post-processor, rewritten for add_eos_token)."""
+    from hf_tagtok import planner
+    path = tmp_path / "tokenizer.json"
+    tokenizer_zoo.load("small_added_flags").save(str(path))
+    options = {"eos_token": "<|special|>", "add_eos_token": True}
+    stock = PreTrainedTokenizerFast(tokenizer_file=str(path), **options)
+    monkeypatch.setattr(planner, "config_text", lambda backend: pytest.fail("stock wrote the configuration"))
+    tag = TagTokenizerFast(tokenizer_file=str(path), **options)
+    assert all(entry["native"] for entry in tag.acceleration.values())
+    assert stock(TEXTS[:3])["input_ids"][0][-1] == stock.convert_tokens_to_ids("<|special|>")
+    call_both(stock, tag, TEXTS, return_offsets_mapping=True, return_special_tokens_mask=True)
+    call_both(stock, tag, TEXTS[:4], TEXTS[4:8])
+
+
+def test_file_changed_after_loading_is_not_read(tmp_path):
+    """Rewritten with the ids of two merged tokens swapped: a file of the same size, whose model has the same
+    settings, size and names at the ids a load checks (every 4th)."""
+    path = tmp_path / "tokenizer.json"
+    tokenizer_zoo.load("small_bytelevel").save(str(path))
+    config = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(config), encoding="utf-8")
+    size = path.stat().st_size
+    stock = PreTrainedTokenizerFast(tokenizer_file=str(path))
+    tag = TagTokenizerFast(tokenizer_file=str(path))
+    vocab = config["model"]["vocab"]
+    first, second = (name for name, token_id in vocab.items() if token_id in (257, 258))
+    vocab[first], vocab[second] = vocab[second], vocab[first]
+    path.write_text(json.dumps(config), encoding="utf-8")
+    assert path.stat().st_size == size
+    assert PreTrainedTokenizerFast(tokenizer_file=str(path))(TEXTS)["input_ids"] != stock(TEXTS)["input_ids"]
+    call_both(stock, tag, TEXTS, return_offsets_mapping=True)
 
 
 @pytest.mark.parametrize("texts", (["word " * 40], ["a b", "word " * 40], ["a b"]))

@@ -82,10 +82,7 @@ def test_fingerprint_equals_datasets_own_and_follows_changes(tokenizer_file):
     from datasets.fingerprint import Hasher
     from tokenizers import normalizers
 
-    from hf_tagtok import fingerprint
-
     tok = hf_tagtok.TagTokenizerFast.from_pretrained(str(tokenizer_file))
-    assert tok in fingerprint._STATES  # seeded from the text the native tokenizer was built from
     seen = []
     changes = [
         lambda: None,

@@ -180,8 +180,11 @@ def test_transformers_loads_a_sparse_vocabulary_without_writing_it(tmp_path):
     text = config(bpe(vocab, ["a b", "b c", "ab c"], unk_token="[UNK]"))
     (tmp_path / "tokenizer.json").write_text(text)
     stock = tokenizers.Tokenizer.from_str(text)
-    with pytest.warns(hf_tagtok.FallbackWarning, match="sparse"):
-        fast = TagTokenizerFast.from_pretrained(str(tmp_path))
+    loaded = TagTokenizerFast.from_pretrained(str(tmp_path))  # planned from the file it loaded
+    assert all(entry["native"] for entry in loaded.acceleration.values())
+    given = TagTokenizerFast(tokenizer_object=stock)  # only stock's to_str() could tell its merges
+    assert not given.acceleration["model"]["native"] and "sparse" in given.acceleration["model"]["reason"]
+    for fast in (loaded, given):
         for sample in TEXTS:
             assert fast(sample)["input_ids"] == stock.encode(sample).ids
 
