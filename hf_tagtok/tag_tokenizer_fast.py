@@ -384,18 +384,27 @@ def _remember_source(tokenizer, path):
 
 
 def _config_text(tokenizer, backend):
-    """(the configuration text to plan from, whether it is the backend's own to_str()): read from the file the
-    backend was loaded from while the file and the backend's model look as they did then, else written by
-    stock."""
+    """(the configuration text to plan from, whether it is the backend's own to_str())."""
+    text = _text_from_source(tokenizer, backend)
+    return (text, False) if text is not None else (planner.config_text(backend), True)
+
+
+def _text_from_source(tokenizer, backend):
+    """The configuration read from the file the backend was loaded from, while the file and the backend's model
+    look as they did then; else None."""
     source = _SOURCES.get(tokenizer)
-    if (source is not None and source.backend is backend and os.path.isfile(source.path)
-            and _file_stat(source.path) == source.stat
-            and planner.model_key(backend, _SOURCE_PROBES) == source.model_key):
+    if source is None or source.backend is not backend:
+        return None
+    try:
+        if _file_stat(source.path) != source.stat:
+            return None
         with open(source.path, "rb") as file:
-            text = planner.config_from_file(backend, file.read().decode("utf-8"))
-        if text is not None:
-            return text, False
-    return planner.config_text(backend), True
+            data = file.read()
+    except OSError:
+        return None
+    if planner.model_key(backend, _SOURCE_PROBES) != source.model_key:
+        return None
+    return planner.config_from_file(backend, data.decode("utf-8"))
 
 
 def _build_native(tokenizer, backend, split):

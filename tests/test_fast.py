@@ -328,6 +328,16 @@ def test_file_changed_after_loading_is_not_read(tmp_path):
     call_both(stock, tag, TEXTS, return_offsets_mapping=True)
 
 
+def test_file_removed_after_loading_is_written_by_stock(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    tokenizer_zoo.load("small_bytelevel").save(str(path))
+    stock = PreTrainedTokenizerFast(tokenizer_file=str(path))
+    tag = TagTokenizerFast(tokenizer_file=str(path))
+    path.unlink()
+    call_both(stock, tag, TEXTS, return_offsets_mapping=True)
+    assert all(entry["native"] for entry in tag.acceleration.values())
+
+
 @pytest.mark.parametrize("texts", (["word " * 40], ["a b", "word " * 40], ["a b"]))
 def test_too_long_warning_like_stock(tmp_path, texts):
     stock, tag = _pair(tokenizer_zoo.load("small_bytelevel"), tmp_path)
