@@ -219,20 +219,27 @@ def model_emits(model):
     if model.get("type") != "BPE" or model.get("ignore_merges"):
         return lambda content: content in vocab
     prefix, suffix = model.get("continuing_subword_prefix") or "", model.get("end_of_word_suffix") or ""
-    try:
-        names = {token_id: token for token, token_id in vocab.items()}
-        built = {names[merged] for merged in _merge_ids(model.get("merges"), vocab, len(prefix.encode()))[:, 2]}
-    except Unsupported:  # then the model stage is not native either, and nothing asks
-        built = set()
+    built = []  # the set of tokens some merge builds, made on first need (most added tokens are not in the vocabulary)
 
     def emits(content):
         if content not in vocab:
             return False
         core = content[len(prefix):] if prefix and content.startswith(prefix) else content
         core = core[:-len(suffix)] if suffix and core.endswith(suffix) else core
-        return (content in built or len(core) <= 1 or content == model.get("unk_token")
-                or (content.startswith("<0x") and len(content) == 6))
+        if len(core) <= 1 or content == model.get("unk_token") or (content.startswith("<0x") and len(content) == 6):
+            return True
+        if not built:
+            built.append(_merged_tokens(model, vocab, prefix))
+        return content in built[0]
     return emits
+
+
+def _merged_tokens(model, vocab, prefix):
+    try:
+        names = {token_id: token for token, token_id in vocab.items()}
+        return {names[merged] for merged in _merge_ids(model.get("merges"), vocab, len(prefix.encode()))[:, 2]}
+    except Unsupported:  # then the model stage is not native either, and nothing asks
+        return set()
 
 
 def _vocab_spec(model, pre_tokenizer):

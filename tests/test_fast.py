@@ -392,6 +392,26 @@ def test_accelerate_and_patch(llama3, tmp_path):
     call_both(plain, patched, TEXTS)
 
 
+@pytest.mark.parametrize("member, class_name", [("clip_style", "CLIPTokenizer"), ("small_bytelevel", "GPT2Tokenizer")])
+def test_patched_auto_tokenizer_accelerates_model_classes_in_place(member, class_name, tmp_path):
+    """AutoTokenizer's tokenizer of a model class becomes accelerated as it is: what the class's __init__ set on
+    the backend object stays (CLIP wraps the backend's `decode` to drop `</w>`)."""
+    tokenizer_zoo.load(member).save(str(tmp_path / "tokenizer.json"))
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": class_name}))
+    plain = AutoTokenizer.from_pretrained(tmp_path)
+    hf_tagtok.patch_transformers()
+    try:
+        patched = AutoTokenizer.from_pretrained(tmp_path)
+    finally:
+        hf_tagtok.unpatch_transformers()
+    assert type(plain).__name__ == class_name and isinstance(patched, (type(plain), TagTokenizerFast))
+    assert patched._native_state().fully_native
+    encoded = call_both(plain, patched, TEXTS, return_offsets_mapping=True)
+    ids = encoded["input_ids"]
+    assert patched.batch_decode(ids) == plain.batch_decode(ids)
+    assert patched.backend_tokenizer.decode(ids[1]) == plain.backend_tokenizer.decode(ids[1])
+
+
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
     # Copies and child processes rebuild the native tokenizer; a small tokenizer keeps that quick.
