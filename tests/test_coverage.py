@@ -91,6 +91,9 @@ def _stays_on_stock():
     twins.add_tokens([AddedToken("BA", normalized=True), AddedToken("ba", normalized=True)])
     emitted = _char_bpe()  # a stripping token is named by its match, but the model also outputs "a"
     emitted.add_tokens([AddedToken("a", normalized=False, rstrip=True)])
+    merged = tokenizers.Tokenizer(models.BPE({"a": 0, "b": 1, "ab": 2}, [("a", "b")]))  # a merge outputs "ab"
+    merged.pre_tokenizer = pre_tokenizers.Whitespace()
+    merged.add_tokens([AddedToken("ab", normalized=False, rstrip=True)])
     return [(_char_bpe(continuing_subword_prefix="##", byte_fallback=True), "model", "byte_fallback"),
             (_char_bpe(dropout=0.5), "model", "dropout"),
             (regex, "normalizer", "subexpression call"),
@@ -98,6 +101,7 @@ def _stays_on_stock():
             (overlapping, "added_tokens", "starts with whitespace"),
             (relabelled, "added_tokens", "model can also output it"),
             (emitted, "added_tokens", "model can also output it"),
+            (merged, "added_tokens", "model can also output it"),
             (twins, "added_tokens", "normalize to the same text")]
 
 
@@ -113,7 +117,7 @@ def test_normalized_tokens_next_to_raw_ones_match_stock():
     assert tokenizer_mode.diff_tokenizer(stock, texts, "plain", ours=ours) == []
 
 
-@pytest.mark.parametrize("index", range(8))
+@pytest.mark.parametrize("index", range(9))
 def test_uncovered_shapes_report_why_and_still_match(index):
     stock, stage, reason = _stays_on_stock()[index]
     ours = hf_tagtok.Tokenizer.from_hf(stock)
