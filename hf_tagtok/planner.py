@@ -233,21 +233,21 @@ def config_text(stock):
 _COMPONENTS = ("normalizer", "pre_tokenizer", "post_processor", "decoder")
 
 
-def config_from_file(stock, file_text):
+def config_as_loaded(stock, loaded_text):
     """The text config_text(stock) would give as far as a plan reads it, from the tokenizer.json text stock's model
     was loaded from (the caller vouches for that) and stock's components as they are now: stock does not write
     its vocabulary (0.17 s of a Llama-3 load), nor is any checked for holes. None when the text lacks one of the
     components' members."""
-    spans = native_module().member_spans(file_text, (), _COMPONENTS)
+    spans = native_module().member_spans(loaded_text, (), _COMPONENTS)
     if len(spans) < len(_COMPONENTS):
         return None
     pieces, at = [], 0
     for name in sorted(spans, key=spans.get):
         start, end = spans[name]
         component = getattr(stock, name)
-        pieces += [file_text[at:start], "null" if component is None else component.__getstate__().decode()]
+        pieces += [loaded_text[at:start], "null" if component is None else component.__getstate__().decode()]
         at = end
-    return "".join(pieces) + file_text[at:]
+    return "".join(pieces) + loaded_text[at:]
 
 
 def analyse(stock, text=None):

@@ -86,7 +86,7 @@ class TagTokenizerFast(TokenizersBackend):
         path = kwargs.get("tokenizer_file") if kwargs.get("tokenizer_object") is None else None
         super().__init__(*args, **kwargs)
         if path is not None and _loads_backend_as_stock(type(self)):
-            _remember_source(self, path)
+            _remember_file(self._tokenizer, path)
 
     @classmethod
     def convert_to_native_format(cls, **kwargs):
@@ -351,14 +351,15 @@ def _requested_fields(tokenizer, call):
 
 
 class _Source(NamedTuple):
-    """The tokenizer.json a backend was loaded from, as it was then."""
-    backend: object
-    path: str
-    stat: tuple  # (size, mtime_ns) of the file
-    model_key: tuple  # planner.model_key(backend, _SOURCE_PROBES) when the instance was made
+    """The configuration text a backend was made from: the tokenizer.json file stock loaded it from (path, with
+    the file's (size, mtime_ns) then), or the text a copy was read from (text)."""
+    path: Optional[str]
+    stat: Optional[tuple]
+    text: Optional[str]
+    model_key: tuple  # planner.model_key(backend, _SOURCE_PROBES) when the backend was made
 
 
-# tokenizer instance -> _Source, when TokenizersBackend.__init__ loaded its backend from a file
+# backend -> _Source
 _SOURCES = weakref.WeakKeyDictionary()
 _SOURCE_PROBES = 64
 
@@ -377,41 +378,48 @@ def _file_stat(path):
     return status.st_size, status.st_mtime_ns
 
 
-def _remember_source(tokenizer, path):
+def _remember_file(backend, path):
     if os.path.isfile(path):
-        backend = tokenizer._tokenizer
-        _SOURCES[tokenizer] = _Source(backend, path, _file_stat(path), planner.model_key(backend, _SOURCE_PROBES))
+        _SOURCES[backend] = _Source(path, _file_stat(path), None, planner.model_key(backend, _SOURCE_PROBES))
 
 
-def _config_text(tokenizer, backend):
+def _remember_text(backend, text):
+    _SOURCES[backend] = _Source(None, None, text, planner.model_key(backend, _SOURCE_PROBES))
+
+
+def _config_text(backend):
     """(the configuration text to plan from, whether it is the backend's own to_str())."""
-    text = _text_from_source(tokenizer, backend)
+    text = _text_from_source(backend)
     return (text, False) if text is not None else (planner.config_text(backend), True)
 
 
-def _text_from_source(tokenizer, backend):
-    """The configuration read from the file the backend was loaded from, while the file and the backend's model
-    look as they did then; else None."""
-    source = _SOURCES.get(tokenizer)
-    if source is None or source.backend is not backend:
+def _text_from_source(backend):
+    """The configuration read from the text the backend was made from, while that file and the backend's model
+    look as they did then; else None. A copy's text is held until this first reads it."""
+    source = _SOURCES.get(backend)
+    if source is None:
         return None
-    try:
-        if _file_stat(source.path) != source.stat:
+    if source.text is not None:
+        del _SOURCES[backend]
+        text = source.text
+    else:
+        try:
+            if _file_stat(source.path) != source.stat:
+                return None
+            with open(source.path, "rb") as file:
+                text = file.read().decode("utf-8")
+        except OSError:
             return None
-        with open(source.path, "rb") as file:
-            data = file.read()
-    except OSError:
-        return None
     if planner.model_key(backend, _SOURCE_PROBES) != source.model_key:
         return None
-    return planner.config_from_file(backend, data.decode("utf-8"))
+    return planner.config_as_loaded(backend, text)
 
 
 def _build_native(tokenizer, backend, split):
     """The NativeState for one encode_special_tokens value. The native tokenizer wraps the backend itself
     (no second copy of the vocabulary to parse and hold); every call hands it its settings."""
     try:
-        text, written_by_stock = _config_text(tokenizer, backend)
+        text, written_by_stock = _config_text(backend)
     except Exception as error:  # e.g. Python components: the backend cannot be serialized
         return NativeState(None, False, f"stock encodes: no native tokenizer ({error})")
     if written_by_stock:
@@ -553,10 +561,12 @@ def copy_backend(backend):
     """An independent copy of a stock tokenizer; one holding Python components cannot be copied, so share it."""
     import tokenizers
     try:
-        clone = tokenizers.Tokenizer.from_str(planner.config_text(backend))
+        text = planner.config_text(backend)
+        clone = tokenizers.Tokenizer.from_str(text)
     except Exception:  # custom (Python) components refuse to serialize
         return backend
     clone.encode_special_tokens = backend.encode_special_tokens
+    _remember_text(clone, text)  # its native tokenizer is planned from it: stock need not write it again
     return clone
 
 

@@ -309,6 +309,22 @@ def test_native_tokenizer_planned_from_the_loaded_file_without_stock_writing_it(
     call_both(stock, tag, TEXTS[:4], TEXTS[4:8])
 
 
+@pytest.mark.parametrize("make", ["accelerate", "tokenizer_object"])
+def test_a_copy_is_planned_from_the_text_it_was_copied_through(make, tmp_path, monkeypatch):
+    from hf_tagtok import planner
+    stock, _ = _pair(tokenizer_zoo.load("small_added_flags"), tmp_path)
+    written, write = [], planner.config_text
+    monkeypatch.setattr(planner, "config_text", lambda backend: written.append(backend) or write(backend))
+    if make == "accelerate":
+        tag = hf_tagtok.accelerate(stock)
+    else:
+        tag = TagTokenizerFast(tokenizer_object=stock.backend_tokenizer, pad_token=stock.pad_token)
+    assert all(entry["native"] for entry in tag.acceleration.values())
+    assert written == [stock.backend_tokenizer]  # once, for the copy
+    call_both(stock, tag, TEXTS, return_offsets_mapping=True)
+    call_both(stock, tag, TEXTS[:4], TEXTS[4:8])
+
+
 def test_file_changed_after_loading_is_not_read(tmp_path):
     """Rewritten with the ids of two merged tokens swapped: a file of the same size, whose model has the same
     settings, size and names at the ids a load checks (every 4th)."""
