@@ -18,6 +18,7 @@ import regex
 from tokenizers import Regex
 from tokenizers import pre_tokenizers as _hf
 
+from conformance.tokenizer_zoo import CLIP_PATTERN
 from hf_tagtok import pre_tokenizers as pt
 from hf_tagtok.sample_text import multiscript_texts
 
@@ -70,6 +71,14 @@ def configurations(quick=False):
                               ("sequence", "between_bang") if plain else (),
                               regex_text=patterns[kind] if plain else None,
                               sample_step=1 if plain else matrix))
+    # patterns whose matches cannot start on some chars (gaps between them): CLIP's, whose gaps are whitespace
+    # (the cut loop steps over them), and one that leaves punctuation too (the general search skips to matches)
+    gapped = {"clip": CLIP_PATTERN, "words_and_digits": r"[^\s\p{P}]+|\p{N}"}
+    for kind, behavior, invert in itertools.product(gapped, pt.BEHAVIORS, (False, True)):
+        swept = (behavior, invert) in (("isolated", False), ("removed", True))
+        configs.append(Config(f"Split({kind}, {behavior}, invert={invert})",
+                              pt.Split(Regex(gapped[kind]), behavior, invert),
+                              ("sequence", "between_a") if swept else (), sample_step=1 if swept else matrix))
     # the regex compiler: each hand-FSM pattern in a (?:...) wrapper (same language, compiled) and real families
     # (the wrapped ones skip the sweeps: tests/test_regex_compiler.py sweeps them against the hand FSMs)
     for name, pattern in compiled_patterns().items():

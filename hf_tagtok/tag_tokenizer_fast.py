@@ -408,11 +408,14 @@ def _text_from_source(backend):
                 return None
             with open(source.path, "rb") as file:
                 text = file.read().decode("utf-8")
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             return None
     if planner.model_key(backend, _SOURCE_PROBES) != source.model_key:
         return None
-    return planner.config_as_loaded(backend, text)
+    try:
+        return planner.config_as_loaded(backend, text)
+    except ValueError:  # a text the configuration reader cannot walk: stock writes its own
+        return None
 
 
 def _build_native(tokenizer, backend, split):

@@ -122,6 +122,11 @@ size_t tt_fsm_compiled(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t 
 /* tt_fsm_compiled then tt_apply_behavior (Isolated, no invert) in one pass, for a program run as a DFA. */
 size_t tt_fsm_compiled_pieces(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *mem,
                               tt_piece *out);
+/* Whether a program run as a DFA, without segments, runs the cut loop (1, 0, or -1 out of memory); then
+ * tt_fsm_compiled_matches is tt_fsm_compiled then tt_apply_behavior (Removed, invert) in one pass. */
+int tt_rx_cuts(const tt_rx *rx, tt_rx_mem *mem);
+size_t tt_fsm_compiled_matches(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *mem,
+                               tt_piece *out);
 
 /* A compiled regex run as a DFA (tt_rx_uses_dfa) over bytes that each stand for one char, as the text
  * after ByteLevel does: byte_col (tt_rx_byte_classes) holds the class of each byte's char. */

@@ -389,7 +389,10 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
                         behavior == TT_BEHAVIOR_CONTIGUOUS);
     int regex_pieces = !bs && s->kind == TT_STEP_SPLIT_REGEX && !invert && behavior == TT_BEHAVIOR_ISOLATED;
     int compiled_pieces = !bs && rx && tt_rx_uses_dfa(rx) && !invert && behavior == TT_BEHAVIOR_ISOLATED;
-    if (compiled_pieces && !sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return -1;
+    int compiled_matches = !bs && rx && tt_rx_uses_dfa(rx) && !tt_rx_has_segments(rx) && invert &&
+                           behavior == TT_BEHAVIOR_REMOVED;
+    if ((compiled_pieces || compiled_matches) && !sc->rx_mem && !(sc->rx_mem = tt_rx_mem_new())) return -1;
+    if (compiled_matches && (compiled_matches = tt_rx_cuts(rx, sc->rx_mem)) < 0) return -1;
     if (rx && tt_rx_has_segments(rx) && !compiled_pieces && cut_at_segments(rx, bs, v, sc, n)) return -1;
     size_t out = 0;
     /* with bs->skips: start_at is the first byte that starts a match at or after the piece it was
@@ -426,8 +429,9 @@ static int run_split(const tt_program *prog, size_t step, const tt_byte_step *bs
             out += tt_fsm_regex_pieces(v, lo, hi, s->regex, sc->next + out);
             continue;
         }
-        if (compiled_pieces) {
-            size_t got = tt_fsm_compiled_pieces(rx, v, lo, hi, sc->rx_mem, sc->next + out);
+        if (compiled_pieces || compiled_matches) {
+            size_t got = compiled_pieces ? tt_fsm_compiled_pieces(rx, v, lo, hi, sc->rx_mem, sc->next + out)
+                                         : tt_fsm_compiled_matches(rx, v, lo, hi, sc->rx_mem, sc->next + out);
             if (got == TT_RX_OOM) return -1;
             out += got;
             continue;

@@ -490,12 +490,13 @@ static inline size_t dfa_segments(const tt_rx *rx, tt_rx_dfa *d, const uint16_t 
 
 /* ---------------------------------------------------------------- the cut loop
  *
- * Isolated pieces of a program that never matches empty and has no first set, the text read once: a
+ * Isolated pieces (or the matches alone) of a program that never matches empty and whose matches can start
+ * on nearly every char, the text read once: a
  * match that ends where the DFA dies (the char that ends it cannot extend it) is the common case, and
  * there the next match starts on that same char, so one step (from `cuts`) both ends a piece and moves
  * from START on the char, without a branch. A match given back to an earlier char (`\s+(?!\S)` before a
- * word) ends at the last step that recorded one; no match from where the search stands goes to the
- * general search (next_match). */
+ * word) ends at the last step that recorded one; a char no match starts on joins the gap before it; no
+ * match from where the search stands goes to the general search (next_match). */
 
 #define CUT 1           /* a step's bit: the match ends before this char, which starts the next search */
 #define CUT_MATCHED 2   /* a step's bit: a match of the search ends before this char, which goes on */
@@ -505,6 +506,7 @@ static inline size_t dfa_segments(const tt_rx *rx, tt_rx_dfa *d, const uint16_t 
 #define CUT_OOM (-3)
 #define CUT_ENDED (-4)   /* a match of the search ends before this char, and none can start on it */
 #define CUT_SEGMENT (-5) /* the char is in a segment set (tt_rx_spec.segments): the search's text ends before it */
+#define CUT_GAP (-6)     /* from START: no match starts on this char */
 
 /* The transition of row on col, computed when missing: -1 on OOM. */
 static inline int32_t trans_at(tt_rx_dfa *d, const tt_rx *rx, uint32_t row, uint32_t col) {
@@ -525,17 +527,23 @@ __attribute__((noinline, cold)) static int32_t fill_cut(tt_rx_dfa *d, const tt_r
         int32_t t0 = t & 1 ? trans_at(d, rx, START * d->n_cols, col) : 0;
         if (t0 < 0) return CUT_OOM;
         if ((uint32_t)t0 >> 1 != DEAD) step = (int32_t)((uint32_t)t0 >> 1 << CUT_SHIFT | CUT);
-        else step = t & 1 ? CUT_ENDED : CUT_SLOW;
+        else step = t & 1 ? CUT_ENDED : row == START * d->n_cols ? CUT_GAP : CUT_SLOW;
     }
     if (d->resets == resets) d->cuts[row + col] = step;
     return step;
 }
 
-/* Whether the cut loop runs rx: no first set, and no transition from START records a match (one would be
- * an empty match). -1 on OOM. */
+/* At most this many ASCII chars of a program the cut loop runs can be chars no match starts on: each is a
+ * step out of the loop, where the general search skips a run of them sixteen bytes at a time. */
+#define CUT_MAX_ASCII_GAPS 8
+
+/* Whether the cut loop runs rx: matches start on all but a few ASCII chars (CLIP's pattern: all but
+ * whitespace), and no transition from START records a match (one would be an empty match). -1 on OOM. */
 static int cut_suits(tt_rx_dfa *d, const tt_rx *rx) {
     if (d->can_cut < 0) {
-        int ok = rx->first_set < 0;
+        int gaps = 0;
+        for (uint32_t b = 0; rx->first_set >= 0 && b < 128; b++) gaps += !rx->ascii_starts[b];
+        int ok = gaps <= CUT_MAX_ASCII_GAPS;
         for (uint32_t col = 0; ok && col < d->n_cols; col++) {
             int32_t t = trans_at(d, rx, START * d->n_cols, col);
             if (t < 0) return -1;
@@ -547,17 +555,18 @@ static int cut_suits(tt_rx_dfa *d, const tt_rx *rx) {
 }
 
 /* Where the cut loop's search from *search found no match: the next match from the char after it, found
- * by the general search and appended to out[n...] after the gap before it. With segments the search stops
- * at the next char of a segment set, where the gap then ends. Moves *search to where the next search starts
- * (hi, or that segment char, when no match is left); returns the new piece count, or TT_RX_OOM. Kept out of
- * the loop so the loop's values stay in registers. */
+ * by the general search and appended to out[n...] after the gap before it (when gaps are kept). With
+ * segments the search stops at the next char of a segment set, where the gap then ends. Moves *search to
+ * where the next search starts (hi, or that segment char, when no match is left); returns the new piece
+ * count, or TT_RX_OOM. Kept out of the loop so the loop's values stay in registers. */
 __attribute__((noinline)) static size_t search_again(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text,
-                                                     uint32_t *search, uint32_t hi, tt_piece *out, size_t n) {
+                                                     uint32_t *search, uint32_t hi, tt_piece *out, size_t n,
+                                                     int keep_gaps) {
     uint32_t start = *search + utf8_char_len(text[*search]);
     int64_t end = start < hi ? next_match(d, rx, NULL, text, &start, hi, rx->segment_of) : -1;
     if (end == -2) return TT_RX_OOM;
     if (end < 0 && !rx->segment_of) start = hi;
-    out[n++] = (tt_piece){*search, start, 0};
+    if (keep_gaps) out[n++] = (tt_piece){*search, start, 0};
     if (end >= 0) out[n++] = (tt_piece){start, (uint32_t)end, 0};
     *search = end < 0 ? start : (uint32_t)end;
     return n;
@@ -573,13 +582,15 @@ __attribute__((noinline)) static size_t segment_run(tt_rx_dfa *d, const tt_rx *r
     return got == TT_RX_OOM ? TT_RX_OOM : n + got;
 }
 
-/* The Isolated pieces of [lo, hi) by the cut loop, or TT_RX_OOM. With segments, the loop runs over the
+/* The Isolated pieces of [lo, hi) by the cut loop (without keep_gaps, the matches alone: what Removed with
+ * invert keeps), or TT_RX_OOM. With segments, the loop runs over the
  * stretches of chars in no segment set, each its own text: `end` is where the current one ends (hi until
  * a CUT_SEGMENT step meets a segment char), and each run of segment chars between them goes to
- * segment_run. Inlined with `segmented` constant, so the loop without segments keeps hi for its end. */
+ * segment_run. Inlined with `segmented` and `keep_gaps` constant, so the loop without segments keeps hi for
+ * its end. */
 static inline __attribute__((always_inline)) size_t cut_loop(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text,
                                                              uint32_t lo, uint32_t hi, tt_piece *out,
-                                                             const int segmented) {
+                                                             const int segmented, const int keep_gaps) {
     const uint32_t start_row = START * d->n_cols;
     const int32_t *cuts = d->cuts;
     size_t n = 0;
@@ -606,6 +617,12 @@ static inline __attribute__((always_inline)) size_t cut_loop(tt_rx_dfa *d, const
             }
             if (segmented && step == CUT_SEGMENT) {
                 end = p;
+                continue;
+            }
+            if (step == CUT_GAP && p == search) { /* (a DFA may come back to START inside a match) */
+                if (keep_gaps && gap_end == search) out[n - 1].end = p + len;
+                else if (keep_gaps) out[n++] = (tt_piece){search, p + len, 0};
+                gap_end = search = p += len;
                 continue;
             }
             if (step == CUT_ENDED) last = p;
@@ -636,15 +653,15 @@ static inline __attribute__((always_inline)) size_t cut_loop(tt_rx_dfa *d, const
         /* No match starts at search. When the DFA died on the char after it (a joiner between emoji, say), the
          * search goes on from that char, as the general search would, the gap before it one piece */
         if (p == search + utf8_char_len(text[search]) && p < end) {
-            if (gap_end == search) out[n - 1].end = p;
-            else out[n++] = (tt_piece){search, p, 0};
+            if (keep_gaps && gap_end == search) out[n - 1].end = p;
+            else if (keep_gaps) out[n++] = (tt_piece){search, p, 0};
             gap_end = search = p;
             row = start_row;
             continue;
         }
-        if (gap_end == search) search = out[--n].start; /* the gap before goes on into this one */
+        if (keep_gaps && gap_end == search) search = out[--n].start; /* the gap before goes on into this one */
         uint32_t next = search; /* a copy: the loop's own values never have their address taken */
-        if ((n = search_again(d, rx, text, &next, end, out, n)) == TT_RX_OOM) return TT_RX_OOM;
+        if ((n = search_again(d, rx, text, &next, end, out, n, keep_gaps)) == TT_RX_OOM) return TT_RX_OOM;
         search = p = next;
         row = start_row;
         cuts = d->cuts;
@@ -654,12 +671,23 @@ static inline __attribute__((always_inline)) size_t cut_loop(tt_rx_dfa *d, const
 /* cut_loop with segments, out of line: the loop without them keeps its function to itself. */
 static __attribute__((noinline)) size_t cut_segmented(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uint32_t lo,
                                                       uint32_t hi, tt_piece *out) {
-    return cut_loop(d, rx, text, lo, hi, out, 1);
+    return cut_loop(d, rx, text, lo, hi, out, 1, 1);
 }
 
 static size_t cut_pieces(tt_rx_dfa *d, const tt_rx *rx, const uint8_t *text, uint32_t lo, uint32_t hi,
                          tt_piece *out) {
-    return rx->segment_of ? cut_segmented(d, rx, text, lo, hi, out) : cut_loop(d, rx, text, lo, hi, out, 0);
+    return rx->segment_of ? cut_segmented(d, rx, text, lo, hi, out) : cut_loop(d, rx, text, lo, hi, out, 0, 1);
+}
+
+int tt_rx_cuts(const tt_rx *rx, tt_rx_mem *m) {
+    tt_rx_dfa *d = dfa_for(rx, m);
+    return d ? cut_suits(d, rx) : -1;
+}
+
+size_t tt_fsm_compiled_matches(const tt_rx *rx, const tt_view *v, uint32_t lo, uint32_t hi, tt_rx_mem *m,
+                               tt_piece *out) {
+    tt_rx_dfa *d = dfa_for(rx, m);
+    return d ? cut_loop(d, rx, v->text, lo, hi, out, 0, 0) : TT_RX_OOM;
 }
 
 size_t tt_rx_dfa_segments(const tt_rx *rx, tt_rx_mem *m, const uint8_t *text, uint32_t lo, uint32_t hi,
