@@ -84,8 +84,8 @@ def _accelerated_instance(tokenizer):
 
 
 def patch_transformers():
-    """Make `AutoTokenizer.from_pretrained` return the accelerated copy whenever it runs natively: fully, or
-    gated (a normalizer's refused Replace steps: hf_tagtok.gate; with a FallbackWarning)."""
+    """Make `AutoTokenizer.from_pretrained` return the tokenizer it loaded as its accelerated class whenever that
+    runs natively: fully, or gated (a normalizer's refused Replace steps: hf_tagtok.gate; with a FallbackWarning)."""
     _class_module()
     from transformers import AutoTokenizer
     original = AutoTokenizer.__dict__["from_pretrained"]
@@ -111,8 +111,9 @@ def unpatch_transformers():
 
 
 def _accelerated_or_stock(tokenizer):
-    """The accelerated copy when it runs natively (fully, or gated); else the stock tokenizer, with one FallbackWarning
-    (pointing at the caller of from_pretrained) and the copy's report as its `acceleration`."""
+    """The accelerated tokenizer in place of `tokenizer` when it runs natively (fully, or gated); else the stock
+    tokenizer, with one FallbackWarning (pointing at the caller of from_pretrained) and the accelerated one's report
+    as its `acceleration`."""
     from hf_tagtok.tokenizer import STAGES
 
     if isinstance(tokenizer, _class_module().TagTokenizerFast):  # its own from_pretrained announced it

@@ -4,6 +4,7 @@ WordPiece/WordLevel (tp_wordpiece.c) or Unigram (tp_unigram.c).
 `spec` returns a `BpeSpec`, `VocabSpec` or `UnigramSpec` (engine-neutral: bytes, ids, flags; no
 tokenizer.json in C), or raises `Unsupported` naming the part the native pipeline does not cover.
 """
+import functools
 import json
 from dataclasses import dataclass
 from typing import ClassVar
@@ -219,7 +220,8 @@ def model_emits(model):
     if model.get("type") != "BPE" or model.get("ignore_merges"):
         return lambda content: content in vocab
     prefix, suffix = model.get("continuing_subword_prefix") or "", model.get("end_of_word_suffix") or ""
-    built = []  # the set of tokens some merge builds, made on first need (most added tokens are not in the vocabulary)
+    # the set of tokens some merge builds, made on first need (most added tokens are not in the vocabulary)
+    merged = functools.cache(lambda: _merged_tokens(model, vocab, prefix))
 
     def emits(content):
         if content not in vocab:
@@ -228,9 +230,7 @@ def model_emits(model):
         core = core[:-len(suffix)] if suffix and core.endswith(suffix) else core
         if len(core) <= 1 or content == model.get("unk_token") or (content.startswith("<0x") and len(content) == 6):
             return True
-        if not built:
-            built.append(_merged_tokens(model, vocab, prefix))
-        return content in built[0]
+        return content in merged()
     return emits
 
 
