@@ -150,7 +150,7 @@ def _threads():
 
 
 # Peers timed when installed: (row name, loader, call, whether the call adds special tokens). tiktoken's
-# batch call starts 8 threads unless told otherwise; fastokens has its own pool (see main).
+# batch call starts 8 threads unless told otherwise.
 _PEERS = {
     "tiktoken": ("tiktoken encode_ordinary_batch", _tiktoken_encoding,
                  lambda texts: lambda enc: enc.encode_ordinary_batch(texts, num_threads=_threads()), False),
@@ -312,9 +312,9 @@ def main(argv=None):
             import matplotlib  # noqa: F401  (checked before minutes of timing, not after)
         except ImportError:
             parser.error("--plot needs matplotlib (pip install matplotlib)")
-    if args.threads:  # both pools read these once, at first use (nothing has encoded yet)
-        os.environ["HF_TAGTOK_THREADS"] = str(args.threads)
-        os.environ["RAYON_NUM_THREADS"] = str(args.threads)
+    if args.threads:  # set before anything has encoded
+        from hf_tagtok.bench_stream import THREAD_VARIABLES
+        os.environ.update(dict.fromkeys(THREAD_VARIABLES, str(args.threads)))
     path = _tokenizer_file(_local_tokenizer(args.tokenizer)) if args.tokenizer else default_tokenizer_json()
     texts = _load_texts(args.corpus, args.text_field)
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
@@ -323,8 +323,6 @@ def main(argv=None):
           + ", ".join(f"{stage}={'native' if entry['native'] else 'stock'}"
                       for stage, entry in _plain(hf_tagtok.Tokenizer.from_file(path), args.plain).acceleration.items()))
     rows = throughput(path, texts, args.repeats, args.plain, args.cold_loads)
-    if args.threads and any(row["name"].startswith("fastokens") for row in rows):
-        print("(fastokens keeps its own thread pool: --threads does not limit it)")
     print(f"{'':34s}{'MB/s':>8s}{'Mtok/s':>8s}{'cold s':>8s}{'warm s':>8s}{'peak MB':>9s}{'ratio':>7s}{'cold':>7s}")
     for row in rows:
         print(f"{row['name']:34s}{row['mb_s']:8.2f}{row['tokens_s'] / 1e6:8.2f}{row['cold_s']:8.3f}{row['warm_s']:8.3f}"

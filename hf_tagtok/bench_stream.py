@@ -72,11 +72,15 @@ def _importable(module, python):
     return probe.returncode == 0
 
 
+# The pools each read one of these once, at their first use: ours, stock's and tokenizers 1.x's (rayon), and
+# fastokens' (its BPE workers; without it fastokens runs on every core).
+THREAD_VARIABLES = ("HF_TAGTOK_THREADS", "RAYON_NUM_THREADS", "FASTOKENS_BPE_THREADS")
+
+
 def _run(contender, tokenizer, corpus_file, batch_size, threads, python):
     env = dict(os.environ)
     if threads:
-        for name in ("HF_TAGTOK_THREADS", "RAYON_NUM_THREADS", "FASTOKENS_NUM_THREADS"):
-            env[name] = str(threads)
+        env.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
     # No contender does linear algebra, but importing numpy (hf_tagtok, fastokens' worker) starts OpenBLAS's
     # threads, which spin ~0.1 s before they sleep: on a tokenizer that loads fast, through the stream pass,
     # on a core the pass would use.

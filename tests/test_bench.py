@@ -1,5 +1,7 @@
 """`hf-tagtok bench` runs end to end on a small tokenizer and reports what it measured (never timings as pass/fail)."""
 import json
+import subprocess
+import sys
 
 import tokenizers
 
@@ -162,3 +164,18 @@ def test_stream_table_without_transformers_rows(monkeypatch):
     assert "stock tokenizers encode_batch" in names and not {"transformers", "TagTokenizerFast"} & set(ran)
     names = {row["name"] for row in bench_stream.stream("unused.json", ["a"])}
     assert {"stock transformers tok(texts)", "TagTokenizerFast tok(texts)"} <= names
+
+
+def test_threads_reach_every_pool_of_a_stream_worker(monkeypatch):
+    # fastokens sizes its BPE pool from FASTOKENS_BPE_THREADS (else every core): without it, `--threads 1`
+    # would time fastokens on all cores against the others on one
+    seen = {}
+
+    def fake_subprocess_run(command, capture_output, text, env):
+        seen.update(env)
+        return subprocess.CompletedProcess(command, 0, stdout='{"contender": "fastokens"}', stderr="")
+
+    monkeypatch.setattr(bench_stream.subprocess, "run", fake_subprocess_run)
+    bench_stream._run("fastokens", "tokenizer.json", "corpus.json", 256, 1, sys.executable)
+    assert {name: seen.get(name) for name in ("HF_TAGTOK_THREADS", "RAYON_NUM_THREADS", "FASTOKENS_BPE_THREADS")} == \
+        dict.fromkeys(("HF_TAGTOK_THREADS", "RAYON_NUM_THREADS", "FASTOKENS_BPE_THREADS"), "1")
