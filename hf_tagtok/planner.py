@@ -154,19 +154,27 @@ def _state(component):
         return "custom"
 
 
-def plan_key(stock):
+def plan_key(stock, next_added):
     """What a plan depends on that is cheap to read (a few microseconds a call): when it changes, the plan
     is stale. Components set on the stock object directly (`backend_tokenizer.post_processor = ...`,
     `model.ignore_merges = ...`, a model put in the place of another or trained in place) change it. The model
-    is read for its type, settings, size and a few token names (`model_probes`); added tokens not at all:
-    adding them through hf_tagtok or transformers replans."""
-    return components_key(stock) + (stock.encode_special_tokens,)
+    is read for its type, settings, size and a few token names (`model_probes`); the added tokens by the name
+    of `next_added` (`next_added_id` when the plan was made), which a token new to the stock object takes
+    when it is added there directly. Added tokens it already knew (a token of the model's vocabulary, one
+    given other options) are seen when added through hf_tagtok or transformers, which replan."""
+    return components_key(stock, next_added) + (stock.encode_special_tokens,)
 
 
-def components_key(stock):
+def components_key(stock, next_added):
     """`plan_key` without encode_special_tokens, for a caller that plans once per value of it."""
     return (tuple(map(_state, (stock.normalizer, stock.pre_tokenizer, stock.post_processor))),
-            *model_key(stock, _KEY_PROBES))
+            *model_key(stock, _KEY_PROBES), stock.id_to_token(next_added))
+
+
+def next_added_id(stock):
+    """The id stock gives the next token added to it that it does not know yet: one past its largest added
+    token's, or its model's size when that is larger."""
+    return max(max(stock.get_added_tokens_decoder(), default=-1) + 1, stock.get_vocab_size(with_added_tokens=False))
 
 
 def model_key(stock, probes):

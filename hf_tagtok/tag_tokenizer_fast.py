@@ -61,7 +61,8 @@ class NativeState(NamedTuple):
 
 class _Built(NamedTuple):
     backend: object  # the stock tokenizers.Tokenizer the states were built from
-    key: tuple  # planner.components_key of that backend when they were built
+    next_added: int  # planner.next_added_id of that backend when they were built
+    key: tuple  # planner.components_key of that backend (with next_added) when they were built
     states: dict  # encode_special_tokens value -> NativeState
 
 
@@ -137,13 +138,13 @@ class TagTokenizerFast(TokenizersBackend):
         """The NativeState for the backend as it is now and an encode_special_tokens value.
 
         The one staleness check: the backend object and its components key (planner.components_key, a few
-        µs) must be those the states were built from. Added tokens change neither, so the methods that add
-        them forget the states."""
+        µs) must be those the states were built from. The key sees a token new to the backend added on it
+        directly, not one it knew given other options, so the methods that add tokens forget the states."""
         backend = self._tokenizer
-        key = planner.components_key(backend)
         built = _NATIVE.get(self)
-        if built is None or built.backend is not backend or built.key != key:
-            built = _Built(backend, key, {})
+        if built is None or built.backend is not backend or built.key != planner.components_key(backend, built.next_added):
+            next_added = planner.next_added_id(backend)
+            built = _Built(backend, next_added, planner.components_key(backend, next_added), {})
             _NATIVE[self] = built
         state = built.states.get(split)
         if state is None:  # one native tokenizer per value: the plan bakes it in

@@ -67,7 +67,12 @@ class Tokenizer:
         self._plan = planner.plan(stock, _config_text)
         # A key while the stock object is shared: someone else may change its components, so every call
         # compares it (~5 µs). None while private: it changes only through our methods, which replan.
-        self._plan_key = None if _private else planner.plan_key(stock)
+        self._plan_key = None if _private else self._current_key()
+
+    def _current_key(self):
+        """(planner.next_added_id, planner.plan_key) of the stock tokenizer as it is now."""
+        next_added = planner.next_added_id(self._stock)
+        return next_added, planner.plan_key(self._stock, next_added)
 
     def _replan(self):
         # A plan reads the whole configuration back (a large vocabulary's JSON): after a change to the stock
@@ -78,9 +83,9 @@ class Tokenizer:
         """The plan for the stock tokenizer as it is now; a component changed on a shared stock object is
         seen here (planner.plan_key)."""
         if self._plan_key is not None:
-            key = planner.plan_key(self._stock)
-            if key != self._plan_key:
-                self._plan, self._plan_key = None, key
+            next_added, key = self._plan_key
+            if planner.plan_key(self._stock, next_added) != key:
+                self._plan, self._plan_key = None, self._current_key()
         if self._plan is None:
             self._plan = planner.plan(self._stock)
         return self._plan
@@ -441,7 +446,7 @@ class Tokenizer:
     def stock(self) -> tokenizers.Tokenizer:
         """The stock tokenizer inside (shares settings with this one; components changed on it are seen)."""
         if self._plan_key is None:
-            self._plan_key = planner.plan_key(self._stock)
+            self._plan_key = self._current_key()
         return self._stock
 
     def decode(self, ids, skip_special_tokens=True):

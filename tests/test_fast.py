@@ -264,6 +264,20 @@ def test_backend_components_set_directly_are_seen(tmp_path):
     assert tag.acceleration["post_processor"]["native"]
 
 
+def test_tokens_added_on_the_backend_directly_are_seen(tmp_path):
+    """`tokenizer.backend_tokenizer.add_tokens(...)`: tokens new to the backend, added after a first call."""
+    stock, tag = _pair(tokenizer_zoo.load("small_added_flags"), tmp_path)
+    texts = [text + " qzqzq plain <zq9>" for text in TEXTS[:4]]
+    call_both(stock, tag, texts)
+    for tokenizer in (stock, tag):
+        tokenizer.backend_tokenizer.add_tokens(["qzqzq"])
+    call_both(stock, tag, texts, return_offsets_mapping=True)
+    for tokenizer in (stock, tag):
+        tokenizer.backend_tokenizer.add_special_tokens(["<zq9>"])
+    call_both(stock, tag, texts, return_offsets_mapping=True)
+    call_both(stock, tag, texts[0], return_offsets_mapping=True)
+
+
 @pytest.mark.parametrize("first_call", ["before", "after"])
 def test_backend_model_replaced_or_changed_is_seen(tmp_path, first_call):
     """A model of the same type and size put in the backend's place, then a setting changed on it (after a

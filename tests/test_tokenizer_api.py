@@ -186,6 +186,21 @@ def test_components_changed_on_the_stock_object_are_seen(pair_of_tokenizers):
     assert _diffs(ours.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
 
 
+def test_tokens_added_on_the_stock_object_are_seen(pair_of_tokenizers):
+    stock, ours = pair_of_tokenizers
+    texts = [text + " qzqzq <zq9>" for text in TEXTS]
+    assert _diffs(ours.encode_batch(texts), stock.encode_batch(texts)) == [None] * len(texts)
+    shared = ours.stock
+    ours.encode(texts[0])  # planned before the tokens are added
+    for tokenizer in (stock, shared):
+        tokenizer.add_tokens(["qzqzq"])
+    assert _diffs(ours.encode_batch(texts), stock.encode_batch(texts)) == [None] * len(texts)
+    for tokenizer in (stock, shared):
+        tokenizer.add_special_tokens(["<zq9>"])
+    assert deep_diff(ours.encode(texts[0]), stock.encode(texts[0])) is None
+    assert _diffs(ours.encode_batch(texts), stock.encode_batch(texts)) == [None] * len(texts)
+
+
 def test_bpe_dropout_set_on_the_model_falls_back_to_stock():
     stock = tokenizer_zoo.load("small_bert_processing")
     ours = hf_tagtok.Tokenizer.from_hf(stock)
