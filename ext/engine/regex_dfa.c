@@ -600,7 +600,9 @@ static inline __attribute__((always_inline)) size_t cut_loop(tt_rx_dfa *d, const
     for (;;) {
         if (p < end) {
             uint32_t len, col = col_at(rx, NULL, text, p, &len);
-            int32_t step = cuts[row + col];
+            const int32_t *column = cuts + col;
+            __asm__("" : "+r"(column)); /* the column's address first: only the row is on the chain of loads */
+            int32_t step = column[row];
             if (__builtin_expect(step < 0, 0)) {
                 if (step == CUT_MISSING && (step = fill_cut(d, rx, row, col)) == CUT_OOM) return TT_RX_OOM;
                 cuts = d->cuts;
