@@ -107,4 +107,5 @@ def _signature(backend):
     decoder = None if backend.decoder is None else backend.decoder.__getstate__()
     added = tuple((token_id, repr(token)) for token_id, token in sorted(backend.get_added_tokens_decoder().items()))
     size = backend.get_vocab_size(with_added_tokens=False)
-    return planner.plan_key(backend, planner.next_added_id(backend)), decoder, added, planner.model_probes(backend.model, size, _PROBES)
+    key = planner.plan_key(backend, planner.next_added_id(backend))
+    return key, decoder, added, planner.model_probes(backend.model, size, _PROBES)

@@ -142,7 +142,8 @@ class TagTokenizerFast(TokenizersBackend):
         directly, not one it knew given other options, so the methods that add tokens forget the states."""
         backend = self._tokenizer
         built = _NATIVE.get(self)
-        if built is None or built.backend is not backend or built.key != planner.components_key(backend, built.next_added):
+        if (built is None or built.backend is not backend
+                or built.key != planner.components_key(backend, built.next_added)):
             next_added = planner.next_added_id(backend)
             built = _Built(backend, next_added, planner.components_key(backend, next_added), {})
             _NATIVE[self] = built
