@@ -105,7 +105,8 @@ def _backend_state(tokenizer, backend):
 def _signature(backend):
     """Everything in the backend's state that is cheap to read (all of it but most token names and merges)."""
     decoder = None if backend.decoder is None else backend.decoder.__getstate__()
-    added = tuple((token_id, repr(token)) for token_id, token in sorted(backend.get_added_tokens_decoder().items()))
+    added_tokens = backend.get_added_tokens_decoder()
+    added = tuple((token_id, repr(token)) for token_id, token in sorted(added_tokens.items()))
     size = backend.get_vocab_size(with_added_tokens=False)
-    key = planner.plan_key(backend, planner.next_added_id(backend))
+    key = planner.plan_key(backend, planner.next_added_id(backend, added_tokens))
     return key, decoder, added, planner.model_probes(backend.model, size, _PROBES)

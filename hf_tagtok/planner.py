@@ -171,10 +171,11 @@ def components_key(stock, next_added):
             *model_key(stock, _KEY_PROBES), stock.id_to_token(next_added))
 
 
-def next_added_id(stock):
+def next_added_id(stock, added=None):
     """The id stock gives the next token added to it that it does not know yet: one past its largest added
-    token's, or its model's size when that is larger."""
-    return max(max(stock.get_added_tokens_decoder(), default=-1) + 1, stock.get_vocab_size(with_added_tokens=False))
+    token's, or its model's size when that is larger. `added`: its get_added_tokens_decoder(), when read already."""
+    added = stock.get_added_tokens_decoder() if added is None else added
+    return max(max(added, default=-1) + 1, stock.get_vocab_size(with_added_tokens=False))
 
 
 def model_key(stock, probes):
