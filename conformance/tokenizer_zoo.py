@@ -830,14 +830,15 @@ def small_backref_split():
                            normalizer=normalizers.NFKC())
 
 
-# A Split the regex compiler refuses (a subexpression call: three letters). As the pre-tokenizer's first step,
+# A Split the regex compiler refuses (a call of a group before the group stands: three letters; the same call
+# after the group is a copy of the group's body, run natively by small_subcall_native). As the pre-tokenizer's first step,
 # stock's regex finds its matches per text and the native pipeline splits there (hf_tagtok.gate); after a
 # Digits split, where the pattern's lookahead looks past a piece, encode runs on stock and encode_batch_arrays
 # replays stock's token ids through the native stages (hf_tagtok.planner). The three letters alone look at no
 # context: after Punctuation and Digits splits they are gated too, a text whose match crosses a piece going to
 # stock.
-SUBCALL_PATTERN = r"([a-z])\g<1>[a-z]|" + CL100K_PATTERN
-SUBCALL_LETTERS = r"([a-z])\g<1>[a-z]"
+SUBCALL_PATTERN = r"\g<1>([a-z])[a-z]|" + CL100K_PATTERN
+SUBCALL_LETTERS = r"\g<1>([a-z])[a-z]"
 # Atomic groups and possessive repeats (the regex VM's sub-programs): a letter run with its clitic kept whole,
 # digits never given back to the `\d` after them.
 ATOMIC_PATTERN = r"(?>\p{L}+(?i:'s|'t|'ll)?)(?!\p{N})|(?:\p{N}{1,2})++\d?|" + CL100K_PATTERN
@@ -847,6 +848,14 @@ def small_atomic_split():
     pre = pre_tokenizers.Sequence([_split(ATOMIC_PATTERN), _byte_level()])
     return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(),
                            normalizer=normalizers.NFKC())
+
+
+def small_subcall_native():
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=False),
+                                   _split(r"([a-z])\g<1>[a-z]|(\p{Lu})\g<2>+|" + CL100K_PATTERN), _byte_level()])
+    return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(),
+                           normalizer=normalizers.Sequence([normalizers.NFKC(),
+                                                            normalizers.Replace(Regex(r"(\d)\g<1>\g<1>"), "#")]))
 
 
 def small_subcall_replayed():
@@ -895,10 +904,10 @@ def small_backref_replace():  # doubled letters, by a backreference
     return _replace_between(r"(\p{L})\1", "ǁ")
 
 
-# A Replace whose regex the compiler refuses (a subexpression call: three capitals) between two native
+# A Replace whose regex the compiler refuses (a call before its group: three capitals) between two native
 # normalizer steps: stock's regex finds its matches per text and the native normalizer replaces them
 # (hf_tagtok.gate); a text holding an added token stock splits on before normalizing goes to stock.
-GATED_REPLACE_PATTERN = r"(\p{Lu})\g<1>\p{Lu}"
+GATED_REPLACE_PATTERN = r"\g<1>(\p{Lu})\p{Lu}"
 
 
 def small_atomic_replace():  # what an atomic group keeps is never given back: "abc" holds no match of (?>a|ab)c
@@ -913,7 +922,7 @@ def small_subcall_replace_split_gated():
     # the refused Replace, then a refused Split that drops pairs of lowercase letters: both take stock's matches
     normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(GATED_REPLACE_PATTERN), "ǁ"),
                                        normalizers.Lowercase()])
-    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r"(\p{Ll})\g<1>"), "removed"), _split(CL100K_PATTERN),
+    pre = pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r"\g<1>(\p{Ll})"), "removed"), _split(CL100K_PATTERN),
                                    _byte_level()])
     return _small_byte_bpe(pre, _template_bytelevel_post(), added=_flagged_added_tokens(), normalizer=normalizer)
 
@@ -966,6 +975,7 @@ SMALL = {
     "small_lookbehind_split": small_lookbehind_split,
     "small_atomic_split": small_atomic_split,
     "small_atomic_replace": small_atomic_replace,
+    "small_subcall_native": small_subcall_native,
     "small_subcall_replayed": small_subcall_replayed,
     "small_subcall_missing_bytes": small_subcall_missing_bytes,
     "small_subcall_replace_gated": small_subcall_replace_gated,

@@ -96,6 +96,7 @@ class _Parser:
         self.in_looks = set()  # capture groups inside a lookaround
         self.in_atomics = set()  # capture groups inside an atomic group or under a possessive quantifier
         self.refs = set()      # group numbers backreferences read
+        self.calls = []        # (group number, offset) of each subexpression call, which runs a copy of its body
         self.n_groups = 0      # capture groups opened so far
         self.look_depth = 0
         self.atomic_depth = 0
@@ -114,6 +115,10 @@ class _Parser:
         node = self.alt(False)
         if self.i < len(self.p):
             self.fail(f"unbalanced {self.p[self.i]!r}")
+        for number, start in self.calls:  # a call sets its group's captures, which a copy would not
+            read = self.refs & ({number} | {n[2] for n in _nodes(self.groups[number]) if n[0] == "group"})
+            if read:
+                self.fail(f"subexpression call of a group a backreference reads (\\{min(read)})", start)
         return _captures_read(node, self.refs)
 
     def alt(self, ci):
@@ -127,14 +132,12 @@ class _Parser:
         items = []
         ci_runs = []  # (start index in items) of case-insensitive literal runs, for multi-char folds
         while self.i < len(self.p) and self.peek() not in "|)":
-            if self.p.startswith("(?i)", self.i):
-                self.i += 4
-                ci = True
-                continue
-            if self.p.startswith("(?-i)", self.i):
-                self.i += 5
-                ci = False
-                continue
+            option = next((o for o in ("(?i)", "(?-i)") if self.p.startswith(o, self.i)), None)
+            if option:  # onig: the rest of the enclosing group, its later alternatives too, under the option
+                self.i += len(option)
+                items.append(self.alt(option == "(?i)"))
+                ci_runs.append(None)
+                break
             start = self.i
             atom, literal = self.atom(ci)
             atom = self.quantifier(atom, start)
@@ -259,6 +262,8 @@ class _Parser:
                 self.fail("case-insensitive escape class", start)
             if node[0] == "ref":
                 return self.backreference(node[1], ci, start), None
+            if node[0] == "call":
+                return self.call(node[1], start), None
             return node, None
         self.i += 1
         return self.literal(ord(c), ci, start)
@@ -279,6 +284,19 @@ class _Parser:
         self.refs.add(n)
         body = self.groups[n]
         return ("ref", n, _nullable(body), _first_chars(body))
+
+    def call(self, n, start):
+        """A subexpression call of group n closed before it: a copy of the group's body, which onig backtracks
+        into as into the group itself, with the options in force where the group stands. A call of a group
+        not closed yet (a forward or recursive call) is refused."""
+        if self.look_depth:
+            self.fail(f"subexpression call \\g<{n}> inside a lookaround", start)
+        if n not in self.groups:
+            self.fail(f"subexpression call \\g<{n}> of a group not closed before it", start)
+        if n in self.in_looks:
+            self.fail(f"subexpression call \\g<{n}> of a group inside a lookaround", start)
+        self.calls.append((n, start))
+        return self.groups[n]
 
     def literal(self, cp, ci, start):
         if not ci:
@@ -369,6 +387,9 @@ class _Parser:
             length = _fixed_length(branch)
             if length is not None:
                 looks.append(("look", ("cat", [("back", length), branch]), negate))
+            elif any(n == ("assert", A_WORD_B) or n == ("assert", A_NOT_WORD_B) for n in _nodes(branch)):
+                # onig's answer differs at the text's start: `(?<=\bx?)a` finds no match in "ab"
+                self.fail("word boundary in a lookbehind alternative of varying length", start)
             elif _reversible(branch):
                 looks.append(("look", ("reversed", _reversed(branch)), negate))
             else:
@@ -455,7 +476,24 @@ class _Parser:
             if len(numbers) != 1:
                 self.fail("backreference \\k<..> to a name no group or several groups have before it", start)
             return ("ref", numbers[0])
-        if c == "g" and not in_class:  # \g<name>: a call of a group's pattern, recursion included
+        if c == "g" and not in_class and self.peek() in ("<", "'"):  # \g<name>: a call of a group's pattern
+            target = re.match(r"<([-+]?\d+)>|'([-+]?\d+)'", self.p[self.i:])
+            if target is None:
+                numbers = self.names.get(self.group_name(">" if self.peek() == "<" else "'", start), ())
+                if len(numbers) != 1:
+                    self.fail("subexpression call \\g<..> of a name no group or several groups have before it",
+                              start)
+                return ("call", numbers[0])
+            self.i += target.end()
+            number = target.group(1) or target.group(2)
+            if not number.isdigit():
+                self.fail("relative subexpression call", start)
+            if self.named:
+                self.fail("numbered subexpression call in a pattern of named groups", start)
+            if int(number) == 0:
+                self.fail("subexpression call of the whole pattern", start)
+            return ("call", int(number))
+        if c == "g" and not in_class:
             self.fail("subexpression call", start)
         if c.isdigit():
             self.fail(f"{'octal escape' if in_class else 'backreference or octal escape'} \\{c}", start)

@@ -75,7 +75,7 @@ def _char_bpe(**options):
 def _stays_on_stock():
     """(tokenizer, stage, reason fragment) for configurations that must report why they are not native."""
     regex = _char_bpe()
-    regex.normalizer = normalizers.Sequence([normalizers.Lowercase(), normalizers.Replace(Regex(r"(?<=a)(a)\g<1>[bc]"), "b")])
+    regex.normalizer = normalizers.Sequence([normalizers.Lowercase(), normalizers.Replace(Regex(r"(?<=a)\g<1>(a)[bc]"), "b")])
     stripping = _char_bpe()
     stripping.normalizer = normalizers.Lowercase()
     stripping.add_tokens([AddedToken("AB", normalized=True, lstrip=True)])

@@ -53,7 +53,7 @@ def _mask(ours, texts):
 
 def test_a_text_holding_a_token_stock_splits_on_before_normalizing_goes_to_stock():
     # ^ anchors at each stretch stock normalizes on its own: the whole text has no match, its second stretch has
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"^(x)\g<1>"), "Y"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"^\g<1>(x)"), "Y"))
     texts = ["ab<|special|>xx", "xx ab", "ab xx"]
     assert _mask(ours, texts) == [False, True, True]
     _assert_like_stock(ours, stock, texts)
@@ -84,7 +84,7 @@ def test_matches_that_do_not_fit_the_text_let_stock_decide():
 
 def test_a_text_holding_the_sentinel_goes_to_stock():
     # the match is the sentinel itself: the check's Replace gives the text back unchanged
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(\x{FDD0})\g<1>?\x{FDD0}*\x{10FFFF}\x{FDD1}"), "Z"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"\g<1>?(\x{FDD0})\x{FDD0}*\x{10FFFF}\x{FDD1}"), "Z"))
     texts = [f"a{gate.SENTINEL}b", "ab"]
     assert _mask(ours, texts) == [False, True]
     _assert_like_stock(ours, stock, texts)
@@ -94,13 +94,13 @@ def test_empty_matches_are_matches():
     # an empty match puts the content in where it is (stock panics on the zoo member's normalized added token
     # under this normalizer: a tokenizer without any)
     stock = tokenizer_zoo._small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False),
-                                          normalizer=normalizers.Replace(Regex(r"(q)\g<1>|z*"), "-"))
+                                          normalizer=normalizers.Replace(Regex(r"\g<1>(q)|z*"), "-"))
     ours = _ours(stock)
     texts = ["abc", "", "qq", "zz", "aqqb", "éz"]
     assert _mask(ours, texts) == [True] * len(texts)
     # [start, end) chars of each match, as stock's Replace puts its content: "-a-b-c-", "", "-", "-", "-a-b-"
     found = ours._gated.gate.matches(texts)
-    stock_replace = normalizers.Replace(Regex(r"(q)\g<1>|z*"), "-")
+    stock_replace = normalizers.Replace(Regex(r"\g<1>(q)|z*"), "-")
     assert [replaced(text, flat[1:], "-") for text, flat in zip(texts, found)] == \
         [stock_replace.normalize_str(text) for text in texts]
     assert any(flat[1 + 2 * k] == flat[2 + 2 * k] for flat in found for k in range(flat[0]))  # empty ones too
@@ -110,7 +110,7 @@ def test_empty_matches_are_matches():
 def test_matches_in_the_text_the_steps_before_make():
     # Prepend and NFKC before the refused Replace change where its matches are; the Lowercase after sees its output
     stock, ours = _gated_copy(normalizers.Sequence([
-        normalizers.Prepend("\u2581"), normalizers.NFKC(), normalizers.Replace(Regex(r"(\p{Lu})\g<1>"), "Ǳ"),
+        normalizers.Prepend("\u2581"), normalizers.NFKC(), normalizers.Replace(Regex(r"\g<1>(\p{Lu})"), "Ǳ"),
         normalizers.Lowercase()]))
     texts = ["ＡＢ cd", "é́ÉÉ x", "AB", "ab", "x ÀÀÀ ﬁ ＡＢＣＤ", ""]
     assert _mask(ours, texts) == [True] * len(texts)
@@ -150,20 +150,20 @@ def test_a_lone_surrogate_raises_what_stock_raises():
 
 def test_refused_steps_are_checked_one_after_the_other():
     # the second Replace sees what the Lowercase between them makes
-    stock, ours = _gated_copy(normalizers.Sequence([normalizers.Replace(Regex(r"(a)\g<1>"), "c"), normalizers.Lowercase(),
-                                                     normalizers.Replace(Regex(r"(c)\g<1>"), "d")]))
+    stock, ours = _gated_copy(normalizers.Sequence([normalizers.Replace(Regex(r"\g<1>(a)"), "c"), normalizers.Lowercase(),
+                                                     normalizers.Replace(Regex(r"\g<1>(c)"), "d")]))
     texts = ["aa b", "Cc b", "ab cd", "a C c"]
     # per step: the count, then [start, end) chars of that step's input ("aa b", then "c b" for the first text)
     found = ours._gated.gate.matches(texts)
-    first = normalizers.Sequence([normalizers.Replace(Regex(r"(a)\g<1>"), "c"), normalizers.Lowercase()])
-    assert found == [stock_spans(r"(a)\g<1>", text) + stock_spans(r"(c)\g<1>", first.normalize_str(text))
+    first = normalizers.Sequence([normalizers.Replace(Regex(r"\g<1>(a)"), "c"), normalizers.Lowercase()])
+    assert found == [stock_spans(r"\g<1>(a)", text) + stock_spans(r"\g<1>(c)", first.normalize_str(text))
                      for text in texts]
     assert found[0][0] and found[1][0] == 0 and found[1][1]  # one matches the first step, one only the second
     _assert_like_stock(ours, stock, texts)
 
 
 def test_report_names_the_step_and_the_gate():
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "b"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"\g<1>(a)"), "b"))
     report = ours.acceleration
     assert not report["normalizer"]["native"] and "subexpression call" in report["normalizer"]["reason"]
     assert "stock's regex finds such a Replace's matches" in report["normalizer"]["reason"]
@@ -173,11 +173,11 @@ def test_report_names_the_step_and_the_gate():
 
 
 def test_no_gate_when_another_stage_is_not_native():
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "b"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"\g<1>(a)"), "b"))
     # a refused Split after another step, whose regex looks past its matches (a boundary: found per piece, the
     # matches differ from those over the text), that drops bytes: not replayed either
     stock.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(),
-                                                   pre_tokenizers.Split(Regex(r"\b(b)\g<1>"), "removed")])
+                                                   pre_tokenizers.Split(Regex(r"\b\g<1>(b)"), "removed")])
     ours = _ours(stock)
     assert ours._gated is None and ours._native is None
     assert not ours.acceleration["model"]["native"]
@@ -185,7 +185,7 @@ def test_no_gate_when_another_stage_is_not_native():
 
 
 def test_a_text_stock_raises_for_goes_to_stock_alone():
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"(a)\g<1>"), "c"))
+    stock, ours = _gated_copy(normalizers.Replace(Regex(r"\g<1>(a)"), "c"))
     texts = ["aa", "bad \udc80", "b"]
     assert _mask(ours, texts) == [True, False, True]
 
@@ -250,7 +250,7 @@ GATE_FRAGMENTS = ["A", "B", "C", "ABC", "abc", "q", "qq", "z", "zz", " ", "  ", 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(texts=st.lists(st.lists(st.sampled_from(GATE_FRAGMENTS), max_size=10).map("".join), min_size=1, max_size=6),
-       pattern=st.sampled_from([r"(\p{Lu})\g<1>\p{Lu}", r"(q)\g<1>|z*", r"(?<=B)(\p{L})\g<1>", r"\X\g<0>?"]))
+       pattern=st.sampled_from([r"\g<1>(\p{Lu})\p{Lu}", r"\g<1>(q)|z*", r"(?<=B)\g<1>(\p{L})", r"\X\g<0>?"]))
 def test_fuzzed_texts_under_refused_replaces_match_stock(texts, pattern):
     # a tokenizer without normalized added tokens: stock panics normalizing those under an empty-matching Replace
     normalizer = normalizers.Sequence([normalizers.NFC(), normalizers.Replace(Regex(pattern), "ǁ"),

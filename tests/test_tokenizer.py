@@ -425,7 +425,7 @@ def test_fallen_back_columnar_call_matches_stock_with_and_without_offsets():
     stock = tokenizers.Tokenizer(tokenizers.models.Unigram(vocab, unk_id=0))
     # a subexpression call is outside the regex compiler's grammar: the pre-tokenizer, so the call, stays on stock
     stock.pre_tokenizer = tokenizers.pre_tokenizers.Sequence([
-        tokenizers.pre_tokenizers.Split(tokenizers.Regex(r"(b)\g<1>"), "isolated"), tokenizers.pre_tokenizers.Metaspace()])
+        tokenizers.pre_tokenizers.Split(tokenizers.Regex(r"\g<1>(b)"), "isolated"), tokenizers.pre_tokenizers.Metaspace()])
     stock.add_special_tokens(["<s>", "</s>"])
     stock.post_processor = tokenizers.processors.TemplateProcessing(
         single="<s>:2 $A:1 </s>:3", special_tokens=[("<s>", stock.token_to_id("<s>")), ("</s>", stock.token_to_id("</s>"))])
