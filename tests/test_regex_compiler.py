@@ -509,7 +509,9 @@ def test_fuzz_captures_equal_stock(calls, seed, scale):
         try:
             stock = hf.Split(Regex(pattern), "isolated")
             stock.pre_tokenize_str("ab")
-        except Exception:
+        except BaseException as error:  # onig refuses the pattern, or panics on its retry limit
+            if not isinstance(error, Exception) and "retry-limit-in-match" not in str(error):
+                raise
             continue
         try:
             regex_compiler.compile_pattern(pattern)
