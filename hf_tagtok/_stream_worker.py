@@ -68,17 +68,20 @@ def _load(contender, path):
         return tok.encode_batch, lambda out: [[int(i) for i in row] for row in out.to_list()]
     if contender == "tiktoken":
         return _tiktoken(path)
-    if contender in ("transformers", "TagTokenizerFast"):
-        if contender == "transformers":
-            from transformers import PreTrainedTokenizerFast as cls
-        else:
+    if contender in ("transformers", "TagTokenizerFast", "fastokens_transformers"):
+        if contender == "fastokens_transformers":  # fastokens' transformers path: stock's class on its backend
+            import fastokens
+            fastokens.patch_transformers()
+        if contender == "TagTokenizerFast":
             from hf_tagtok.fast import TagTokenizerFast as cls
+        else:
+            from transformers import PreTrainedTokenizerFast as cls
         # a tokenizer.json loads with its folder's configuration; any other file alone (TagTokenizerFast's
         # from_pretrained takes the file itself and, as from a folder, builds its native tokenizer while loading)
         if os.path.basename(path) == "tokenizer.json":
             tok = cls.from_pretrained(folder)
         else:
-            tok = cls(tokenizer_file=path) if contender == "transformers" else cls.from_pretrained(path)
+            tok = cls.from_pretrained(path) if contender == "TagTokenizerFast" else cls(tokenizer_file=path)
         return tok, lambda out: out["input_ids"]
     raise SystemExit(f"unknown contender {contender!r}")
 

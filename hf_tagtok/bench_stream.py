@@ -31,9 +31,10 @@ CONTENDERS = [
     ("tokenizers 1.x encode_batch", "tokenizers1", "stock"),
     ("stock transformers tok(texts)", "transformers", "transformers"),
     ("TagTokenizerFast tok(texts)", "TagTokenizerFast", "transformers"),
+    ("fastokens patch_transformers tok(texts)", "fastokens_transformers", "transformers"),
 ]
 _MODULES = {"fastokens": "fastokens", "gigatoken": "gigatoken", "tiktoken": "tiktoken", "transformers": "transformers",
-            "TagTokenizerFast": "transformers"}
+            "TagTokenizerFast": "transformers", "fastokens_transformers": "fastokens, transformers"}
 
 
 def generate_corpus(megabytes=6.0, seed=0):
@@ -104,7 +105,9 @@ def stream(tokenizer, texts, batch_size=256, threads=None, rounds=1, peer_python
     here = sys.executable
     plan = []
     for name, contender, base in CONTENDERS:
-        wanted = set(only or ()) | {"stock"} | ({"transformers"} if "TagTokenizerFast" in (only or ()) else set())
+        wanted = set(only or ()) | {"stock"}
+        if wanted & {"TagTokenizerFast", "fastokens_transformers"}:
+            wanted.add("transformers")
         if only and contender not in wanted or not transformers and base == "transformers":
             continue
         python = here

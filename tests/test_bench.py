@@ -3,6 +3,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import tokenizers
 
 from conformance import tokenizer_zoo
@@ -151,6 +152,21 @@ def test_stream_transformers_rows_load_a_tokenizer_file_of_any_name(tmp_path):
     assert stock_ids(stock(texts)) == [e.ids for e in tokenizers.Tokenizer.from_file(str(path)).encode_batch(texts)]
 
 
+def test_stream_fastokens_transformers_row_runs_transformers_on_fastokens(tmp_path):
+    """fastokens' transformers path (its patch_transformers, then stock's class) in a worker process of its
+    own, since the patch swaps the backend for the whole process: its ids are stock transformers'."""
+    pytest.importorskip("fastokens")
+    pytest.importorskip("transformers")
+    path = tmp_path / "small.json"
+    tokenizer_zoo.load("small_bytelevel").save(str(path))
+    texts = sample_text.multiscript_texts()[:20]
+    corpus = tmp_path / "corpus.json"
+    corpus.write_text(json.dumps(texts), encoding="utf-8")
+    patched = bench_stream._run("fastokens_transformers", path, corpus, 8, 1, sys.executable)
+    stock = bench_stream._run("transformers", path, corpus, 8, 1, sys.executable)
+    assert patched["hashes"] == stock["hashes"] and patched["tokens"] == stock["tokens"] > 0
+
+
 def test_stream_table_without_transformers_rows(monkeypatch):
     ran = []
 
@@ -163,7 +179,10 @@ def test_stream_table_without_transformers_rows(monkeypatch):
     names = {row["name"] for row in bench_stream.stream("unused.json", ["a"], transformers=False)}
     assert "stock tokenizers encode_batch" in names and not {"transformers", "TagTokenizerFast"} & set(ran)
     names = {row["name"] for row in bench_stream.stream("unused.json", ["a"])}
-    assert {"stock transformers tok(texts)", "TagTokenizerFast tok(texts)"} <= names
+    assert {"stock transformers tok(texts)", "TagTokenizerFast tok(texts)", "fastokens patch_transformers tok(texts)"} <= names
+    ran.clear()
+    bench_stream.stream("unused.json", ["a"], only=["fastokens_transformers"])
+    assert set(ran) == {"stock", "transformers", "fastokens_transformers"}
 
 
 def test_threads_reach_every_pool_of_a_stream_worker(monkeypatch):
