@@ -111,13 +111,15 @@ def _stream_main(args):
         texts = bench_stream.generate_corpus(args.megabytes)
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
     rows = bench_stream.stream(path, texts, args.batch_size, args.threads, args.rounds, args.peer_python, args.only,
-                               transformers=not args.no_transformers)
+                               transformers=not args.no_transformers, fresh_warm=args.fresh_warm)
     bench_stream.print_table(rows, f"tokenizer {path}\ncorpus {len(texts)} documents, {megabytes:.2f} MB, batches of "
                                    f"{args.batch_size}; threads {args.threads or os.cpu_count()}; "
-                                   f"{args.rounds} round(s); ratios vs stock in the same round")
+                                   f"{args.rounds} round(s); ratios vs stock in the same round"
+                                   + ("; warm pass on new str objects" if args.fresh_warm else ""))
     if args.json:
         Path(args.json).write_text(json.dumps({"tokenizer": str(path), "megabytes": megabytes, "documents": len(texts),
                                                "batch_size": args.batch_size, "threads": args.threads,
+                                               "fresh_warm": args.fresh_warm,
                                                "stream": rows}, indent=2))
     return 0
 
@@ -300,6 +302,10 @@ def main(argv=None):
     parser.add_argument("--text-field", default="text", help="the text field of .jsonl/.parquet corpora")
     parser.add_argument("--peer-python", help="stream: an interpreter that imports tokenizers 1.x (timed as a peer)")
     parser.add_argument("--only", nargs="*", help="stream: contenders to run besides stock (worker names)")
+    parser.add_argument("--fresh-warm", action="store_true",
+                        help="stream: the warm pass encodes equal texts in new str objects, as a stream's are (an "
+                             "engine reading a str through PyO3 caches its UTF-8 in it and reads that back on a "
+                             "second pass over the same objects)")
     args = parser.parse_args(argv)
     if args.stream and args.first_call:
         parser.error("--stream and --first-call are two different tables: pick one")

@@ -78,7 +78,7 @@ def _importable(module, python):
 THREAD_VARIABLES = ("HF_TAGTOK_THREADS", "RAYON_NUM_THREADS", "FASTOKENS_BPE_THREADS")
 
 
-def _run(contender, tokenizer, corpus_file, batch_size, threads, python):
+def _run(contender, tokenizer, corpus_file, batch_size, threads, python, fresh_warm=False):
     env = dict(os.environ)
     if threads:
         env.update(dict.fromkeys(THREAD_VARIABLES, str(threads)))
@@ -88,8 +88,8 @@ def _run(contender, tokenizer, corpus_file, batch_size, threads, python):
     env["OPENBLAS_NUM_THREADS"] = "1"
     # the worker runs as a script: make this checkout's hf_tagtok importable in it as it is here
     env["PYTHONPATH"] = os.pathsep.join([str(_WORKER.parent.parent)] + [p for p in [env.get("PYTHONPATH")] if p])
-    done = subprocess.run([python, str(_WORKER), contender, str(tokenizer), str(corpus_file), str(batch_size)],
-                          capture_output=True, text=True, env=env)
+    command = [python, str(_WORKER), contender, str(tokenizer), str(corpus_file), str(batch_size)]
+    done = subprocess.run(command + ["fresh"] * fresh_warm, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit code {done.returncode}"
         raise RuntimeError(f"{contender}: {last}")
@@ -97,10 +97,11 @@ def _run(contender, tokenizer, corpus_file, batch_size, threads, python):
 
 
 def stream(tokenizer, texts, batch_size=256, threads=None, rounds=1, peer_python=None, only=None, log=print,
-           transformers=True):
+           transformers=True, fresh_warm=False):
     """Rows {name, exact, differ, tokens, stream_s, warm_s, stream_mb_s, stream_ratio, warm_ratio, cores}: cores is
     the stream pass's CPU time over its wall time (how many cores it kept busy; a contender that ignores
-    `threads` shows it), None when a run did not report it. `transformers` False leaves out the transformers rows."""
+    `threads` shows it), None when a run did not report it. `transformers` False leaves out the transformers rows;
+    `fresh_warm` gives the warm pass equal texts in new str objects (hf_tagtok/_stream_worker.py)."""
     megabytes = sum(len(text.encode("utf-8")) for text in texts) / 1e6
     here = sys.executable
     plan = []
@@ -128,7 +129,8 @@ def stream(tokenizer, texts, batch_size=256, threads=None, rounds=1, peer_python
                 if name in failed:
                     continue
                 try:
-                    results[name].append(_run(contender, tokenizer, corpus_file, batch_size, threads, python))
+                    results[name].append(_run(contender, tokenizer, corpus_file, batch_size, threads, python,
+                                              fresh_warm))
                 except RuntimeError as error:
                     failed[name] = str(error)
                     log(f"({name} not timed: {error})")

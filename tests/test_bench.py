@@ -97,8 +97,34 @@ def test_stream_table_checks_every_contender_against_stock(tmp_path, capsys):
     assert "hf_tagtok encode_batch_arrays offsets=False" in capsys.readouterr().out
 
 
+def test_stream_fresh_warm_pass_is_checked_against_stock(tmp_path, monkeypatch):
+    """--fresh-warm hands the worker "fresh" (its warm pass encodes equal texts in new str objects), and the ids
+    of that pass are still stock's."""
+    path = tmp_path / "tokenizer.json"
+    tokenizer_zoo.load("small_bytelevel").save(str(path))
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps({"text": text}) for text in sample_text.multiscript_texts()[:40]),
+                      encoding="utf-8")
+    commands = []
+    real_run = subprocess.run
+
+    def recording_run(command, **options):
+        commands.append(command)
+        return real_run(command, **options)
+
+    monkeypatch.setattr(bench_stream.subprocess, "run", recording_run)
+    out = tmp_path / "stream.json"
+    assert bench.main(["--tokenizer", str(path), "--corpus", str(corpus), "--batch-size", "8", "--threads", "1",
+                       "--only", "hf_tagtok_arrays_ids", "--fresh-warm", "--json", str(out)]) == 0
+    workers = [command for command in commands if str(command[1]).endswith("_stream_worker.py")]
+    assert workers and all(command[-1] == "fresh" for command in workers)
+    report = json.loads(out.read_text())
+    assert report["fresh_warm"] is True
+    assert all(row["exact"] for row in report["stream"])
+
+
 def test_stream_exact_column_counts_differing_documents(monkeypatch):
-    def fake_run(contender, tokenizer, corpus_file, batch_size, threads, python):
+    def fake_run(contender, tokenizer, corpus_file, batch_size, threads, python, fresh_warm=False):
         hashes = [1, 2, 3, 4]
         if contender == "hf_tagtok":
             hashes = [1, 9, 3, 9]
@@ -170,7 +196,7 @@ def test_stream_fastokens_transformers_row_runs_transformers_on_fastokens(tmp_pa
 def test_stream_table_without_transformers_rows(monkeypatch):
     ran = []
 
-    def fake_run(contender, tokenizer, corpus_file, batch_size, threads, python):
+    def fake_run(contender, tokenizer, corpus_file, batch_size, threads, python, fresh_warm=False):
         ran.append(contender)
         return {"contender": contender, "load_s": 0.1, "stream_s": 1.0, "warm_s": 0.5, "tokens": 1, "hashes": [1]}
 
