@@ -33,8 +33,10 @@ CONTENDERS = [
     ("TagTokenizerFast tok(texts)", "TagTokenizerFast", "transformers"),
     ("fastokens patch_transformers tok(texts)", "fastokens_transformers", "transformers"),
 ]
-_MODULES = {"fastokens": "fastokens", "gigatoken": "gigatoken", "tiktoken": "tiktoken", "transformers": "transformers",
-            "TagTokenizerFast": "transformers", "fastokens_transformers": "fastokens, transformers"}
+# the modules a contender's worker imports
+_MODULES = {"fastokens": ("fastokens",), "gigatoken": ("gigatoken",), "tiktoken": ("tiktoken",),
+            "transformers": ("transformers",), "TagTokenizerFast": ("transformers",),
+            "fastokens_transformers": ("fastokens", "transformers")}
 
 
 def generate_corpus(megabytes=6.0, seed=0):
@@ -68,8 +70,8 @@ def generate_corpus(megabytes=6.0, seed=0):
     return documents
 
 
-def _importable(module, python):
-    probe = subprocess.run([python, "-c", f"import {module}"], capture_output=True)
+def _importable(modules, python):
+    probe = subprocess.run([python, "-c", "import " + ", ".join(modules)], capture_output=True)
     return probe.returncode == 0
 
 

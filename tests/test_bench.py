@@ -201,7 +201,7 @@ def test_stream_table_without_transformers_rows(monkeypatch):
         return {"contender": contender, "load_s": 0.1, "stream_s": 1.0, "warm_s": 0.5, "tokens": 1, "hashes": [1]}
 
     monkeypatch.setattr(bench_stream, "_run", fake_run)
-    monkeypatch.setattr(bench_stream, "_importable", lambda module, python: True)
+    monkeypatch.setattr(bench_stream, "_importable", lambda modules, python: True)
     names = {row["name"] for row in bench_stream.stream("unused.json", ["a"], transformers=False)}
     assert "stock tokenizers encode_batch" in names and not {"transformers", "TagTokenizerFast"} & set(ran)
     names = {row["name"] for row in bench_stream.stream("unused.json", ["a"])}
