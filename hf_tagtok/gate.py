@@ -5,19 +5,23 @@ normalizer as a "replace_given" step: it replaces matches it is given with the t
 finds them. A Split so refused becomes a "split_given" engine step: it splits the normalized text at the matches
 given with it (after other steps, each piece at those inside it: hf_tagtok.pre_tokenizers.gated). `MatchGate` finds
 them for a batch of texts at once, each text as the steps before the refused one make it (stock's own steps), with
-a stock tokenizer built for the purpose, whose `encode_batch` runs on stock's thread pool: its normalizer is a
-Replace of the refused regex with a sentinel for content and its pre-tokenizer isolates the sentinels, so its
-tokens are the stretches between matches and one sentinel per match, an empty match too. Stock aligns a match's
-sentinel to the match's last char (an empty match's to the char before it, or to nothing at the start), so a match
-ends where its sentinel's offsets end and starts where the token before it ends. Stock's Replace and Split find
-their matches alike (`find_matches` over the text), so the Split's matches are those of the Replace of its regex
-over the normalized text. With several refused steps, stock's Replace makes each one's output for the next.
+a stock tokenizer built for the purpose, whose `encode_batch` runs on stock's thread pool. Stock's Replace and Split
+find their matches alike (`find_matches` over the text), so either step's matches are those of a Split of its regex
+over its input, or of a Replace of it there:
+- when no match of the regex can be empty (`regex_compiler.may_match_empty`), that tokenizer's pre-tokenizer is a
+  Split of the regex that keeps the matches alone (`removed`, inverted), a token a match, at the match's offsets;
+- otherwise (a Split drops an empty piece), its normalizer is a Replace of the regex with a sentinel for content
+  and its pre-tokenizer isolates the sentinels, so its tokens are the stretches between matches and one sentinel
+  per match, an empty match too. Stock aligns a match's sentinel to the match's last char (an empty match's to the
+  char before it, or to nothing at the start), so a match ends where its sentinel's offsets end and starts where
+  the token before it ends. This costs more: Replace rewrites the text, and there are more tokens to read.
+With several refused steps, stock's Replace makes each one's output for the next.
 
-A text goes to stock instead when it holds the sentinel, when stock raises for it, or when it holds an added
-token's content that stock splits on before normalizing (the tokens with `normalized` false), since stock
-normalizes each stretch between them on its own while the matches are found over the whole text; under a
-refused Split, also when its normalized text holds a normalized added token's content (stock pre-tokenizes
-each stretch between added tokens on its own).
+A text goes to stock instead when it holds the sentinel where a step's matches are shown by it, when stock raises
+for it, or when it holds an added token's content that stock splits on before normalizing (the tokens with
+`normalized` false), since stock normalizes each stretch between them on its own while the matches are found over
+the whole text; under a refused Split, also when its normalized text holds a normalized added token's content
+(stock pre-tokenizes each stretch between added tokens on its own).
 
 Every call of texts that are not pre-tokenized (single or pairs, with truncation and padding or without) takes
 the matches of each text and pair (`given`); pre-tokenized input goes to stock.
@@ -28,7 +32,7 @@ import re
 import numpy as np
 import tokenizers
 
-from hf_tagtok import stock_columns
+from hf_tagtok import regex_compiler, stock_columns
 from hf_tagtok._lists import flat_ids
 
 # What the matches are replaced with to be found: three noncharacters a text is unlikely to hold (one that does
@@ -86,12 +90,13 @@ class MatchGate:
                 _take(inputs, found, live, _each(segment.before.normalize_str, [inputs[i] for i in live]))
             splits = segment.replace is None and self._normalized_tokens is not None
             for i in live:
-                if found[i] is not None and (SENTINEL in inputs[i] or
+                if found[i] is not None and (not segment.tokens_are_matches and SENTINEL in inputs[i] or
                                              splits and self._normalized_tokens.search(inputs[i])):
                     found[i] = None
             live = [i for i in live if found[i] is not None]
             matching = 0
-            for i, step in zip(live, _step_matches(segment.marked, [inputs[i] for i in live], self._matching < 0.5)):
+            count_first = not segment.tokens_are_matches and self._matching < 0.5
+            for i, step in zip(live, _step_matches(segment, [inputs[i] for i in live], count_first)):
                 if step is None:
                     found[i] = None
                 else:
@@ -114,45 +119,36 @@ def _any_of(contents):
     return re.compile("|".join(map(re.escape, contents))) if contents else None
 
 
-def _step_matches(marked, inputs, count_first):
+def _step_matches(segment, inputs, count_first):
     """Per input, None where stock refuses it, else its matches as a uint32 array [count, start, end, ...] in
-    chars, read off the encoding of `marked` (_Segment): a match ends where its sentinel token's offsets end and
-    starts where the token before it ends (at 0 without one). With `count_first`, stock's call without offsets
-    (which costs a fraction of the one with them while few texts match) picks the texts that hold a match."""
+    chars, read off the encoding of `segment.marked` (_Segment.matches). With `count_first` (sentinels only: its
+    call without offsets costs a fraction of the one with them while few texts match, where a Split keeping the
+    matches makes no token and costs what it does either way), that call picks the texts that hold a match."""
     out = [None] * len(inputs)
     candidates = range(len(inputs))
     if count_first:
-        counted = _batch(marked.encode_batch_fast, inputs)
-        sentinels = _sentinels(*flat_ids([encoding.ids for encoding in counted if encoding is not None]))[0]
+        counted = _batch(segment.marked.encode_batch_fast, inputs)
+        counts = _sentinels(*flat_ids([encoding.ids for encoding in counted if encoding is not None]))[0]
         candidates = []
         for j, encoding in enumerate(counted):
             if encoding is not None:
-                count = next(sentinels)
+                count = next(counts)
                 out[j] = _NO_MATCH if not count else None
                 candidates += [j] if count else []
-    encodings = _batch(marked.encode_batch, [inputs[j] for j in candidates])
+    encodings = _batch(segment.marked.encode_batch, [inputs[j] for j in candidates])
     kept = [(j, encoding) for j, encoding in zip(candidates, encodings) if encoding is not None]
     ids, _, offsets, _, _, lengths, _ = stock_columns.columns([encoding for _, encoding in kept])
-    sentinels, sentinel = _sentinels(ids, lengths)
-    if not sentinel.any():
-        for j, _ in kept:
-            out[j] = _NO_MATCH
-        return out
-    ends = offsets[:, 1]
-    before = np.empty_like(ends)
-    before[1:] = ends[:-1]
-    before[(np.cumsum(lengths) - lengths)[lengths > 0]] = 0  # each text's first token (an empty text has none)
-    spans = np.stack((before[sentinel], ends[sentinel]), axis=1).astype(np.uint32)
+    counts, spans = segment.matches(ids, offsets, lengths)
     at = 0
-    for (j, _), count in zip(kept, sentinels):
+    for (j, _), count in zip(kept, counts):
         out[j] = np.concatenate(([count], spans[at:at + count].ravel())).astype(np.uint32) if count else _NO_MATCH
         at += count
     return out
 
 
 def _sentinels(ids, lengths):
-    """(an iterator over how many sentinel tokens each encoding of `marked` holds, which of their tokens, in one
-    flat mask, are sentinels) from their ids chained and each one's token count."""
+    """(an iterator over how many sentinel tokens each encoding of a sentinel-marking tokenizer holds, which of
+    their tokens, in one flat mask, are sentinels) from their ids chained and each one's token count."""
     sentinel = ids == _SENTINEL_ID
     seen = np.concatenate(([0], np.cumsum(sentinel)))
     bounds = np.concatenate(([0], np.cumsum(lengths)))
@@ -198,16 +194,34 @@ def _each(call, items):
 
 class _Segment:
     """Stock's objects for one refused step: the steps before it (None: none), the tokenizer whose tokens show
-    its matches (_step_matches), and the step itself when it is a Replace (None: the refused Split, the last)."""
+    its matches (`marked`: a token a match, or a sentinel a match; see the module docstring), and the step
+    itself when it is a Replace (None: the refused Split, the last)."""
 
     def __init__(self, before, regex, content):
         pattern = tokenizers.Regex(regex)
         self.before = _stock_normalizer(before) if before else None
-        self.marked = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0, SENTINEL: _SENTINEL_ID},
-                                                                       unk_token="[UNK]"))
-        self.marked.normalizer = tokenizers.normalizers.Replace(pattern, SENTINEL)
-        self.marked.pre_tokenizer = tokenizers.pre_tokenizers.Split(SENTINEL, "isolated")
+        self.tokens_are_matches = not regex_compiler.may_match_empty(regex)
+        if self.tokens_are_matches:
+            self.marked = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+            self.marked.pre_tokenizer = tokenizers.pre_tokenizers.Split(pattern, "removed", invert=True)
+        else:
+            self.marked = tokenizers.Tokenizer(tokenizers.models.WordLevel({"[UNK]": 0, SENTINEL: _SENTINEL_ID},
+                                                                           unk_token="[UNK]"))
+            self.marked.normalizer = tokenizers.normalizers.Replace(pattern, SENTINEL)
+            self.marked.pre_tokenizer = tokenizers.pre_tokenizers.Split(SENTINEL, "isolated")
         self.replace = None if content is None else tokenizers.normalizers.Replace(pattern, content)
+
+    def matches(self, ids, offsets, lengths):
+        """(an iterator over how many matches each of `marked`'s encodings shows, their [start, end) char pairs in
+        order as a (k, 2) uint32 array) from the columns of those encodings chained (lengths: each one's tokens)."""
+        if self.tokens_are_matches:
+            return iter(lengths.tolist()), offsets.astype(np.uint32).reshape(-1, 2)
+        counts, sentinel = _sentinels(ids, lengths)
+        ends = offsets[:, 1]
+        before = np.empty_like(ends)
+        before[1:] = ends[:-1]
+        before[(np.cumsum(lengths) - lengths)[lengths > 0]] = 0  # each text's first token (an empty text has none)
+        return counts, np.stack((before[sentinel], ends[sentinel]), axis=1).astype(np.uint32)
 
 
 def _stock_normalizer(configs):

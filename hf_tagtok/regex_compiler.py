@@ -13,7 +13,7 @@ import re
 import struct
 
 __all__ = ["UnsupportedRegex", "compile_pattern", "compile_alternatives", "compile_within_runs", "disjoint_class_runs",
-           "CompiledRegex"]
+           "CompiledRegex", "may_match_empty"]
 
 MAX_CP = 0x10FFFF
 MAX_INSTRUCTIONS = 50000
@@ -87,10 +87,14 @@ def _property(name, where):
 # | ("back", n): n chars back (fails when fewer precede), the start of a lookbehind's body
 # | ("group", node, n): capture group n, kept only when a backreference reads it (else just its node)
 # | ("ref", n, nullable, first chars): a backreference, the text group n last took
+# | ("call", n): a call of group n not closed before it (may_match_empty's parse only)
 
 class _Parser:
-    def __init__(self, pattern):
+    def __init__(self, pattern, shape_only=False):
         self.p = pattern
+        # may_match_empty's parse: a call of a group not closed yet is read as ("call", n) and `\X` as one char
+        # (it takes one or more), for the tree's shape alone; a backreference is refused
+        self.shape_only = shape_only
         self.i = 0
         self.groups = {}       # capture group number -> its node, once closed (onig numbers them by '(')
         self.in_looks = set()  # capture groups inside a lookaround
@@ -269,6 +273,8 @@ class _Parser:
         return self.literal(ord(c), ci, start)
 
     def backreference(self, n, ci, start):
+        if self.shape_only:
+            self.fail(f"backreference \\{n} in a shape-only parse", start)
         if ci:
             self.fail(f"case-insensitive backreference \\{n}", start)
         if self.look_depth:
@@ -292,6 +298,8 @@ class _Parser:
         if self.look_depth:
             self.fail(f"subexpression call \\g<{n}> inside a lookaround", start)
         if n not in self.groups:
+            if self.shape_only:
+                return ("call", n)
             self.fail(f"subexpression call \\g<{n}> of a group not closed before it", start)
         if n in self.in_looks:
             self.fail(f"subexpression call \\g<{n}> of a group inside a lookaround", start)
@@ -495,6 +503,8 @@ class _Parser:
             return ("call", int(number))
         if c == "g" and not in_class:
             self.fail("subexpression call", start)
+        if c == "X" and not in_class and self.shape_only:
+            return ("set", ((0, MAX_CP),))
         if c.isdigit():
             self.fail(f"{'octal escape' if in_class else 'backreference or octal escape'} \\{c}", start)
         if c.isalnum() or ord(c) >= 0x80:
@@ -631,12 +641,18 @@ def _captures_read(node, refs):
     return node
 
 
-def _nullable(node):
+def _nullable(node, groups=None, calling=frozenset()):
+    """Whether `node` can match empty. A call of a group not closed before it (a shape-only parse, `groups` its
+    groups' nodes) can when the group can without calling itself again: the least fixpoint, as a derivation of
+    the empty match that calls a group inside itself has a shorter one that does not. Without `groups`: can."""
     kind = node[0]
     if kind == "set":
         return False
+    if kind == "call":
+        n = node[1]
+        return groups is None or n not in groups or (n not in calling and _nullable(groups[n], groups, calling | {n}))
     if kind in ("group", "atomic"):
-        return _nullable(node[1])
+        return _nullable(node[1], groups, calling)
     if kind == "ref":
         return node[2]
     if kind == "run":
@@ -644,11 +660,11 @@ def _nullable(node):
     if kind in ("empty", "assert", "look"):
         return True
     if kind == "cat":
-        return all(_nullable(n) for n in node[1])
+        return all(_nullable(n, groups, calling) for n in node[1])
     if kind == "alt":
-        return any(_nullable(n) for n in node[1])
+        return any(_nullable(n, groups, calling) for n in node[1])
     if kind == "rep":
-        return node[2] == 0 or _nullable(node[1])
+        return node[2] == 0 or _nullable(node[1], groups, calling)
     raise AssertionError(kind)
 
 
@@ -963,6 +979,18 @@ def disjoint_class_runs(compiled):
         return False
     edges = sorted(r for ranges in runs for r in ranges)
     return all(prev[1] < cur[0] for prev, cur in zip(edges, edges[1:]))
+
+
+def may_match_empty(pattern):
+    """Whether some match of `pattern` (one onig accepts) can be empty, in any text: False only when no way
+    through it takes no char. Forward and recursive subexpression calls and `\\X`, which the compiler refuses,
+    are read for their shape; a pattern whose shape cannot be read may."""
+    parser = _Parser(pattern, shape_only=True)
+    try:
+        tree = parser.parse()
+    except UnsupportedRegex:
+        return True
+    return _nullable(tree, parser.groups)
 
 
 # Escapes whose match depends on text outside it (anchors, word and grapheme boundaries, \K) or commits to

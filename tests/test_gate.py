@@ -34,12 +34,12 @@ def test_gated_zoo_member_encodes_like_stock_natively_with_stocks_matches():
     stock = tokenizer_zoo.load("small_subcall_replace_gated")
     ours = _ours(stock)
     assert ours._gated is not None and ours._native is None
+    assert [segment.tokens_are_matches for segment in ours._gated.gate._segments] == [True]  # no match is empty
     _assert_like_stock(ours, stock, TEXTS)
     kinds = [isinstance(encoding, tokenizers.Encoding) for encoding in ours.encode_batch(EDGE_TEXTS)]
-    # stock's encodings exactly where a split token or the sentinel is in the text: every other text is native,
-    # those stock's own Replace changes too
-    held = [any(token in text for token in ("<|special|>", "<|lstrip|>", "<|rstrip|>", "word", gate.SENTINEL))
-            for text in EDGE_TEXTS]
+    # stock's encodings exactly where a split token is in the text: every other text is native, those stock's own
+    # Replace changes too, and the one holding the sentinel (the tokens show the matches here)
+    held = [any(token in text for token in ("<|special|>", "<|lstrip|>", "<|rstrip|>", "word")) for text in EDGE_TEXTS]
     assert kinds == held
     nfc = normalizers.NFC()
     changed = [normalizers.Replace(Regex(tokenizer_zoo.GATED_REPLACE_PATTERN), "ǁ").normalize_str(nfc.normalize_str(text))
@@ -82,11 +82,23 @@ def test_matches_that_do_not_fit_the_text_let_stock_decide():
             pipeline.encode(["ABCD"], given=(np.array(data, dtype=np.uint32), np.array([0], dtype=np.int64)))
 
 
-def test_a_text_holding_the_sentinel_goes_to_stock():
+SENTINEL_MATCHED = normalizers.Replace(Regex(r"\g<1>?(\x{FDD0})\x{FDD0}*\x{10FFFF}\x{FDD1}"), "Z")
+
+
+def test_a_text_holding_the_sentinel_goes_to_stock_where_the_sentinel_shows_the_matches(monkeypatch):
     # the match is the sentinel itself: the check's Replace gives the text back unchanged
-    stock, ours = _gated_copy(normalizers.Replace(Regex(r"\g<1>?(\x{FDD0})\x{FDD0}*\x{10FFFF}\x{FDD1}"), "Z"))
+    monkeypatch.setattr(gate.regex_compiler, "may_match_empty", lambda pattern: True)
+    stock, ours = _gated_copy(SENTINEL_MATCHED)
     texts = [f"a{gate.SENTINEL}b", "ab"]
     assert _mask(ours, texts) == [False, True]
+    _assert_like_stock(ours, stock, texts)
+
+
+def test_a_text_holding_the_sentinel_runs_natively_where_the_tokens_are_the_matches():
+    stock, ours = _gated_copy(SENTINEL_MATCHED)
+    texts = [f"a{gate.SENTINEL}b", "ab"]
+    assert _mask(ours, texts) == [True, True]
+    assert ours._gated.gate.matches(texts)[0][0] == 1
     _assert_like_stock(ours, stock, texts)
 
 
@@ -96,6 +108,7 @@ def test_empty_matches_are_matches():
     stock = tokenizer_zoo._small_byte_bpe(pre_tokenizers.ByteLevel(add_prefix_space=False),
                                           normalizer=normalizers.Replace(Regex(r"\g<1>(q)|z*"), "-"))
     ours = _ours(stock)
+    assert [segment.tokens_are_matches for segment in ours._gated.gate._segments] == [False]  # the sentinel shows them
     texts = ["abc", "", "qq", "zz", "aqqb", "éz"]
     assert _mask(ours, texts) == [True] * len(texts)
     # [start, end) chars of each match, as stock's Replace puts its content: "-a-b-c-", "", "-", "-", "-a-b-"
@@ -233,15 +246,38 @@ def test_patched_auto_tokenizer_returns_a_gated_tokenizer_accelerated_with_a_war
     compare_call(AutoTokenizer.from_pretrained(tmp_path / "saved"), patched, (EDGE_TEXTS,), {})
 
 
-def test_matches_are_the_same_whether_counted_first_or_not():
+def test_matches_are_the_same_whether_counted_first_or_not(monkeypatch):
+    # counting first is for the sentinel's tokenizer (a Split keeping the matches costs the same either way)
+    monkeypatch.setattr(gate.regex_compiler, "may_match_empty", lambda pattern: True)
     stock = tokenizer_zoo.load("small_subcall_replace_gated")
     the_gate = _ours(stock)._gated.gate
+    assert [segment.tokens_are_matches for segment in the_gate._segments] == [False]
     texts = TEXTS + ["ABCDEF", "xABCy", "é́ABC"]
     the_gate._matching = 0.0  # few texts lately held a match: stock's call without offsets picks those that do
     counted = the_gate.matches(texts)
     the_gate._matching = 1.0  # most did: every text goes to the call with offsets
     assert the_gate.matches(texts) == counted
     assert sum(1 for flat in counted if flat is not None and flat != [0]) >= 3
+
+
+@pytest.mark.parametrize("count_first", [False, True])  # the sentinel's tokenizer counting first or not
+def test_matches_are_the_same_read_from_either_marking_tokenizer(monkeypatch, count_first):
+    # no match of the zoo member's regex is empty: stock's Split keeping the matches gives them as its tokens, and
+    # a Replace of them with the sentinel shows the same ones
+    stock = tokenizer_zoo.load("small_subcall_replace_gated")
+    texts = [text for text in TEXTS if gate.SENTINEL not in text] + ["ABCDEF", "xABCy", "é́ABC"]
+
+    def segments_and_matches():
+        the_gate = _ours(stock)._gated.gate
+        the_gate._matching = 0.0 if count_first else 1.0
+        return [segment.tokens_are_matches for segment in the_gate._segments], the_gate.matches(texts)
+
+    by_tokens = segments_and_matches()
+    monkeypatch.setattr(gate.regex_compiler, "may_match_empty", lambda pattern: True)
+    by_sentinels = segments_and_matches()
+    assert (by_tokens[0], by_sentinels[0]) == ([True], [False])
+    assert by_tokens[1] == by_sentinels[1]
+    assert sum(1 for flat in by_tokens[1] if flat is not None and flat != [0]) >= 3
 
 
 GATE_FRAGMENTS = ["A", "B", "C", "ABC", "abc", "q", "qq", "z", "zz", " ", "  ", "\n", "é", "E\u0301", "Ｂ", "ǁ", "ß",

@@ -283,6 +283,43 @@ def test_called_groups_in_a_replace_normalizer():
             check(triple, text)
 
 
+# may_match_empty (which picks how hf_tagtok.gate finds a refused regex's matches), against stock: stock's Replace
+# puts its content in at every match, an empty one too, where stock's Split keeps only the non-empty ones.
+EMPTY_PROBE_TEXTS = TEXTS + ["qqz qz qqzz", "aab abab aaa", "AB ABC aBcd Abc", "x1 xx1 11xy", "ab aabb aaabbb", "aabc abc"]
+
+
+def _stock_matches(pattern, text):
+    """(how many matches stock's Replace finds in text, how many non-empty ones stock's Split keeps)."""
+    from tokenizers import normalizers
+
+    marker = "\ufdd0"
+    found = normalizers.Replace(Regex(pattern), marker).normalize_str(text).count(marker)
+    return found, len(hf.Split(Regex(pattern), "removed", invert=True).pre_tokenize_str(text))
+
+
+@pytest.mark.parametrize("pattern", [r"\g<1>(\p{Ll})", r"\g<1>(q)z", r"(?<=B)\g<1>(\p{L})", r"(\g<2>)(x?)y", r"\X",
+                                     r"\X\X?", r"\g<1>(a|\p{Ll}\p{Ll})", r"(?<n>a\g<n>?b)", r"\g<1>(a)?", *CALL_PATTERNS])
+def test_a_pattern_read_as_never_matching_empty_matches_no_empty_stretch_in_stock(pattern):
+    assert not regex_compiler.may_match_empty(pattern)
+    counts = [_stock_matches(pattern, text) for text in EMPTY_PROBE_TEXTS]
+    assert sum(found for found, _ in counts) > 0
+    assert [found for found, _ in counts] == [kept for _, kept in counts]
+
+
+@pytest.mark.parametrize("pattern", [r"\g<1>(q)|z*", r"(\g<2>)(x?)", r"(a\g<1>?b|)", r"(\w)\g<1>|\s*", r"a\K"])
+def test_a_pattern_stock_matches_empty_may_match_empty(pattern):
+    counts = [_stock_matches(pattern, text) for text in EMPTY_PROBE_TEXTS]
+    assert any(found > kept for found, kept in counts)
+    assert regex_compiler.may_match_empty(pattern)
+
+
+def test_a_shape_the_parse_does_not_read_may_match_empty():
+    # \K moves the match's start (`a\K` above), a named call before its group and a backreference are not read
+    for pattern in (r"a\Kb", r"\g<n>(?<n>x)", r"(a)\1\g<2>(b)"):
+        Regex(pattern)  # onig accepts each
+        assert regex_compiler.may_match_empty(pattern)
+
+
 @pytest.mark.parametrize("pattern,dfa", [(r"(?>\d)\dx", 1), (r"(?>\p{L}+)\d", 1), (r"(?>a(?=b))b", 1),
                                          (r"(?>\p{L}+?)\d", 0), (r"(?>a|ab)c", 0), (r"(?:ab)++", 0)])
 def test_atomic_groups_that_match_one_way_run_as_dfa(pattern, dfa):
