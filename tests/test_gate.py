@@ -39,7 +39,8 @@ def test_gated_zoo_member_encodes_like_stock_natively_with_stocks_matches():
     kinds = [isinstance(encoding, tokenizers.Encoding) for encoding in ours.encode_batch(EDGE_TEXTS)]
     # stock's encodings exactly where a split token is in the text: every other text is native, those stock's own
     # Replace changes too, and the one holding the sentinel (the tokens show the matches here)
-    held = [any(token in text for token in ("<|special|>", "<|lstrip|>", "<|rstrip|>", "word")) for text in EDGE_TEXTS]
+    held = [any(token in text for token in ("<|special|>", "<|lstrip|>", "<|rstrip|>", "word"))
+            for text in EDGE_TEXTS]
     assert kinds == held
     nfc = normalizers.NFC()
     changed = [normalizers.Replace(Regex(tokenizer_zoo.GATED_REPLACE_PATTERN), "ǁ").normalize_str(nfc.normalize_str(text))

@@ -285,7 +285,8 @@ def test_called_groups_in_a_replace_normalizer():
 
 # may_match_empty (which picks how hf_tagtok.gate finds a refused regex's matches), against stock: stock's Replace
 # puts its content in at every match, an empty one too, where stock's Split keeps only the non-empty ones.
-EMPTY_PROBE_TEXTS = TEXTS + ["qqz qz qqzz", "aab abab aaa", "AB ABC aBcd Abc", "x1 xx1 11xy", "ab aabb aaabbb", "aabc abc"]
+EMPTY_PROBE_TEXTS = TEXTS + ["qqz qz qqzz", "aab abab aaa", "AB ABC aBcd Abc", "x1 xx1 11xy", "ab aabb aaabbb",
+                             "aabc abc"]
 
 
 def _stock_matches(pattern, text):
@@ -297,8 +298,9 @@ def _stock_matches(pattern, text):
     return found, len(hf.Split(Regex(pattern), "removed", invert=True).pre_tokenize_str(text))
 
 
-@pytest.mark.parametrize("pattern", [r"\g<1>(\p{Ll})", r"\g<1>(q)z", r"(?<=B)\g<1>(\p{L})", r"(\g<2>)(x?)y", r"\X",
-                                     r"\X\X?", r"\g<1>(a|\p{Ll}\p{Ll})", r"(?<n>a\g<n>?b)", r"\g<1>(a)?", *CALL_PATTERNS])
+@pytest.mark.parametrize("pattern", [r"\g<1>(\p{Ll})", r"\g<1>(q)z", r"(?<=B)\g<1>(\p{L})", r"(\g<2>)(x?)y",
+                                     r"\X", r"\X\X?", r"\g<1>(a|\p{Ll}\p{Ll})", r"(?<n>a\g<n>?b)", r"\g<1>(a)?",
+                                     *CALL_PATTERNS])
 def test_a_pattern_read_as_never_matching_empty_matches_no_empty_stretch_in_stock(pattern):
     assert not regex_compiler.may_match_empty(pattern)
     counts = [_stock_matches(pattern, text) for text in EMPTY_PROBE_TEXTS]
