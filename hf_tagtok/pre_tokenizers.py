@@ -786,7 +786,7 @@ def gated(config):
         if at and not regex_compiler.looks_at_no_context(split._pattern):
             raise Unsupported("pre-tokenizer: a refused Split after other steps whose regex looks at the text "
                               "around its matches (anchors, boundaries, lookarounds, atomic groups)")
-        if _may_match_empty(split._pattern):
+        if _matches_empty_at_end(split._pattern):
             raise Unsupported("pre-tokenizer: a refused Split whose regex matches empty (it cuts at every char, and "
                               "finding those matches with stock costs more than stock's own pass)")
         given = {"kind": "split_given", "behavior": split.behavior, "invert": split.invert}
@@ -798,10 +798,11 @@ def gated(config):
     return PreTokenizerSpec(steps), items[at]
 
 
-def _may_match_empty(pattern):
+def _matches_empty_at_end(pattern):
     """Whether stock's regex matches empty at the end of a text, after a char: the probe wraps the pattern so that
     only such a match counts (the lookbehind keeps a match of that char from hiding the empty one after it). A
-    pattern the wrapping breaks (a `(?x)` comment running to its end) may."""
+    pattern the wrapping breaks (a `(?x)` comment running to its end) may. (Whether any match can be empty, from the
+    pattern's shape: regex_compiler.may_match_empty, which picks how hf_tagtok.gate finds the matches.)"""
     try:
         probe = _hf_normalizers.Replace(Regex(f"(?<=\ufdd0)(?:{pattern})\\z"), "\ufdd1")
     except Exception:  # stock's regex error
