@@ -39,8 +39,8 @@ def _row(name, load, call, repeats):
 
 def transformers_rows(tokenizer_path, texts, repeats=3):
     """Rows {"name", "stock_s", "tagtok_s", "ratio", "cold_ratio"}: loading, tok(texts), one short text a call,
-    with offsets, a training-style call (truncated and padded to 128, numpy), text pairs truncated to 256,
-    datasets.map."""
+    one long text a call, with offsets, a training-style call (truncated and padded to 128, numpy), text pairs
+    truncated to 256, datasets.map."""
     from transformers import PreTrainedTokenizerFast
 
     from hf_tagtok.fast import TagTokenizerFast
@@ -63,6 +63,8 @@ def transformers_rows(tokenizer_path, texts, repeats=3):
 
     swapped = texts[1:] + texts[:1]
     chat_sized = [text[:200] for text in texts if text.strip()][:300]
+    joined = " ".join(texts)
+    page_sized = [joined[at:at + 2000] for at in range(0, min(len(joined), 100 * 2000), 2000)]
 
     rows = [
         # the load row times `load` itself: its "tokenizers" are just the side names
@@ -70,6 +72,8 @@ def transformers_rows(tokenizer_path, texts, repeats=3):
         _row("transformers tok(texts)", load, lambda tok: tok(texts), repeats),
         _row(f"transformers tok(text), {len(chat_sized)} calls of one text (<= 200 chars)", load,
              lambda tok: [tok(text) for text in chat_sized], repeats),
+        _row(f"transformers tok(text), {len(page_sized)} calls of one text of 2,000 chars", load,
+             lambda tok: [tok(text) for text in page_sized], repeats),
         _row("transformers tok(texts, return_offsets_mapping=True)", load,
              lambda tok: tok(texts, return_offsets_mapping=True), repeats),
         _row("transformers tok(texts, truncation, max_length=128, padding, np)", load_padded,

@@ -19,6 +19,7 @@ first use.
 import collections.abc
 import functools
 import inspect
+import itertools
 import logging
 import os
 import weakref
@@ -64,6 +65,7 @@ class _Built(NamedTuple):
     next_added: int  # planner.next_added_id of that backend when they were built
     key: tuple  # planner.components_key of that backend (with next_added) when they were built
     states: dict  # encode_special_tokens value -> NativeState
+    fewest_chars: int  # planner.fewest_chars_worth_a_key of key
 
 
 # tokenizer instance -> _Built
@@ -138,19 +140,30 @@ class TagTokenizerFast(TokenizersBackend):
         """The NativeState for the backend as it is now and an encode_special_tokens value.
 
         The one staleness check: the backend object and its components key (planner.components_key, a few
-        µs) must be those the states were built from. The key sees a token new to the backend added on it
-        directly, not one it knew given other options, so the methods that add tokens forget the states."""
+        µs; a Precompiled normalizer's charsmap makes it ~230 µs, so a call of few chars goes to stock instead:
+        _stock_is_cheaper) must be those the states were built from. The key sees a token new to the backend
+        added on it directly, not one it knew given other options, so the methods that add tokens forget the
+        states."""
         backend = self._tokenizer
         built = _NATIVE.get(self)
         if (built is None or built.backend is not backend
                 or built.key != planner.components_key(backend, built.next_added)):
             next_added = planner.next_added_id(backend)
-            built = _Built(backend, next_added, planner.components_key(backend, next_added), {})
+            key = planner.components_key(backend, next_added)
+            built = _Built(backend, next_added, key, {}, planner.fewest_chars_worth_a_key(key))
             _NATIVE[self] = built
         state = built.states.get(split)
         if state is None:  # one native tokenizer per value: the plan bakes it in
             state = built.states[split] = _build_native(self, backend, split)
         return state
+
+    def _stock_is_cheaper(self, read):
+        """Whether stock encodes a call (`_read_inputs`) for less than `_native_state`'s check costs
+        (planner.fewest_chars_worth_a_key)."""
+        built = _NATIVE.get(self)
+        if built is None or built.backend is not self._tokenizer:
+            return False
+        return not planner.holds_chars(itertools.chain(read[1], read[2]), built.fewest_chars)
 
     def _forget_native(self):
         _NATIVE.pop(self, None)
@@ -173,11 +186,10 @@ class TagTokenizerFast(TokenizersBackend):
     def _encode_plus(self, text, text_pair=None, **options):
         call = {**_DEFAULTS, **options}
         split = self.split_special_tokens if call["split_special_tokens"] is None else call["split_special_tokens"]
-        native = None if call.get("sanitize_control_tokens") else self._native_state(bool(split))
-        read = None
-        if native is not None and (native.encodes or self._columns_without_native):
-            read = _read_inputs(text, text_pair, call["is_split_into_words"])
-        if read is None:
+        read = None if call.get("sanitize_control_tokens") else _read_inputs(text, text_pair,
+                                                                             call["is_split_into_words"])
+        native = None if read is None or self._stock_is_cheaper(read) else self._native_state(bool(split))
+        if native is None or not (native.encodes or self._columns_without_native):
             return self._stock_encode_plus(text, text_pair, call, options)
         inputs, texts, pairs, batched, n_sequences = read
         truncation, padding = self._settings(call)

@@ -9,6 +9,7 @@ natively (ext/pipeline/tp_assemble.c); inputs stock refuses under these settings
 it raises its own exception. `acceleration` reports per stage what runs natively and why not.
 """
 import copy
+import itertools
 from typing import NamedTuple
 
 import numpy as np
@@ -68,6 +69,12 @@ class Tokenizer:
         # A key while the stock object is shared: someone else may change its components, so every call
         # compares it (~5 µs). None while private: it changes only through our methods, which replan.
         self._plan_key = None if _private else self._current_key()
+
+    def _stock_is_cheaper(self, sequences):
+        """Whether stock encodes these sequences of a shared tokenizer for less than the check that its stock object
+        is unchanged costs (planner.fewest_chars_worth_a_key)."""
+        return self._plan_key is not None and not planner.holds_chars(
+            sequences, planner.fewest_chars_worth_a_key(self._plan_key[1]))
 
     def _current_key(self):
         """(planner.next_added_id, planner.plan_key) of the stock tokenizer as it is now."""
@@ -150,7 +157,8 @@ class Tokenizer:
 
     def encode(self, sequence, pair=None, is_pretokenized=False, add_special_tokens=True):
         kind = _is_words if is_pretokenized else _is_text
-        if _flags(is_pretokenized, add_special_tokens) and kind(sequence) and (pair is None or kind(pair)):
+        if (_flags(is_pretokenized, add_special_tokens) and kind(sequence) and (pair is None or kind(pair))
+                and not self._stock_is_cheaper((sequence, pair))):
             batch = self._native_batch([sequence], [pair], add_special_tokens, is_pretokenized)
             if batch is not None:
                 return batch.encodings()[0]
@@ -159,7 +167,7 @@ class Tokenizer:
 
     def encode_batch(self, input, is_pretokenized=False, add_special_tokens=True):
         split = _split_batch(input, is_pretokenized, add_special_tokens)
-        if split is not None:
+        if split is not None and not self._stock_is_cheaper(itertools.chain(*split)):
             gated = self._gate_given(split, is_pretokenized)
             if gated is not None:
                 return self._gated_encodings(split[0], *gated, add_special_tokens)
@@ -174,7 +182,7 @@ class Tokenizer:
         the tokens of the text itself. Pairs go to stock: its fast path gives the second text type id 0 before
         post-processing, which only some post-processors overwrite."""
         split = _split_batch(input, is_pretokenized, add_special_tokens)
-        if split is not None and all(pair is None for pair in split[1]):
+        if split is not None and all(pair is None for pair in split[1]) and not self._stock_is_cheaper(split[0]):
             batch = self._native_batch(*split, add_special_tokens, is_pretokenized)
             if batch is not None:
                 return batch.without_offsets().encodings()
@@ -192,6 +200,8 @@ class Tokenizer:
                             "(wrap it in a list)")
         inputs = list(inputs)
         split = _split_batch(inputs, is_pretokenized, add_special_tokens)
+        if split is not None and self._stock_is_cheaper(itertools.chain(*split)):
+            return self._stock_arrays(inputs, add_special_tokens, overflowing, is_pretokenized, offsets, False)
         gated = None if split is None else self._gate_given(split, is_pretokenized)
         if gated is not None:
             return self._gated_arrays(split[0], *gated, add_special_tokens, offsets)

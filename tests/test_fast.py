@@ -264,6 +264,37 @@ def test_backend_components_set_directly_are_seen(tmp_path):
     assert tag.acceleration["post_processor"]["native"]
 
 
+def test_a_call_of_fewer_chars_than_the_staleness_check_costs_goes_to_stock(tmp_path, monkeypatch):
+    """A Precompiled normalizer's state is its whole charsmap, which the check that the backend is unchanged reads
+    at every call (planner.fewest_chars_worth_a_key): stock encodes a call of fewer chars, unchecked; a longer one
+    is checked, runs natively, and sees a normalizer set on the backend directly."""
+    from tokenizers import normalizers
+    from hf_tagtok import planner
+    try:
+        stock, tag = _pair(tokenizer_zoo.load("t5_style"), tmp_path)
+    except tokenizer_zoo.Unavailable as error:
+        pytest.skip(str(error))
+    long_text = " ".join(TEXTS)
+    call_both(stock, tag, [long_text])
+    backend = tag.backend_tokenizer
+    fewest = planner.fewest_chars_worth_a_key(planner.components_key(backend, planner.next_added_id(backend)))
+    assert 0 < fewest < len(long_text)
+    checks = []
+    components_key = planner.components_key
+    monkeypatch.setattr(planner, "components_key", lambda *args: checks.append(args) or components_key(*args))
+    short = long_text[:fewest - 1]
+    call_both(stock, tag, short, return_offsets_mapping=True)
+    call_both(stock, tag, [short[:10], short[10:]])
+    assert not checks
+    call_both(stock, tag, long_text, return_offsets_mapping=True)
+    assert checks
+    for tokenizer in (stock, tag):
+        normalizer = tokenizer.backend_tokenizer.normalizer
+        tokenizer.backend_tokenizer.normalizer = normalizers.Sequence([normalizer, normalizers.Lowercase()])
+    call_both(stock, tag, [long_text, long_text.upper()], return_offsets_mapping=True)
+    assert tag.acceleration["normalizer"]["native"]
+
+
 def test_tokens_added_on_the_backend_directly_are_seen(tmp_path):
     """`tokenizer.backend_tokenizer.add_tokens(...)`: tokens new to the backend, added after a first call."""
     stock, tag = _pair(tokenizer_zoo.load("small_added_flags"), tmp_path)

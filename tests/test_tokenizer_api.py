@@ -8,6 +8,8 @@ import tokenizers
 from tokenizers import models, normalizers, pre_tokenizers, processors, trainers
 
 import hf_tagtok
+from hf_tagtok import planner
+from hf_tagtok.sample_text import multiscript_texts
 from conformance import tokenizer_zoo
 from conformance.tokenizer_mode import columns_diff, deep_diff
 
@@ -184,6 +186,40 @@ def test_components_changed_on_the_stock_object_are_seen(pair_of_tokenizers):
     assert _diffs(ours.encode_batch(pairs), stock.encode_batch(pairs)) == [None] * len(pairs)
     ours.stock.encode_special_tokens = stock.encode_special_tokens = True
     assert _diffs(ours.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
+
+
+def test_a_shared_call_of_fewer_chars_than_the_staleness_check_costs_goes_to_stock(monkeypatch):
+    """Sharing its stock object, the tokenizer checks at every call that it is unchanged (planner.plan_key), which
+    reads a Precompiled normalizer's whole charsmap: stock encodes a call of fewer chars than that costs
+    (planner.fewest_chars_worth_a_key), unchecked; a longer one is checked and sees a normalizer set on it."""
+    try:
+        stock = tokenizer_zoo.load("t5_style")
+    except tokenizer_zoo.Unavailable as error:
+        pytest.skip(str(error))
+    ours = hf_tagtok.Tokenizer(stock)
+    long_texts = [" ".join(multiscript_texts()[:20])] * 2
+    fewest = planner.fewest_chars_worth_a_key(planner.plan_key(stock, planner.next_added_id(stock)))
+    assert 0 < fewest < len(long_texts[0])
+    checks = []
+    plan_key = planner.plan_key
+    monkeypatch.setattr(planner, "plan_key", lambda *args: checks.append(args) or plan_key(*args))
+    short = [long_texts[0][:fewest // 2], long_texts[0][fewest // 2:fewest - 1]]
+
+    def assert_calls_like_stock(texts):
+        assert deep_diff(ours.encode(texts[0], texts[1]), stock.encode(texts[0], texts[1])) is None
+        assert _diffs(ours.encode_batch(texts), stock.encode_batch(texts)) == [None] * len(texts)
+        assert _diffs(ours.encode_batch_fast(texts), stock.encode_batch_fast(texts)) == [None] * len(texts)
+        arrays, lean = ours.encode_batch_arrays(texts), ours.encode_batch_arrays(texts, offsets=False)
+        assert columns_diff(arrays, stock.encode_batch(texts)) is None
+        assert columns_diff(lean._replace(offsets=arrays.offsets), stock.encode_batch(texts)) is None
+        assert lean.offsets is None
+
+    assert_calls_like_stock(short)
+    assert not checks
+    assert_calls_like_stock(long_texts)
+    assert checks
+    stock.normalizer = normalizers.Sequence([stock.normalizer, normalizers.Lowercase()])
+    assert_calls_like_stock([text.upper() for text in long_texts])
 
 
 def test_tokens_added_on_the_stock_object_are_seen(pair_of_tokenizers):
