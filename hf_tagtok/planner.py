@@ -172,26 +172,30 @@ def components_key(stock, next_added):
 
 
 # A key holds each component's state as stock writes it: a few hundred bytes, but a Precompiled normalizer's holds
-# its whole charsmap (~320 KB on the T5 and XLM-R files: ~230 µs a key). On those files transformers' `tok(text)`
-# takes stock ~0.43 µs a char and the native call ~0.03 µs, and a key costs ~0.7 ns a state byte: a call of fewer
-# chars than a state byte in 512 costs less on stock than the key alone.
-_KEY_BYTES_PER_CHAR = 512
+# its whole charsmap (~320 KB on the T5 and XLM-R files: ~230 µs a key, ~0.7 ns a state byte). There the native
+# call saves ~0.43 µs a char of one text against transformers' stock call, about half that a char of a batch
+# (stock's encode_batch runs on two threads), and ~4 µs a sequence of a batch, as much as 16 of its chars. A call
+# weighing (weighs_chars) less than a char a 256 state bytes goes to stock: set for batches, it also sends single
+# texts of ~600-1,250 chars there, which the native call would take up to ~1.9x faster.
+_KEY_BYTES_PER_CHAR = 256
+_CHARS_A_SEQUENCE = 16
 
 
 def fewest_chars_worth_a_key(key):
-    """The fewest chars a call must hold for the native path, which reads a key again first (plan_key,
-    components_key), to cost less than stock's; 0 when the key's states are small."""
+    """The fewest chars a call must weigh (weighs_chars) for the native path, which reads a key again first
+    (plan_key, components_key), to cost less than stock's; 0 when the key's states are small."""
     return sum(len(state) for state in key[0] if isinstance(state, bytes)) // _KEY_BYTES_PER_CHAR
 
 
-def holds_chars(sequences, count):
-    """Whether the sequences (texts, lists of words, or None) hold `count` chars; reads only as far as it must."""
+def weighs_chars(sequences, count):
+    """Whether stock's work on the sequences (texts, lists of words, or None) weighs `count` chars: their chars,
+    and _CHARS_A_SEQUENCE for each. Reads only as far as it must."""
     total = 0
     for sequence in sequences:
         if total >= count:
             return True
         if sequence is not None:
-            total += len(sequence) if isinstance(sequence, str) else sum(map(len, sequence))
+            total += _CHARS_A_SEQUENCE + (len(sequence) if isinstance(sequence, str) else sum(map(len, sequence)))
     return total >= count
 
 

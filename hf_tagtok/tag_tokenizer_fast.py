@@ -140,7 +140,7 @@ class TagTokenizerFast(TokenizersBackend):
         """The NativeState for the backend as it is now and an encode_special_tokens value.
 
         The one staleness check: the backend object and its components key (planner.components_key, a few
-        µs; a Precompiled normalizer's charsmap makes it ~230 µs, so a call of few chars goes to stock instead:
+        µs; a Precompiled normalizer's charsmap makes it ~230 µs, so a light call goes to stock instead:
         _stock_is_cheaper) must be those the states were built from. The key sees a token new to the backend
         added on it directly, not one it knew given other options, so the methods that add tokens forget the
         states."""
@@ -163,7 +163,7 @@ class TagTokenizerFast(TokenizersBackend):
         built = _NATIVE.get(self)
         if built is None or built.backend is not self._tokenizer:
             return False
-        return not planner.holds_chars(itertools.chain(read[1], read[2]), built.fewest_chars)
+        return not planner.weighs_chars(itertools.chain(read[1], read[2]), built.fewest_chars)
 
     def _forget_native(self):
         _NATIVE.pop(self, None)

@@ -73,7 +73,7 @@ class Tokenizer:
     def _stock_is_cheaper(self, sequences):
         """Whether stock encodes these sequences of a shared tokenizer for less than the check that its stock object
         is unchanged costs (planner.fewest_chars_worth_a_key)."""
-        return self._plan_key is not None and not planner.holds_chars(
+        return self._plan_key is not None and not planner.weighs_chars(
             sequences, planner.fewest_chars_worth_a_key(self._plan_key[1]))
 
     def _current_key(self):

@@ -264,10 +264,10 @@ def test_backend_components_set_directly_are_seen(tmp_path):
     assert tag.acceleration["post_processor"]["native"]
 
 
-def test_a_call_of_fewer_chars_than_the_staleness_check_costs_goes_to_stock(tmp_path, monkeypatch):
+def test_a_call_lighter_than_the_staleness_check_goes_to_stock(tmp_path, monkeypatch):
     """A Precompiled normalizer's state is its whole charsmap, which the check that the backend is unchanged reads
-    at every call (planner.fewest_chars_worth_a_key): stock encodes a call of fewer chars, unchecked; a longer one
-    is checked, runs natively, and sees a normalizer set on the backend directly."""
+    at every call: stock encodes a call that weighs less (planner.fewest_chars_worth_a_key, planner.weighs_chars),
+    unchecked; a heavier one is checked, runs natively, and sees a normalizer set on the backend directly."""
     from tokenizers import normalizers
     from hf_tagtok import planner
     try:
@@ -278,11 +278,12 @@ def test_a_call_of_fewer_chars_than_the_staleness_check_costs_goes_to_stock(tmp_
     call_both(stock, tag, [long_text])
     backend = tag.backend_tokenizer
     fewest = planner.fewest_chars_worth_a_key(planner.components_key(backend, planner.next_added_id(backend)))
-    assert 0 < fewest < len(long_text)
+    assert fewest > 0 and planner.weighs_chars([long_text], fewest)
     checks = []
     components_key = planner.components_key
     monkeypatch.setattr(planner, "components_key", lambda *args: checks.append(args) or components_key(*args))
-    short = long_text[:fewest - 1]
+    short = long_text[:fewest // 2]
+    assert not planner.weighs_chars([short[:10], short[10:]], fewest)
     call_both(stock, tag, short, return_offsets_mapping=True)
     call_both(stock, tag, [short[:10], short[10:]])
     assert not checks

@@ -188,10 +188,10 @@ def test_components_changed_on_the_stock_object_are_seen(pair_of_tokenizers):
     assert _diffs(ours.encode_batch(TEXTS), stock.encode_batch(TEXTS)) == [None] * len(TEXTS)
 
 
-def test_a_shared_call_of_fewer_chars_than_the_staleness_check_costs_goes_to_stock(monkeypatch):
+def test_a_shared_call_lighter_than_the_staleness_check_goes_to_stock(monkeypatch):
     """Sharing its stock object, the tokenizer checks at every call that it is unchanged (planner.plan_key), which
-    reads a Precompiled normalizer's whole charsmap: stock encodes a call of fewer chars than that costs
-    (planner.fewest_chars_worth_a_key), unchecked; a longer one is checked and sees a normalizer set on it."""
+    reads a Precompiled normalizer's whole charsmap: stock encodes a call that weighs less (planner.weighs_chars,
+    planner.fewest_chars_worth_a_key), unchecked; a heavier one is checked and sees a normalizer set on it."""
     try:
         stock = tokenizer_zoo.load("t5_style")
     except tokenizer_zoo.Unavailable as error:
@@ -199,11 +199,12 @@ def test_a_shared_call_of_fewer_chars_than_the_staleness_check_costs_goes_to_sto
     ours = hf_tagtok.Tokenizer(stock)
     long_texts = [" ".join(multiscript_texts()[:20])] * 2
     fewest = planner.fewest_chars_worth_a_key(planner.plan_key(stock, planner.next_added_id(stock)))
-    assert 0 < fewest < len(long_texts[0])
+    assert fewest > 0 and planner.weighs_chars(long_texts, fewest)
     checks = []
     plan_key = planner.plan_key
     monkeypatch.setattr(planner, "plan_key", lambda *args: checks.append(args) or plan_key(*args))
-    short = [long_texts[0][:fewest // 2], long_texts[0][fewest // 2:fewest - 1]]
+    short = [long_texts[0][:fewest // 4], long_texts[0][fewest // 4:fewest // 2]]
+    assert not planner.weighs_chars(short, fewest)
 
     def assert_calls_like_stock(texts):
         assert deep_diff(ours.encode(texts[0], texts[1]), stock.encode(texts[0], texts[1])) is None
