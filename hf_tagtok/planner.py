@@ -175,8 +175,8 @@ def components_key(stock, next_added):
 # its whole charsmap (~320 KB on the T5 and XLM-R files: ~230 µs a key, ~0.7 ns a state byte). There the native
 # call saves ~0.43 µs a char of one text against transformers' stock call, about half that a char of a batch
 # (stock's encode_batch runs on two threads), and ~4 µs a sequence of a batch, as much as 16 of its chars. A call
-# weighing (weighs_chars) less than a char a 256 state bytes goes to stock: set for batches, it also sends single
-# texts of ~600-1,250 chars there, which the native call would take up to ~1.9x faster.
+# weighing (weighs_chars) less than one char per 256 state bytes goes to stock: set for batches, that bar also
+# sends single texts of ~600-1,250 chars there, which the native call would take up to ~1.9x faster.
 _KEY_BYTES_PER_CHAR = 256
 _CHARS_A_SEQUENCE = 16
 
