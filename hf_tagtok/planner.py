@@ -199,6 +199,12 @@ def weighs_chars(sequences, count):
     return total >= count
 
 
+def stock_is_cheaper(key, sequences):
+    """Whether stock encodes a call of these sequences for less than reading `key` again costs (weighs_chars
+    below fewest_chars_worth_a_key)."""
+    return not weighs_chars(sequences, fewest_chars_worth_a_key(key))
+
+
 def next_added_id(stock, added=None):
     """The id stock gives the next token added to it that it does not know yet: one past its largest added
     token's, or its model's size when that is larger. `added`: its get_added_tokens_decoder(), when read already."""

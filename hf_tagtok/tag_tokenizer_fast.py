@@ -65,7 +65,6 @@ class _Built(NamedTuple):
     next_added: int  # planner.next_added_id of that backend when they were built
     key: tuple  # planner.components_key of that backend (with next_added) when they were built
     states: dict  # encode_special_tokens value -> NativeState
-    fewest_chars: int  # planner.fewest_chars_worth_a_key of key
 
 
 # tokenizer instance -> _Built
@@ -149,8 +148,7 @@ class TagTokenizerFast(TokenizersBackend):
         if (built is None or built.backend is not backend
                 or built.key != planner.components_key(backend, built.next_added)):
             next_added = planner.next_added_id(backend)
-            key = planner.components_key(backend, next_added)
-            built = _Built(backend, next_added, key, {}, planner.fewest_chars_worth_a_key(key))
+            built = _Built(backend, next_added, planner.components_key(backend, next_added), {})
             _NATIVE[self] = built
         state = built.states.get(split)
         if state is None:  # one native tokenizer per value: the plan bakes it in
@@ -159,11 +157,10 @@ class TagTokenizerFast(TokenizersBackend):
 
     def _stock_is_cheaper(self, read):
         """Whether stock encodes a call (`_read_inputs`) for less than `_native_state`'s check costs
-        (planner.fewest_chars_worth_a_key)."""
+        (planner.stock_is_cheaper)."""
         built = _NATIVE.get(self)
-        if built is None or built.backend is not self._tokenizer:
-            return False
-        return not planner.weighs_chars(itertools.chain(read[1], read[2]), built.fewest_chars)
+        return (built is not None and built.backend is self._tokenizer
+                and planner.stock_is_cheaper(built.key, itertools.chain(read[1], read[2])))
 
     def _forget_native(self):
         _NATIVE.pop(self, None)

@@ -72,9 +72,8 @@ class Tokenizer:
 
     def _stock_is_cheaper(self, sequences):
         """Whether stock encodes these sequences of a shared tokenizer for less than the check that its stock object
-        is unchanged costs (planner.fewest_chars_worth_a_key)."""
-        return self._plan_key is not None and not planner.weighs_chars(
-            sequences, planner.fewest_chars_worth_a_key(self._plan_key[1]))
+        is unchanged costs (planner.stock_is_cheaper)."""
+        return self._plan_key is not None and planner.stock_is_cheaper(self._plan_key[1], sequences)
 
     def _current_key(self):
         """(planner.next_added_id, planner.plan_key) of the stock tokenizer as it is now."""
